@@ -1,0 +1,30 @@
+//! The `etip` command-line tool: a thin layer over etip's libraries.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd;
+
+/// Build and use benchmarks of execution time improvement patches (ETIPs).
+#[derive(Debug, Parser)]
+#[command(name = "etip", version, about, long_about = None)]
+struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace). Logs go to stderr.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    cmd::init_logging(cli.verbose);
+    let result = match cli.command {
+    };
+    cmd::finish(result)
+}

@@ -1,0 +1,4 @@
+//! Domain types shared by every etip crate: candidates, instances, run records, verdicts and configs.
+//!
+//! This crate does no I/O; it only defines the serde schemas that travel between etip's stages as
+//! JSON/JSONL files.

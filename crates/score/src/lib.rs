@@ -1,0 +1,1 @@
+//! Scoring rules of published optimisation benchmarks and leaderboard audit diagnostics.
