@@ -19,12 +19,18 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Score per-task results under a benchmark's rule (SWE-fficiency, GSO, SWE-Perf, JETO).
+    Score(cmd::score::Args),
+    /// Diagnose a leaderboard: tail weight, bounded penalty, tolerance, rescoring, rankings, coverage.
+    Audit(cmd::audit::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cmd::init_logging(cli.verbose);
     let result = match cli.command {
+        Command::Score(args) => cmd::score::run(args),
+        Command::Audit(args) => cmd::audit::run(args),
     };
     cmd::finish(result)
 }

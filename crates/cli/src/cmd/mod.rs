@@ -2,6 +2,19 @@
 
 use std::process::ExitCode;
 
+pub mod audit;
+pub mod format;
+pub mod score;
+
+/// Wraps a library error: input errors become [`UsageError`] (exit code 2), others stay as they are.
+pub fn input_error(err: etip_score::ScoreError) -> anyhow::Error {
+    if err.is_input_error() {
+        UsageError(err.to_string()).into()
+    } else {
+        err.into()
+    }
+}
+
 /// Errors that a user caused (bad input): reported with exit code 2.
 #[derive(Debug)]
 pub struct UsageError(pub String);

@@ -1,0 +1,211 @@
+//! `etip audit`: diagnostics that show when a leaderboard's aggregate is fragile.
+
+use super::format::{FormatArg, num, render};
+use super::{UsageError, input_error};
+use anyhow::Context;
+use etip_report::{Align, OutputFormat, Table};
+use etip_score::audit::{self, Audit, AuditParams};
+use etip_score::input;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Audit a leaderboard: tail weight of the harmonic mean, bounded penalty, median SR, test-failure
+/// tolerance, GSO-style rescoring, ranking agreement and coverage across submissions.
+///
+/// Accepts the same files as `etip score`; SWE-fficiency and GSO reports may be given together, and
+/// `--aliases` matches their submission names to compare the two benchmarks' rankings.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Result files, one submission each.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Floor on SR for the harmonic mean whose tail weight is reported (0.5 gives a bounded penalty).
+    #[arg(long, default_value_t = etip_score::rules::SR_FLOOR)]
+    pub floor: f64,
+    /// Raised floor of the bounded-penalty harmonic mean.
+    #[arg(long, default_value_t = 0.5)]
+    pub bounded_floor: f64,
+    /// Count a failing patch correct when it passes at least 1 - TOLERANCE of its tests.
+    #[arg(long, default_value_t = 0.0001)]
+    pub tolerance: f64,
+    /// SR threshold of the GSO-style gate applied to SWE-fficiency outputs.
+    #[arg(long, default_value_t = 0.95)]
+    pub gso_threshold: f64,
+    /// TOML file mapping submission names to model names: `"eval_report_x" = "x"`.
+    #[arg(long, value_name = "FILE")]
+    pub aliases: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FormatArg,
+}
+
+fn read_aliases(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the aliases file {}", path.display()))?;
+    toml::from_str::<BTreeMap<String, String>>(&text).map_err(|e| {
+        UsageError(format!(
+            "{}: not an aliases file ({}); expected lines like \"submission name\" = \"model name\"",
+            path.display(),
+            e.message().trim()
+        ))
+        .into()
+    })
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    for (name, value) in [
+        ("--floor", args.floor),
+        ("--bounded-floor", args.bounded_floor),
+        ("--gso-threshold", args.gso_threshold),
+    ] {
+        if value.is_nan() || value <= 0.0 || value.is_infinite() {
+            return Err(
+                UsageError(format!("{name} must be a positive number, got {value}")).into(),
+            );
+        }
+    }
+    if !(0.0..=1.0).contains(&args.tolerance) {
+        return Err(UsageError(format!(
+            "--tolerance must be in [0, 1], got {}",
+            args.tolerance
+        ))
+        .into());
+    }
+    let params = AuditParams {
+        floor: args.floor,
+        bounded_floor: args.bounded_floor,
+        tolerance: args.tolerance,
+        gso_sr_threshold: args.gso_threshold,
+        aliases: match &args.aliases {
+            Some(p) => read_aliases(p)?,
+            None => BTreeMap::new(),
+        },
+    };
+    let groups = input::load_grouped(&args.files).map_err(input_error)?;
+    let result = audit::audit(&groups, &params).map_err(input_error)?;
+    let format = OutputFormat::from(args.format);
+    let out = match format {
+        OutputFormat::Json => etip_report::to_json(&result)?,
+        _ => human(&result, &params, format)?,
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::Result<String> {
+    let floor_col = format!("hm@{}", params.floor);
+    let bounded_col = format!("hm@{}", params.bounded_floor);
+    let tol_col = format!("hm tol {}", params.tolerance);
+    let gate_col = format!("gate SR>={}", params.gso_sr_threshold);
+    let mut subs = Table::new(vec![
+        ("submission", Align::Left),
+        ("rule", Align::Left),
+        ("score", Align::Right),
+        (floor_col.as_str(), Align::Right),
+        ("worst1", Align::Right),
+        ("worst5", Align::Right),
+        ("worst10", Align::Right),
+        (bounded_col.as_str(), Align::Right),
+        ("median SR", Align::Right),
+        ("SR>1", Align::Right),
+        ("tolerated", Align::Right),
+        (tol_col.as_str(), Align::Right),
+        (gate_col.as_str(), Align::Right),
+        ("opt_base", Align::Right),
+    ]);
+    for s in &result.submissions {
+        subs.push(vec![
+            s.submission.clone(),
+            s.rule.to_string(),
+            format!("{:.prec$}", s.score, prec = s.rule.display_decimals()),
+            num(s.hm, 4),
+            pct(s.worst_1_share),
+            pct(s.worst_5_share),
+            pct(s.worst_10_share),
+            num(s.hm_bounded, 4),
+            num(s.median_sr, 4),
+            s.n_sr_above_1.map_or("-".into(), |n| n.to_string()),
+            s.n_tolerated.map_or("-".into(), |n| n.to_string()),
+            num(s.hm_tolerant, 4),
+            num(s.gso_gate_score, 2),
+            s.opt_base.map_or("-".into(), |n| n.to_string()),
+        ]);
+    }
+    let mut ranks = Table::new(vec![
+        ("baseline", Align::Left),
+        ("alternative", Align::Left),
+        ("n", Align::Right),
+        ("spearman", Align::Right),
+        ("discordant", Align::Right),
+        ("largest move", Align::Left),
+    ]);
+    for r in &result.rankings {
+        let a = &r.agreement;
+        ranks.push(vec![
+            r.baseline.clone(),
+            r.alternative.clone(),
+            a.n.to_string(),
+            num(a.spearman_rho, 3),
+            format!("{}/{}", a.discordant_pairs, a.total_pairs),
+            a.largest_move
+                .as_ref()
+                .map_or("-".into(), |m| format!("{} {} -> {}", m.item, m.from, m.to)),
+        ]);
+    }
+    let mut cov = Table::new(vec![
+        ("benchmark", Align::Left),
+        ("K", Align::Right),
+        ("tasks", Align::Right),
+        ("any correct", Align::Right),
+        ("any faster", Align::Right),
+        ("any reaches ref", Align::Right),
+        ("below ref", Align::Right),
+        ("median best SR", Align::Right),
+        ("not in all", Align::Right),
+    ]);
+    for c in &result.coverage {
+        cov.push(vec![
+            c.benchmark.into(),
+            c.submissions.to_string(),
+            c.tasks.to_string(),
+            c.any_correct.to_string(),
+            c.any_faster_than_base.to_string(),
+            c.any_reaches_reference.to_string(),
+            c.below_reference.to_string(),
+            num(c.median_best_sr, 4),
+            c.not_in_every_submission.to_string(),
+        ]);
+    }
+    let mut out = String::new();
+    let sections = [
+        ("Submissions", &subs),
+        ("Rankings", &ranks),
+        ("Coverage", &cov),
+    ];
+    for (i, (title, table)) in sections.iter().enumerate() {
+        if table.is_empty() {
+            continue;
+        }
+        if i > 0 && !out.is_empty() {
+            out.push('\n');
+        }
+        match format {
+            OutputFormat::Markdown => out.push_str(&format!("## {title}\n\n")),
+            OutputFormat::Csv => {}
+            _ => out.push_str(&format!("{title}\n")),
+        }
+        out.push_str(&render(table, format)?);
+    }
+    if format == OutputFormat::Table {
+        out.push_str(
+            "\nworstK: share of the harmonic mean's weight carried by the K lowest-SR tasks; \
+             tolerated: failing patches passing >= 1 - tau of their tests, credited their measured speedup.\n",
+        );
+    }
+    Ok(out)
+}

@@ -1,0 +1,110 @@
+//! `etip score`: score submissions under a benchmark's rule.
+
+use super::format::{FormatArg, num, render};
+use super::input_error;
+use etip_report::{Align, OutputFormat, Table};
+use etip_score::input;
+use etip_score::rules::{self, Params, Rule};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Score per-task results under the rule of SWE-fficiency, GSO, SWE-Perf or JETO.
+///
+/// Reads SWE-fficiency eval_report_*.csv files (with the official overall_score from the .json beside
+/// each), GSO report .json files (a manifest.json among them adds the official scores) and etip
+/// task-result .jsonl files; one submission per file, all of one benchmark.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scoring rule.
+    #[arg(long, value_parser = parse_rule)]
+    pub rule: Rule,
+    /// Result files, one submission each.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Submission names, one per file in order (default: the file stems).
+    #[arg(long = "name", value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FormatArg,
+    /// SWE-fficiency: floor of each SR in the harmonic mean.
+    #[arg(long, default_value_t = rules::SR_FLOOR)]
+    pub floor: f64,
+    /// GSO rule on SWE-fficiency outputs: a task succeeds when correct and SR >= this.
+    #[arg(long, default_value_t = 0.95)]
+    pub gso_threshold: f64,
+    /// Benchmark size N when larger than the tasks in a file (unsubmitted tasks score 0).
+    #[arg(long)]
+    pub total_instances: Option<usize>,
+    /// JETO: minimum relative improvement of a round to count as a win.
+    #[arg(long, default_value_t = 0.05)]
+    pub min_impr: f64,
+    /// JETO: p-value threshold (strict).
+    #[arg(long, default_value_t = 0.1)]
+    pub p_val: f64,
+    /// JETO: the conservative setting (min_impr 0.1, p_val 0.05); overrides --min-impr and --p-val.
+    #[arg(long)]
+    pub conservative: bool,
+}
+
+fn parse_rule(s: &str) -> Result<Rule, String> {
+    s.parse()
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut params = Params {
+        floor: args.floor,
+        gso_sr_threshold: args.gso_threshold,
+        total_instances: args.total_instances,
+        ..Params::default()
+    };
+    params.sign.min_impr = args.min_impr;
+    params.sign.p_val = args.p_val;
+    if args.conservative {
+        params.sign = etip_stats::SignTestConfig::conservative();
+    }
+    let loaded = input::load_files(&args.files, &args.names).map_err(input_error)?;
+    if loaded.submissions.is_empty() {
+        return Err(input_error(etip_score::ScoreError::InvalidParameter(
+            "no submission among the files (only manifests?); give result files".into(),
+        )));
+    }
+    let rows = rules::score_all(&loaded.submissions, args.rule, &params).map_err(input_error)?;
+    let format = OutputFormat::from(args.format);
+    let out = if format == OutputFormat::Json {
+        etip_report::to_json(&rows)?
+    } else {
+        let decimals = args.rule.display_decimals();
+        let mut table = Table::new(vec![
+            ("submission", Align::Left),
+            ("rule", Align::Left),
+            ("score", Align::Right),
+            ("tasks", Align::Right),
+            ("N", Align::Right),
+            ("correct", Align::Right),
+            ("success", Align::Right),
+            ("official", Align::Right),
+            ("match", Align::Left),
+        ]);
+        for r in &rows {
+            table.push(vec![
+                r.submission.clone(),
+                r.rule.to_string(),
+                format!("{:.decimals$}", r.score),
+                r.n_tasks.to_string(),
+                r.total_instances.to_string(),
+                r.n_correct.to_string(),
+                r.n_success.to_string(),
+                num(r.official_score, decimals),
+                match r.matches_official {
+                    Some(true) => "yes".into(),
+                    Some(false) => "NO".into(),
+                    None => "-".into(),
+                },
+            ]);
+        }
+        render(&table, format)?
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}

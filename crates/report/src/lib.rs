@@ -1,0 +1,48 @@
+//! Exporters: one [`Table`] of results rendered as aligned text, CSV, Markdown or JSON.
+//!
+//! Commands build a [`Table`] (column headers and rows of already formatted cells) for human-readable
+//! formats and serialise their own result types for JSON, so that JSON keeps full precision while tables
+//! show the precision a benchmark publishes.
+//!
+//! ```
+//! use etip_report::{Align, Table};
+//! let mut t = Table::new(vec![("submission", Align::Left), ("score", Align::Right)]);
+//! t.push(vec!["model-a".into(), "0.2250".into()]);
+//! assert_eq!(t.to_markdown(), "| submission | score |\n|:---|---:|\n| model-a | 0.2250 |\n");
+//! ```
+
+mod table;
+
+pub use table::{Align, Table};
+
+/// Output formats shared by etip's commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// Aligned plain-text table (the default on a terminal).
+    #[default]
+    Table,
+    /// JSON (full precision).
+    Json,
+    /// CSV with a header row.
+    Csv,
+    /// GitHub-flavoured Markdown table.
+    Markdown,
+}
+
+/// Errors while writing a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// CSV writer failure.
+    #[error("cannot write CSV: {0}")]
+    Csv(#[from] csv::Error),
+    /// JSON serialisation failure.
+    #[error("cannot write JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Serialises a value as pretty JSON followed by a newline.
+pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, ReportError> {
+    let mut s = serde_json::to_string_pretty(value)?;
+    s.push('\n');
+    Ok(s)
+}

@@ -1,0 +1,75 @@
+//! SWE-Perf (SPEC 4.1): per efficiency test, the minimum gain δ found by a Mann–Whitney search on
+//! IQR-filtered runs; a task's δ is the mean over its tests; `performance = Σ δ / N`, reported in percent.
+
+use super::{Params, Rule, ScoreRow, total_of};
+use crate::error::{Result, ScoreError};
+use crate::input::Submission;
+use etip_core::results::TaskResult;
+use serde_json::json;
+
+/// δ of one task, or `None` when the task does not count (incorrect, or a test failed a run).
+pub(crate) fn task_delta(
+    sub: &Submission,
+    task: &TaskResult,
+    params: &Params,
+) -> Result<Option<f64>> {
+    if task.tests.is_empty() {
+        return Err(ScoreError::NotApplicable {
+            submission: sub.name.clone(),
+            rule: Rule::Sweperf.name(),
+            why: format!(
+                "task {} has no test runs; SWE-Perf needs the base and patched runtimes of every \
+                 efficiency test",
+                task.instance_id
+            ),
+        });
+    }
+    if task.correct != Some(true) || task.tests.iter().any(|t| !t.passed) {
+        return Ok(None);
+    }
+    let mut sum = 0.0;
+    for test in &task.tests {
+        let delta = etip_stats::sweperf_delta(&test.base, &test.patched, &params.delta).map_err(
+            |source| ScoreError::Stats {
+                context: format!(
+                    "{}: task {} test {:?}",
+                    sub.name, task.instance_id, test.name
+                ),
+                source,
+            },
+        )?;
+        sum += delta;
+    }
+    Ok(Some(sum / task.tests.len() as f64))
+}
+
+pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
+    let n = total_of(sub, params)?;
+    let mut total = 0.0;
+    let mut counted = 0usize;
+    let mut positive = 0usize;
+    for task in &sub.tasks {
+        if let Some(delta) = task_delta(sub, task, params)? {
+            counted += 1;
+            total += delta;
+            positive += usize::from(delta > 0.0);
+        }
+    }
+    let mut details = serde_json::Map::new();
+    details.insert("sum_delta".into(), json!(total));
+    details.insert("p_threshold".into(), json!(params.delta.p_threshold));
+    details.insert("iqr_k".into(), json!(params.delta.iqr_k));
+    Ok(ScoreRow {
+        submission: sub.name.clone(),
+        rule: Rule::Sweperf,
+        score: 100.0 * total / n as f64,
+        n_tasks: sub.tasks.len(),
+        total_instances: n,
+        n_correct: counted,
+        n_success: positive,
+        method: "100 · Σ δ / N with δ from the Mann–Whitney search on 1×IQR-filtered runs".into(),
+        official_score: None,
+        matches_official: None,
+        details,
+    })
+}
