@@ -1,0 +1,242 @@
+//! `etip score` and `etip audit` as a user runs them: outputs, formats, and bad input (exit code 2 with
+//! a message that names the file and the line).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn etip() -> Command {
+    Command::cargo_bin("etip").expect("the etip binary is built")
+}
+
+fn leaderboards() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/leaderboards");
+    assert!(
+        d.is_dir(),
+        "official leaderboard data missing at {} (the `shared` folder beside the checkout)",
+        d.display()
+    );
+    d
+}
+
+const HEADER: &str = "instance_id,raw_pred_speedup_ratio,pred_speedup_ratio,gold_speedup_ratio,\
+human_speedup_ratio,correctness,correctness_pct,pre_edit_runtime,patch_length";
+
+fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, content).expect("temp file");
+    p
+}
+
+fn bad_input(args: &[&str], needle: &str) {
+    etip()
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(needle));
+}
+
+#[test]
+fn score_json_has_one_object_per_submission() {
+    let d = leaderboards().join("swefficiency");
+    let out = etip()
+        .args(["score", "--rule", "swefficiency", "--format", "json"])
+        .arg(d.join("eval_report_claude-opus-4-5-20251101_maxiter_100_N_v0.61.0-no-hint-run_1.csv"))
+        .arg(d.join("eval_report_claude-opus-4-6_maxiter_100_N_v0.61.0-no-hint-run_1.csv"))
+        .args(["--name", "opus-4.5", "--name", "opus-4.6"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = v.as_array().expect("array");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["submission"], "opus-4.5");
+    assert_eq!(rows[0]["rule"], "swefficiency");
+    assert_eq!(rows[0]["n_tasks"], 498);
+    let s = rows[1]["score"].as_f64().expect("score");
+    assert_eq!(format!("{s:.4}"), "0.1553");
+    assert_eq!(rows[1]["matches_official"], true);
+}
+
+#[test]
+fn score_formats_table_csv_markdown() {
+    let report = leaderboards().join("gso/claude-opus-4.6-high.json");
+    etip()
+        .args(["score", "--rule", "gso"])
+        .arg(&report)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("claude-opus-4.6-high").and(predicate::str::contains("41.18")),
+        );
+    etip()
+        .args(["score", "--rule", "gso", "--format", "csv"])
+        .arg(&report)
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("submission,rule,score,").and(
+            predicate::str::contains("claude-opus-4.6-high,gso,41.18,99,102,85,42,41.18,yes"),
+        ));
+    etip()
+        .args(["score", "--rule", "gso", "--format", "markdown"])
+        .arg(&report)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "| claude-opus-4.6-high | gso | 41.18 |",
+        ));
+}
+
+#[test]
+fn audit_json_shape() {
+    let d = leaderboards();
+    let out = etip()
+        .args(["audit", "--format", "json"])
+        .arg(d.join("swefficiency/eval_report_claude-opus-4-5-20251101_maxiter_100_N_v0.61.0-no-hint-run_1.csv"))
+        .arg(d.join("swefficiency/eval_report_claude-opus-4-6_maxiter_100_N_v0.61.0-no-hint-run_1.csv"))
+        .arg(d.join("gso/gpt-5.json"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let subs = v["submissions"].as_array().expect("submissions");
+    assert_eq!(subs.len(), 3);
+    for key in [
+        "submission",
+        "hm",
+        "floor",
+        "median_sr",
+        "n_sr_above_1",
+        "worst_1_share",
+        "worst_5_share",
+        "worst_10_share",
+    ] {
+        assert!(subs[0].get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(subs[0]["floor"], 0.001);
+    assert!(subs[2]["hm"].is_null(), "GSO reports carry no SR");
+    assert!(v["rankings"].as_array().is_some_and(|r| !r.is_empty()));
+    assert_eq!(v["coverage"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn unknown_and_missing_columns() {
+    let t = tempfile::tempdir().expect("temp dir");
+    let f = write(
+        t.path(),
+        "a.csv",
+        &format!("{HEADER},extra\nx,1,1,1,1,1,1,1,1,1\n"),
+    );
+    bad_input(
+        &["score", "--rule", "swefficiency", f.to_str().expect("utf8")],
+        "a.csv:1: unknown column \"extra\"",
+    );
+    let header = HEADER.replace(",patch_length", "");
+    let f = write(t.path(), "b.csv", &format!("{header}\nx,1,1,1,1,1,1,1\n"));
+    bad_input(
+        &["score", "--rule", "swefficiency", f.to_str().expect("utf8")],
+        "b.csv:1: missing column \"patch_length\"",
+    );
+}
+
+#[test]
+fn nan_empty_duplicates() {
+    let t = tempfile::tempdir().expect("temp dir");
+    let f = write(
+        t.path(),
+        "nan.csv",
+        &format!("{HEADER}\nx,1,1,2,0.5,1,1,1,1\ny,NaN,1,2,0.5,1,1,1,1\n"),
+    );
+    bad_input(
+        &["score", "--rule", "swefficiency", f.to_str().expect("utf8")],
+        "nan.csv:3: raw_pred_speedup_ratio is NaN",
+    );
+    let f = write(t.path(), "empty.csv", "");
+    bad_input(
+        &["score", "--rule", "swefficiency", f.to_str().expect("utf8")],
+        "empty.csv: the file holds no task results",
+    );
+    let f = write(t.path(), "header-only.csv", &format!("{HEADER}\n"));
+    bad_input(
+        &["audit", f.to_str().expect("utf8")],
+        "header-only.csv: the file holds no task results",
+    );
+    let f = write(
+        t.path(),
+        "dup.csv",
+        &format!("{HEADER}\nx,1,1,2,0.5,1,1,1,1\ny,1,1,2,0.5,1,1,1,1\nx,1,1,2,0.5,1,1,1,1\n"),
+    );
+    bad_input(
+        &["score", "--rule", "swefficiency", f.to_str().expect("utf8")],
+        "dup.csv:4: duplicate instance_id \"x\" (first seen on line 2)",
+    );
+    let f = write(
+        t.path(),
+        "dup.jsonl",
+        "{\"instance_id\":\"a\",\"correct\":true}\n{\"instance_id\":\"a\",\"correct\":false}\n",
+    );
+    bad_input(
+        &["score", "--rule", "jeto", f.to_str().expect("utf8")],
+        "dup.jsonl:2: duplicate instance_id \"a\"",
+    );
+    let f = write(
+        t.path(),
+        "typo.jsonl",
+        "{\"instance_id\":\"a\",\"corect\":true}\n",
+    );
+    bad_input(
+        &["score", "--rule", "jeto", f.to_str().expect("utf8")],
+        "typo.jsonl:1: not an etip task result: unknown field `corect`",
+    );
+}
+
+#[test]
+fn mixed_benchmarks_and_missing_files() {
+    let t = tempfile::tempdir().expect("temp dir");
+    let csv = write(
+        t.path(),
+        "s.csv",
+        &format!("{HEADER}\nx,1,1,2,0.5,1,1,1,1\n"),
+    );
+    let gso = leaderboards().join("gso/o3.json");
+    etip()
+        .args(["score", "--rule", "gso"])
+        .arg(&csv)
+        .arg(&gso)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("results of different benchmarks in one call")
+                .and(predicate::str::contains("o3.json is a GSO report")),
+        );
+    bad_input(
+        &["score", "--rule", "gso", "/nonexistent/results.csv"],
+        "/nonexistent/results.csv: cannot read the file",
+    );
+    bad_input(
+        &["score", "--rule", "sweperf", csv.to_str().expect("utf8")],
+        "cannot score s with the sweperf rule",
+    );
+}
+
+#[test]
+fn broken_gso_report() {
+    let t = tempfile::tempdir().expect("temp dir");
+    let f = write(
+        t.path(),
+        "cut.json",
+        "{\"summary\": {\"total_instances\": 102,\n \"score\": 1.0}, \"instance_sets\": {\"passed_ids\": [\"a\"\n",
+    );
+    bad_input(
+        &["score", "--rule", "gso", f.to_str().expect("utf8")],
+        "cut.json:3: invalid JSON",
+    );
+}
