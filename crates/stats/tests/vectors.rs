@@ -178,10 +178,12 @@ fn sweperf_delta_matches_reference() {
             "case {i}: delta {got}, reference {}",
             case.delta
         );
-        match case.delta {
-            d if d == 0.0 => zero += 1,
-            d if d <= 0.05 => small += 1,
-            _ => large += 1,
+        if case.delta == 0.0 {
+            zero += 1;
+        } else if case.delta <= 0.05 {
+            small += 1;
+        } else {
+            large += 1;
         }
     }
     assert!(
