@@ -1,1 +1,44 @@
-//! Statistics for execution-time comparisons (paired sign test, Mann–Whitney U, SWE-Perf δ).
+//! Statistics for execution-time comparisons: JETO's paired binomial sign test,
+//! the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`), numpy-style
+//! quantiles and the IQR outlier filter, SWE-Perf's minimum-gain δ, summary
+//! statistics and a bootstrap interval for speedups.
+//!
+//! Every function that can reject its input returns [`StatsError`], whose
+//! message names the offending series. Results are plain `serde` structs.
+//!
+//! ```
+//! use etip_stats::{mann_whitney_u, sign_test, sweperf_delta, Alternative, DeltaConfig,
+//!                  Direction, MwuMethod, SignTestConfig};
+//!
+//! let original: Vec<f64> = (0..30).map(|i| 1.00 + 0.001 * i as f64).collect();
+//! let patched: Vec<f64> = (0..30).map(|i| 0.80 + 0.001 * i as f64).collect();
+//!
+//! // JETO: is the patched version significantly faster, round by round?
+//! let verdict = sign_test(&original, &patched, &SignTestConfig::default())?;
+//! assert_eq!(verdict.direction, Direction::PatchedFaster);
+//!
+//! // scipy-compatible rank test.
+//! let mw = mann_whitney_u(&original, &patched, Alternative::Greater, MwuMethod::Auto)?;
+//! assert!(mw.p_value < 1e-9);
+//!
+//! // SWE-Perf: largest relative gain that stays significant.
+//! let delta = sweperf_delta(&original[..20], &patched[..20], &DeltaConfig::default())?;
+//! assert!(delta > 0.1 && delta < 0.25);
+//! # Ok::<(), etip_stats::StatsError>(())
+//! ```
+
+mod bootstrap;
+mod delta;
+mod error;
+mod mwu;
+mod normal;
+mod sample;
+mod sign;
+
+pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
+pub use delta::{DeltaConfig, sweperf_delta};
+pub use error::StatsError;
+pub use mwu::{Alternative, MannWhitney, MwuMethod, mann_whitney_u};
+pub use normal::{normal_cdf, normal_sf};
+pub use sample::{Sample, Summary, iqr_filter, quantile_linear};
+pub use sign::{Direction, SignTestConfig, SignTestVerdict, binomial_sf_half, sign_test};
