@@ -240,3 +240,59 @@ fn broken_gso_report() {
         "cut.json:3: invalid JSON",
     );
 }
+
+#[test]
+fn audit_writes_an_html_report_with_plots() {
+    let t = tempfile::tempdir().expect("temp dir");
+    let html = t.path().join("audit.html");
+    let d = leaderboards().join("swefficiency");
+    etip()
+        .arg("audit")
+        .arg(d.join("eval_report_claude-opus-4-6_maxiter_100_N_v0.61.0-no-hint-run_1.csv"))
+        .arg(d.join("eval_report_gpt-5_maxiter_100_N_v0.51.1-no-hint-run_1.csv"))
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).expect("report written");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    // two plots per submission: task weights and SR distribution
+    assert_eq!(page.matches("<svg").count(), 4);
+    assert!(page.contains("pandas-dev__pandas-29134"));
+    assert!(page.contains("31.2%"), "the near-miss's weight is shown");
+    assert!(!page.contains("<script"), "self-contained, no scripts");
+}
+
+#[test]
+fn bad_audit_parameters_and_aliases() {
+    let t = tempfile::tempdir().expect("temp dir");
+    let f = write(
+        t.path(),
+        "s.csv",
+        &format!("{HEADER}\nx,1,1,2,0.5,1,1,1,1\ny,2,2,2,1,1,1,1,1\n"),
+    );
+    let aliases = write(t.path(), "aliases.toml", "not toml at all = = =\n");
+    etip()
+        .args(["audit", "--aliases"])
+        .arg(&aliases)
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "aliases.toml: not an aliases file",
+        ));
+    etip()
+        .args(["audit", "--floor", "0"])
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--floor must be a positive number",
+        ));
+    etip()
+        .args(["audit", "--tolerance", "2"])
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--tolerance must be in [0, 1]"));
+}

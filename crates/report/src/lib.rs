@@ -1,4 +1,5 @@
-//! Exporters: one [`Table`] of results rendered as aligned text, CSV, Markdown or JSON.
+//! Exporters: one [`Table`] of results rendered as aligned text, CSV, Markdown, JSON or a
+//! self-contained HTML report with SVG charts ([`html`]).
 //!
 //! Commands build a [`Table`] (column headers and rows of already formatted cells) for human-readable
 //! formats and serialise their own result types for JSON, so that JSON keeps full precision while tables
@@ -11,8 +12,10 @@
 //! assert_eq!(t.to_markdown(), "| submission | score |\n|:---|---:|\n| model-a | 0.2250 |\n");
 //! ```
 
+pub mod html;
 mod table;
 
+pub use html::HtmlReport;
 pub use table::{Align, Table};
 
 /// Output formats shared by etip's commands.

@@ -11,6 +11,16 @@ pub enum Align {
     Right,
 }
 
+impl Align {
+    /// CSS class used by the HTML exporter.
+    pub(crate) fn css(self) -> &'static str {
+        match self {
+            Align::Left => "l",
+            Align::Right => "r",
+        }
+    }
+}
+
 /// Column headers and rows of formatted cells.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
@@ -33,6 +43,21 @@ impl Table {
     pub fn push(&mut self, mut row: Vec<String>) {
         row.resize(self.headers.len(), String::new());
         self.rows.push(row);
+    }
+
+    /// Column headers.
+    pub fn headers(&self) -> &[String] {
+        &self.headers
+    }
+
+    /// Column alignments.
+    pub fn aligns(&self) -> &[Align] {
+        &self.align
+    }
+
+    /// Rows of cells.
+    pub fn rows(&self) -> &[Vec<String>] {
+        &self.rows
     }
 
     /// Number of rows.

@@ -87,6 +87,9 @@ pub struct SubmissionAudit {
     pub gso_gate_score: Option<f64>,
     /// GSO reports only: instances faster than base (opt_base).
     pub opt_base: Option<usize>,
+    /// Every task's SR, in input order (for plots; not serialised).
+    #[serde(skip)]
+    pub srs: Vec<f64>,
 }
 
 /// A task's weight in the harmonic mean.
@@ -204,6 +207,7 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
             .get("opt_base")
             .and_then(|v| v.as_u64())
             .map(|v| v as usize),
+        srs: Vec::new(),
     };
     if rule != Rule::Swefficiency {
         return Ok(audit);
@@ -265,6 +269,7 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
         100.0 * gate as f64 / sub.tasks.len() as f64,
         2,
     ));
+    audit.srs = srs;
     Ok(audit)
 }
 

@@ -38,6 +38,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: FormatArg,
+    /// Also write a self-contained HTML report with plots (per-task weight, SR distribution) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn read_aliases(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
@@ -89,6 +92,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         OutputFormat::Json => etip_report::to_json(&result)?,
         _ => human(&result, &params, format)?,
     };
+    if let Some(path) = &args.html {
+        std::fs::write(path, html(&result, &params))
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+        tracing::info!("wrote {}", path.display());
+    }
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(())
 }
@@ -98,6 +106,87 @@ fn pct(v: Option<f64>) -> String {
 }
 
 fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::Result<String> {
+    let mut out = String::new();
+    for (i, (title, table)) in tables(result, params).iter().enumerate() {
+        if table.is_empty() {
+            continue;
+        }
+        if i > 0 && !out.is_empty() {
+            out.push('\n');
+        }
+        match format {
+            OutputFormat::Markdown => out.push_str(&format!("## {title}\n\n")),
+            OutputFormat::Csv => {}
+            _ => out.push_str(&format!("{title}\n")),
+        }
+        out.push_str(&render(table, format)?);
+    }
+    if format == OutputFormat::Table {
+        out.push('\n');
+        out.push_str(LEGEND);
+    }
+    Ok(out)
+}
+
+const LEGEND: &str = "worstK: share of the harmonic mean's weight carried by the K lowest-SR tasks; \
+     tolerated: failing patches passing >= 1 - tau of their tests, credited their measured speedup.\n";
+
+fn html(result: &Audit, params: &AuditParams) -> String {
+    use etip_report::html::{HtmlReport, bar_chart, histogram};
+    let mut report = HtmlReport::new("etip audit");
+    report.paragraph(LEGEND.trim());
+    for (title, table) in tables(result, params) {
+        if !table.is_empty() {
+            report.heading(2, title);
+            report.table(&table);
+        }
+    }
+    let with_sr: Vec<_> = result
+        .submissions
+        .iter()
+        .filter(|s| !s.srs.is_empty())
+        .collect();
+    if !with_sr.is_empty() {
+        report.heading(2, "Per submission");
+        let all = || with_sr.iter().flat_map(|s| s.srs.iter().copied());
+        let lo = all()
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min)
+            .log10()
+            .floor()
+            .max(-6.0);
+        let hi = all().fold(1.0_f64, f64::max).log10().ceil().max(1.0);
+        for s in with_sr {
+            report.heading(3, &s.submission);
+            report.begin_row();
+            let bars: Vec<(String, f64)> = s
+                .worst_tasks
+                .iter()
+                .map(|t| (t.instance_id.clone(), t.weight))
+                .collect();
+            report.figure(
+                &bar_chart(&bars, true),
+                &format!(
+                    "Weight of the 10 heaviest tasks in the harmonic mean (floor {}); together {:.1}%",
+                    s.floor,
+                    100.0 * s.worst_10_share.unwrap_or(0.0)
+                ),
+            );
+            report.figure(
+                &histogram(&s.srs, lo, hi, 36, Some(1.0)),
+                &format!(
+                    "Distribution of SR over {} tasks (log scale; dashed: SR = 1); median {:.3}",
+                    s.srs.len(),
+                    s.median_sr.unwrap_or(f64::NAN)
+                ),
+            );
+            report.end_row();
+        }
+    }
+    report.finish()
+}
+
+fn tables(result: &Audit, params: &AuditParams) -> [(&'static str, Table); 3] {
     let floor_col = format!("hm@{}", params.floor);
     let bounded_col = format!("hm@{}", params.bounded_floor);
     let tol_col = format!("hm tol {}", params.tolerance);
@@ -181,31 +270,9 @@ fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::
             c.not_in_every_submission.to_string(),
         ]);
     }
-    let mut out = String::new();
-    let sections = [
-        ("Submissions", &subs),
-        ("Rankings", &ranks),
-        ("Coverage", &cov),
-    ];
-    for (i, (title, table)) in sections.iter().enumerate() {
-        if table.is_empty() {
-            continue;
-        }
-        if i > 0 && !out.is_empty() {
-            out.push('\n');
-        }
-        match format {
-            OutputFormat::Markdown => out.push_str(&format!("## {title}\n\n")),
-            OutputFormat::Csv => {}
-            _ => out.push_str(&format!("{title}\n")),
-        }
-        out.push_str(&render(table, format)?);
-    }
-    if format == OutputFormat::Table {
-        out.push_str(
-            "\nworstK: share of the harmonic mean's weight carried by the K lowest-SR tasks; \
-             tolerated: failing patches passing >= 1 - tau of their tests, credited their measured speedup.\n",
-        );
-    }
-    Ok(out)
+    [
+        ("Submissions", subs),
+        ("Rankings", ranks),
+        ("Coverage", cov),
+    ]
 }
