@@ -30,10 +30,8 @@ impl Default for DeltaConfig {
 }
 
 impl DeltaConfig {
-    /// Number of steps after x = 0, i.e. x takes `i·max/steps` for
-    /// `i = 0..=steps`; with the defaults, `x = i/1000` exactly as Python's
-    /// `i / 1000` (no accumulated rounding).
-    fn steps(&self) -> Result<usize, StatsError> {
+    /// Validates the configuration and returns the grid of x values.
+    fn grid(&self) -> Result<Grid, StatsError> {
         let bad = |what: String| Err(StatsError::InvalidParameter(what));
         if !(self.step.is_finite() && self.step > 0.0) {
             return bad(format!(
@@ -60,23 +58,38 @@ impl DeltaConfig {
                 "IQR factor k must be a finite number >= 0, got {k}"
             ));
         }
-        let steps = (self.max / self.step).round();
+        let steps = (self.max / self.step * (1.0 + 1e-12)).floor();
         if steps > 1e7 {
             return bad(format!(
                 "delta search of {steps} steps is too fine (step {} for max {}); use step >= max/1e7",
                 self.step, self.max
             ));
         }
-        Ok(steps as usize)
+        let inverse = 1.0 / self.step;
+        let divisor = inverse.round();
+        let divisor = ((inverse - divisor).abs() <= 1e-9 * inverse).then_some(divisor);
+        Ok(Grid {
+            steps: steps as usize,
+            step: self.step,
+            divisor,
+        })
     }
+}
 
-    fn x(&self, i: usize, steps: usize) -> f64 {
-        if steps == 0 {
-            0.0
-        } else if self.max == 1.0 {
-            i as f64 / steps as f64
-        } else {
-            (i as f64 * self.max) / steps as f64
+/// x values of the δ search: `x_i` for `i = 0..=steps`.
+struct Grid {
+    steps: usize,
+    step: f64,
+    /// `1/step` when it is an integer: then `x_i = i / divisor`, which for the
+    /// default step is exactly Python's `i / 1000` (no accumulated rounding).
+    divisor: Option<f64>,
+}
+
+impl Grid {
+    fn x(&self, i: usize) -> f64 {
+        match self.divisor {
+            Some(d) => i as f64 / d,
+            None => i as f64 * self.step,
         }
     }
 }
@@ -84,7 +97,8 @@ impl DeltaConfig {
 /// SWE-Perf δ (minimum gain) of one efficiency test (SPEC 4.1).
 ///
 /// After the optional IQR filter on each sample, x runs over
-/// `0, step, 2·step, ..., max`; while `mannwhitneyu(base·(1 - x), patched,
+/// `0, step, 2·step, ..., max` (computed as `i / (1/step)` when `1/step` is an
+/// integer, so the default grid is exactly `i/1000`, else as `i·step`); while `mannwhitneyu(base·(1 - x), patched,
 /// alternative='greater')` (scipy defaults: `method='auto'`, continuity
 /// correction) has `p < p_threshold`, x is recorded; the search stops at the
 /// first x that is not significant. δ is the last recorded x (0 when x = 0 is
@@ -104,19 +118,27 @@ impl DeltaConfig {
 pub fn sweperf_delta(base: &[f64], patched: &[f64], cfg: &DeltaConfig) -> Result<f64, StatsError> {
     check_times("base", base, 1)?;
     check_times("patched", patched, 1)?;
-    let steps = cfg.steps()?;
+    let grid = cfg.grid()?;
     let (b, p) = match cfg.iqr_k {
         Some(k) => (iqr_filter(base, k), iqr_filter(patched, k)),
         None => (base.to_vec(), patched.to_vec()),
     };
+    // Possible only with a tiny k (e.g. k = 0 on two distinct points).
+    check_times("base after the IQR filter", &b, 1)?;
+    check_times("patched after the IQR filter", &p, 1)?;
     let b = sorted_copy(&b);
     let p = sorted_copy(&p);
     let (n1, n2) = (b.len(), p.len());
     let mut cache: Option<ExactDist> = None;
+    let mut scaled = Vec::with_capacity(n1);
     let mut delta = 0.0;
-    for i in 0..=steps {
-        let x = cfg.x(i, steps);
-        let rs = rank_stats(&b, 1.0 - x, &p);
+    for i in 0..=grid.steps {
+        let x = grid.x(i);
+        // base·(1 - x) as numpy computes it; a factor >= 0 keeps `b` ascending.
+        let factor = 1.0 - x;
+        scaled.clear();
+        scaled.extend(b.iter().map(|v| v * factor));
+        let rs = rank_stats(&scaled, &p);
         let (pv, _) = p_value(
             &rs,
             n1,
@@ -125,7 +147,7 @@ pub fn sweperf_delta(base: &[f64], patched: &[f64], cfg: &DeltaConfig) -> Result
             MwuMethod::Auto,
             &mut cache,
             true,
-        );
+        )?;
         if pv < cfg.p_threshold {
             delta = x;
         } else {
@@ -179,6 +201,42 @@ mod tests {
             sweperf_delta(&xs, &xs, &DeltaConfig::default()).expect("valid"),
             0.0
         );
+    }
+
+    #[test]
+    fn grid_is_exact_thousandths() {
+        let grid = DeltaConfig::default().grid().expect("defaults are valid");
+        assert_eq!(grid.steps, 1000);
+        for i in 0..=1000 {
+            assert_eq!(grid.x(i), i as f64 / 1000.0);
+        }
+        let coarse = DeltaConfig {
+            step: 0.25,
+            max: 0.6,
+            ..DeltaConfig::default()
+        };
+        let grid = coarse.grid().expect("valid");
+        assert_eq!(grid.steps, 2);
+        assert_eq!((grid.x(1), grid.x(2)), (0.25, 0.5));
+        let odd = DeltaConfig {
+            step: 0.003,
+            ..DeltaConfig::default()
+        };
+        let grid = odd.grid().expect("valid");
+        assert_eq!(grid.steps, 333);
+        assert_eq!(grid.x(333), 333.0 * 0.003);
+    }
+
+    #[test]
+    fn empty_after_filter_is_an_error() {
+        let cfg = DeltaConfig {
+            iqr_k: Some(0.0),
+            ..DeltaConfig::default()
+        };
+        assert!(matches!(
+            sweperf_delta(&[1.0, 2.0], &[1.0, 2.0], &cfg),
+            Err(StatsError::TooFewPoints { len: 0, .. })
+        ));
     }
 
     #[test]
