@@ -114,8 +114,9 @@ impl Grid {
 /// use etip_stats::{sweperf_delta, DeltaConfig};
 /// let base: Vec<f64> = (0..20).map(|i| 2.0 + 0.01 * i as f64).collect();
 /// let patched: Vec<f64> = (0..20).map(|i| 1.0 + 0.01 * i as f64).collect();
-/// let d = sweperf_delta(&base, &patched, &DeltaConfig::default()).unwrap();
+/// let d = sweperf_delta(&base, &patched, &DeltaConfig::default())?;
 /// assert!(d > 0.4 && d < 0.6);
+/// # Ok::<(), etip_stats::StatsError>(())
 /// ```
 pub fn sweperf_delta(base: &[f64], patched: &[f64], cfg: &DeltaConfig) -> Result<f64, StatsError> {
     check_times("base", base, 1)?;

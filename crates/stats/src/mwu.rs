@@ -359,9 +359,10 @@ pub(crate) fn asymptotic_z(u: f64, n1: usize, n2: usize, tie_term: f64) -> f64 {
 /// use etip_stats::{mann_whitney_u, Alternative, MwuMethod};
 /// // scipy.stats.mannwhitneyu([19, 22, 16, 29, 24], [20, 11, 17, 12], method="exact")
 /// let r = mann_whitney_u(&[19., 22., 16., 29., 24.], &[20., 11., 17., 12.],
-///                        Alternative::TwoSided, MwuMethod::Exact).unwrap();
+///                        Alternative::TwoSided, MwuMethod::Exact)?;
 /// assert_eq!(r.u, 17.0);
 /// assert!((r.p_value - 0.1111111111111111).abs() < 1e-15);
+/// # Ok::<(), etip_stats::StatsError>(())
 /// ```
 pub fn mann_whitney_u(
     x: &[f64],
