@@ -9,7 +9,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use etip_stats::{Alternative, DeltaConfig, MwuMethod, iqr_filter, mann_whitney_u, sweperf_delta};
+use etip_stats::{
+    Alternative, DeltaConfig, MwuMethod, SignTestConfig, binomial_sf_half, iqr_filter,
+    mann_whitney_u, sign_test, sweperf_delta,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -107,5 +110,26 @@ fn bench_delta(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_mwu, bench_delta);
+fn bench_sign(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sign");
+    g.warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for (n, wins) in [(30usize, 20usize), (100, 60), (1000, 530)] {
+        g.bench_with_input(
+            BenchmarkId::new("binomial_sf_half", format!("{n}_{wins}")),
+            &n,
+            |b, _| b.iter(|| binomial_sf_half(black_box(n), black_box(wins))),
+        );
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let original = continuous(&mut rng, 30, 1.0);
+    let patched = continuous(&mut rng, 30, 0.93);
+    let cfg = SignTestConfig::default();
+    g.bench_function("sign_test/30", |b| {
+        b.iter(|| sign_test(black_box(&original), black_box(&patched), &cfg))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_mwu, bench_delta, bench_sign);
 criterion_main!(benches);
