@@ -43,11 +43,12 @@ fn resampled_mean(rng: &mut ChaCha20Rng, xs: &[f64]) -> f64 {
 ///
 /// ```
 /// use etip_stats::{bootstrap_speedup_ci, Sample};
-/// let before = Sample::new(vec![2.0, 2.1, 1.9, 2.05, 1.95]).unwrap();
-/// let after = Sample::new(vec![1.0, 1.05, 0.95, 1.02, 0.98]).unwrap();
+/// let before = Sample::new(vec![2.0, 2.1, 1.9, 2.05, 1.95])?;
+/// let after = Sample::new(vec![1.0, 1.05, 0.95, 1.02, 0.98])?;
 /// let b = bootstrap_speedup_ci(&before, &after, 0.95, 2000, 7);
 /// assert!(b.lower < b.estimate && b.estimate < b.upper);
 /// assert!(b.lower > 1.8 && b.upper < 2.2);
+/// # Ok::<(), etip_stats::StatsError>(())
 /// ```
 pub fn bootstrap_speedup_ci(
     before: &Sample,

@@ -38,7 +38,7 @@ mod sign;
 pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
 pub use delta::{DeltaConfig, sweperf_delta};
 pub use error::StatsError;
-pub use mwu::{Alternative, MannWhitney, MwuMethod, mann_whitney_u};
+pub use mwu::{Alternative, EXACT_BUDGET, MannWhitney, MwuMethod, mann_whitney_u};
 pub use normal::{normal_cdf, normal_sf};
 pub use sample::{Sample, Summary, iqr_filter, quantile_linear};
 pub use sign::{Direction, SignTestConfig, SignTestVerdict, binomial_sf_half, sign_test};

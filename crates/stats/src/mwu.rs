@@ -61,50 +61,54 @@ pub(crate) struct RankStats {
     pub has_ties: bool,
 }
 
-/// Ranks the pooled sample `{xs[i]·scale} ∪ ys` by merging two ascending
-/// slices (`scale >= 0` keeps `xs·scale` ascending). Average ranks for ties,
-/// as `scipy.stats.rankdata(method='average')`; values compare with IEEE `==`.
-/// Runs in O(n1 + n2).
-pub(crate) fn rank_stats(xs: &[f64], scale: f64, ys: &[f64]) -> RankStats {
+/// Ranks the pooled sample `xs ∪ ys` by merging two ascending slices. Average
+/// ranks for ties, as `scipy.stats.rankdata(method='average')`; values compare
+/// with IEEE `==` (so `-0.0` ties with `0.0`, as in scipy). Runs in
+/// O(n1 + n2) with integer arithmetic (the rank sum is kept doubled, so it is
+/// exact; pooled sizes up to 2^31).
+pub(crate) fn rank_stats(xs: &[f64], ys: &[f64]) -> RankStats {
     let (n1, n2) = (xs.len(), ys.len());
     let (mut i, mut j) = (0usize, 0usize);
     let mut pos: u64 = 0;
-    let mut twice_r1: u128 = 0;
+    let mut twice_r1: u64 = 0;
     let mut tie_term: u128 = 0;
-    let mut has_ties = false;
     while i < n1 || j < n2 {
-        let v = if i < n1 {
-            let a = xs[i] * scale;
-            if j < n2 && ys[j] < a { ys[j] } else { a }
-        } else {
-            ys[j]
+        let v = match (xs.get(i), ys.get(j)) {
+            (Some(&a), Some(&b)) => {
+                if b < a {
+                    b
+                } else {
+                    a
+                }
+            }
+            (Some(&a), None) => a,
+            (None, Some(&b)) => b,
+            (None, None) => break,
         };
-        let mut cx: u64 = 0;
-        while i < n1 && xs[i] * scale == v {
+        let i0 = i;
+        while i < n1 && xs[i] == v {
             i += 1;
-            cx += 1;
         }
-        let mut cy: u64 = 0;
+        let j0 = j;
         while j < n2 && ys[j] == v {
             j += 1;
-            cy += 1;
         }
-        let t = cx + cy;
+        let cx = (i - i0) as u64;
+        let t = cx + (j - j0) as u64;
         // Ranks pos+1 ..= pos+t; their average is pos + (t + 1)/2.
-        twice_r1 += u128::from(cx) * u128::from(2 * pos + t + 1);
+        twice_r1 += cx * (2 * pos + t + 1);
         if t > 1 {
-            has_ties = true;
             let t = u128::from(t);
             tie_term += t * t * t - t;
         }
         pos += t;
     }
-    let n1 = n1 as u128;
+    let n1 = n1 as u64;
     let twice_u1 = twice_r1 - n1 * (n1 + 1);
     RankStats {
         u1: twice_u1 as f64 / 2.0,
         tie_term: tie_term as f64,
-        has_ties,
+        has_ties: tie_term > 0,
     }
 }
 
@@ -138,7 +142,12 @@ fn binom_small(n: usize, k: usize) -> Option<i128> {
 
 impl ExactDist {
     /// Builds the distribution of U for sizes (n1, n2) up to `u = upto`.
-    pub(crate) fn new(n1: usize, n2: usize, upto: usize) -> ExactDist {
+    ///
+    /// Fails when the work would exceed [`EXACT_BUDGET`] elementary steps
+    /// (only possible when `C(n1+n2, min(n1,n2)) >= 2^125`, where the slower
+    /// floating-point recursion is needed: e.g. both samples above ~60 with an
+    /// explicit `Exact` request, or one sample <= 8 against ~190 000 points).
+    pub(crate) fn new(n1: usize, n2: usize, upto: usize) -> Result<ExactDist, StatsError> {
         let (m, n) = (n1.min(n2), n1.max(n2));
         let half = m * n / 2;
         let upto = upto.min(half);
@@ -147,11 +156,21 @@ impl ExactDist {
                 cum: Self::counts_int(m, n, upto),
                 total,
             },
-            None => Repr::Float {
-                cum: Self::probs_float(m, n, upto),
-            },
+            None => {
+                let cost = (m as f64) * (n as f64) * (upto as f64 + 1.0);
+                if cost > EXACT_BUDGET {
+                    return Err(StatsError::InvalidParameter(format!(
+                        "the exact Mann–Whitney distribution for sample sizes {n1} and {n2} \
+                         would take about {cost:.1e} steps; use MwuMethod::Asymptotic for \
+                         samples this large"
+                    )));
+                }
+                Repr::Float {
+                    cum: Self::probs_float(m, n, upto),
+                }
+            }
         };
-        ExactDist { n1, n2, upto, repr }
+        Ok(ExactDist { n1, n2, upto, repr })
     }
 
     /// Cumulative counts via the Gaussian binomial coefficient
@@ -244,6 +263,10 @@ impl ExactDist {
     }
 }
 
+/// Largest number of elementary steps the floating-point exact distribution
+/// may take (a few seconds).
+pub const EXACT_BUDGET: f64 = 4e9;
+
 /// Index of the cumulative distribution that `sf(k)` reads.
 fn needed_index(mn: usize, k: usize) -> usize {
     if k == 0 || k > mn {
@@ -279,7 +302,7 @@ pub(crate) fn p_value(
     method: MwuMethod,
     cache: &mut Option<ExactDist>,
     full: bool,
-) -> (f64, MwuMethod) {
+) -> Result<(f64, MwuMethod), StatsError> {
     let mn = n1 * n2;
     let nn = mn as f64;
     let u1 = rs.u1;
@@ -298,7 +321,7 @@ pub(crate) fn p_value(
             let fits = cache.as_ref().is_some_and(|d| d.fits(n1, n2, need));
             if !fits {
                 let upto = if full { mn / 2 } else { need };
-                *cache = Some(ExactDist::new(n1, n2, upto));
+                *cache = Some(ExactDist::new(n1, n2, upto)?);
             }
             cache
                 .as_ref()
@@ -307,7 +330,7 @@ pub(crate) fn p_value(
         }
         _ => normal_cdf(-asymptotic_z(u, n1, n2, rs.tie_term)),
     };
-    ((p * f).clamp(0.0, 1.0), used)
+    Ok(((p * f).clamp(0.0, 1.0), used))
 }
 
 /// Standardised statistic with tie and continuity corrections, evaluated in
@@ -326,15 +349,20 @@ pub(crate) fn asymptotic_z(u: f64, n1: usize, n2: usize, tie_term: f64) -> f64 {
 /// (scipy 1.17.1): same `U1`, p-values equal to within 1e-9 relative.
 ///
 /// Each sample needs at least one point and only finite values (scipy also
-/// accepts infinities; execution times never are).
+/// accepts infinities; execution times never are). An explicit `Exact` request
+/// on samples so large that the exact distribution would take more than
+/// [`EXACT_BUDGET`] steps is refused with `InvalidParameter` (scipy would
+/// compute for hours); `Auto` only meets that limit with one sample of at most
+/// 8 points against roughly 190 000 or more.
 ///
 /// ```
 /// use etip_stats::{mann_whitney_u, Alternative, MwuMethod};
 /// // scipy.stats.mannwhitneyu([19, 22, 16, 29, 24], [20, 11, 17, 12], method="exact")
 /// let r = mann_whitney_u(&[19., 22., 16., 29., 24.], &[20., 11., 17., 12.],
-///                        Alternative::TwoSided, MwuMethod::Exact).unwrap();
+///                        Alternative::TwoSided, MwuMethod::Exact)?;
 /// assert_eq!(r.u, 17.0);
 /// assert!((r.p_value - 0.1111111111111111).abs() < 1e-15);
+/// # Ok::<(), etip_stats::StatsError>(())
 /// ```
 pub fn mann_whitney_u(
     x: &[f64],
@@ -346,9 +374,9 @@ pub fn mann_whitney_u(
     check_finite("y", y, 1)?;
     let xs = sorted_copy(x);
     let ys = sorted_copy(y);
-    let rs = rank_stats(&xs, 1.0, &ys);
+    let rs = rank_stats(&xs, &ys);
     let (p_value, method_used) =
-        p_value(&rs, x.len(), y.len(), alternative, method, &mut None, false);
+        p_value(&rs, x.len(), y.len(), alternative, method, &mut None, false)?;
     Ok(MannWhitney {
         u: rs.u1,
         p_value,
@@ -387,7 +415,15 @@ mod tests {
 
     #[test]
     fn float_distribution_agrees_with_integer_counts() {
-        for (m, n) in [(1, 1), (2, 7), (5, 5), (8, 30), (12, 17), (20, 20)] {
+        for (m, n) in [
+            (1, 1),
+            (2, 7),
+            (5, 5),
+            (8, 30),
+            (12, 17),
+            (20, 20),
+            (60, 60),
+        ] {
             let upto = m * n / 2;
             let ints = ExactDist::counts_int(m, n, upto);
             let total = binom_small(m + n, m).expect("small binomial");
@@ -395,7 +431,7 @@ mod tests {
             for u in 0..=upto {
                 let exact = ints[u] as f64 / total as f64;
                 let rel = (floats[u] - exact).abs() / exact;
-                assert!(rel < 1e-13, "m={m} n={n} u={u}: {} vs {exact}", floats[u]);
+                assert!(rel < 1e-12, "m={m} n={n} u={u}: {} vs {exact}", floats[u]);
             }
         }
     }
@@ -412,6 +448,18 @@ mod tests {
         assert_eq!(r.method_used, MwuMethod::Asymptotic);
         assert_eq!(r.u, 3.0);
         assert_eq!(r.p_value, 1.0);
+    }
+
+    #[test]
+    fn refuses_hopeless_exact_requests() {
+        let x: Vec<f64> = (0..1000).map(f64::from).collect();
+        let y: Vec<f64> = (0..1000).map(|v| f64::from(v) + 0.5).collect();
+        let err = mann_whitney_u(&x, &y, Alternative::TwoSided, MwuMethod::Exact)
+            .expect_err("exact 1000 x 1000 exceeds the budget");
+        assert!(err.to_string().contains("Asymptotic"), "{err}");
+        // The same data through Auto uses the normal approximation.
+        let r = mann_whitney_u(&x, &y, Alternative::TwoSided, MwuMethod::Auto).expect("valid");
+        assert_eq!(r.method_used, MwuMethod::Asymptotic);
     }
 
     #[test]

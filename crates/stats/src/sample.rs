@@ -47,7 +47,7 @@ pub(crate) fn median_sorted(sorted: &[f64]) -> f64 {
 /// Sorted copy (total order; finite inputs sort as usual).
 pub(crate) fn sorted_copy(xs: &[f64]) -> Vec<f64> {
     let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
+    v.sort_unstable_by(f64::total_cmp);
     v
 }
 

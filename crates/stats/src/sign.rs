@@ -220,8 +220,9 @@ pub fn binomial_sf_half(n: usize, wins: usize) -> f64 {
 /// let original = vec![1.0; 30];
 /// let mut patched = vec![1.0; 30];
 /// for p in patched.iter_mut().take(20) { *p = 0.9; }
-/// let v = sign_test(&original, &patched, &SignTestConfig::default()).unwrap();
+/// let v = sign_test(&original, &patched, &SignTestConfig::default())?;
 /// assert_eq!((v.wins_patched, v.direction), (20, Direction::PatchedFaster));
+/// # Ok::<(), etip_stats::StatsError>(())
 /// ```
 pub fn sign_test(
     original: &[f64],
