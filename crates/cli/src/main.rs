@@ -19,12 +19,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Mine repository history for ETIP candidates.
+    Mine(cmd::mine::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cmd::init_logging(cli.verbose);
     let result = match cli.command {
+        Command::Mine(args) => cmd::mine::run(args),
     };
     cmd::finish(result)
 }
