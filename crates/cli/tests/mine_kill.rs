@@ -49,8 +49,8 @@ fn build_repo(dir: &Path) -> PathBuf {
     repo.remote("origin", "git@github.com:acme/big.git")
         .unwrap();
     let mut index = repo.index().unwrap();
-    let mut versions = vec![0usize; FILES];
-    let mut flips = vec![0usize; FILES];
+    let mut versions = [0usize; FILES];
+    let mut flips = [0usize; FILES];
     let mut parent: Option<Oid> = None;
     for i in 0..COMMITS {
         let k = i % FILES;
