@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use etip_core::candidate::{Candidate, DiffStats, Language, SCHEMA_VERSION};
 use etip_lang::profile;
+use etip_lang::semantic::Tree as SyntaxTree;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use git2::{Blob, Commit, DiffOptions, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
@@ -51,7 +52,7 @@ pub enum Decision {
     },
 }
 
-const CACHE_LIMIT: usize = 1024;
+const CACHE_LIMIT: usize = 256;
 
 /// Evaluates commits of one repository; owns its `Repository` and parser (one per thread).
 pub struct Worker {
@@ -63,7 +64,25 @@ pub struct Worker {
 /// Parser and summary cache (separate from the repository so commits can borrow it meanwhile).
 struct SemState {
     analyzer: Option<Analyzer>,
-    cache: HashMap<Oid, Arc<FileSummary>>,
+    /// (cache hits, incremental parses, full parses, bytes parsed)
+    stats: (u64, u64, u64, u64),
+    /// Latest cached version of each path: a base for incremental parsing when the exact old blob
+    /// is not cached (its tree-sitter edit spans everything that differs).
+    by_path: HashMap<String, Oid>,
+    cache: HashMap<Oid, (Arc<FileSummary>, SyntaxTree)>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let (hits, incremental, full, bytes) = self.sem.stats;
+        tracing::debug!(
+            hits,
+            incremental,
+            full,
+            bytes,
+            "tree-sitter work of one mining worker"
+        );
+    }
 }
 
 impl std::fmt::Debug for Worker {
@@ -201,6 +220,8 @@ impl Worker {
             settings,
             sem: SemState {
                 analyzer,
+                stats: (0, 0, 0, 0),
+                by_path: HashMap::new(),
                 cache: HashMap::new(),
             },
         })
@@ -403,21 +424,48 @@ fn summary(
     repo: &Repository,
     sem: &mut SemState,
     id: Oid,
+    path: &str,
     commit: Oid,
+    previous: Option<Oid>,
 ) -> Result<Arc<FileSummary>, MineError> {
-    if let Some(s) = sem.cache.get(&id) {
+    if let Some((s, _)) = sem.cache.get(&id) {
+        sem.stats.0 += 1;
+        sem.by_path.insert(path.to_string(), id);
         return Ok(Arc::clone(s));
     }
     let blob = repo.find_blob(id).map_err(git_err("read blob", commit))?;
+    let base = previous.filter(|p| sem.cache.contains_key(p)).or_else(|| {
+        sem.by_path
+            .get(path)
+            .copied()
+            .filter(|p| sem.cache.contains_key(p))
+    });
+    let prev = match base.and_then(|p| sem.cache.get(&p).map(|(_, t)| (p, t.clone()))) {
+        Some((p, tree)) => Some((
+            repo.find_blob(p).map_err(git_err("read blob", commit))?,
+            tree,
+        )),
+        None => None,
+    };
+    if prev.is_some() {
+        sem.stats.1 += 1;
+    } else {
+        sem.stats.2 += 1;
+    }
+    sem.stats.3 += blob.content().len() as u64;
     let analyzer = sem
         .analyzer
         .as_mut()
         .expect("semantic() only runs with an analyzer");
-    let summary = Arc::new(analyzer.summarize(blob.content())?);
+    let (summary, tree) =
+        analyzer.summarize_after(blob.content(), prev.as_ref().map(|(b, t)| (t, b.content())))?;
+    let summary = Arc::new(summary);
     if sem.cache.len() >= CACHE_LIMIT {
         sem.cache.clear();
+        sem.by_path.clear();
     }
-    sem.cache.insert(id, Arc::clone(&summary));
+    sem.cache.insert(id, (Arc::clone(&summary), tree));
+    sem.by_path.insert(path.to_string(), id);
     Ok(summary)
 }
 
@@ -490,8 +538,22 @@ fn semantic(
                 oid,
             )?;
             drop((old_blob, new_blob));
-            let old_s = summary(repo, sem, old_id, oid)?;
-            let new_s = summary(repo, sem, new_id, oid)?;
+            let old_s = summary(
+                repo,
+                sem,
+                old_id,
+                files[d].old_path.as_deref().unwrap_or(""),
+                oid,
+                None,
+            )?;
+            let new_s = summary(
+                repo,
+                sem,
+                new_id,
+                f.new_path.as_deref().unwrap_or(""),
+                oid,
+                Some(old_id),
+            )?;
             let change = compare(
                 lang,
                 Some(Side {
@@ -522,11 +584,25 @@ fn semantic(
             continue;
         }
         let old_s = match f.old_id {
-            Some(id) => Some(summary(repo, sem, id, oid)?),
+            Some(id) => Some(summary(
+                repo,
+                sem,
+                id,
+                f.old_path.as_deref().unwrap_or(""),
+                oid,
+                None,
+            )?),
             None => None,
         };
         let new_s = match f.new_id {
-            Some(id) => Some(summary(repo, sem, id, oid)?),
+            Some(id) => Some(summary(
+                repo,
+                sem,
+                id,
+                f.new_path.as_deref().unwrap_or(""),
+                oid,
+                f.old_id,
+            )?),
             None => None,
         };
         let change = compare(

@@ -448,7 +448,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     let jobs = cfg.jobs.max(1).min(pending.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    const CHUNK: usize = 16;
+    const CHUNK: usize = 64;
     let (tx, rx) = crossbeam_channel::bounded::<Result<(Oid, Decision), MineError>>(1024);
     let mut outcome: Result<(), MineError> = Ok(());
     std::thread::scope(|scope| {

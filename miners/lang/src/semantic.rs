@@ -14,9 +14,11 @@
 
 use std::collections::HashMap;
 use std::hash::Hasher;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use etip_core::candidate::Language;
-use tree_sitter::{Node, Parser, Tree};
+pub use tree_sitter::Tree;
+use tree_sitter::{InputEdit, Node, Parser, Point};
 
 use crate::LangError;
 
@@ -38,18 +40,114 @@ pub struct Unit {
 }
 
 /// What a file version looks like to the semantic rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The file-level token hashes are computed on first use only: a file whose changed lines fall in a
+/// changed unit never needs them.
+#[derive(Debug, Clone)]
 pub struct FileSummary {
     /// Java package (`io.netty.buffer`), `None` for Python or the default package.
     pub package: Option<String>,
     /// Semantic units, ordered by start row.
     pub units: Vec<Unit>,
-    /// Hash of every token of the file (comments, whitespace, docstrings ignored).
-    pub all_hash: u64,
-    /// Hash of the tokens outside imports and the package declaration.
-    pub code_hash: u64,
     /// Whether tree-sitter had to recover from syntax errors.
     pub has_error: bool,
+    lang: Language,
+    tree: Tree,
+    source: Arc<[u8]>,
+    hashes: OnceLock<(u64, u64)>,
+}
+
+impl FileSummary {
+    /// Hash of every token of the file (comments, whitespace, docstrings ignored; structure kept).
+    pub fn all_hash(&self) -> u64 {
+        self.file_hashes().0
+    }
+
+    /// Hash of the tokens outside imports and the package declaration.
+    pub fn code_hash(&self) -> u64 {
+        self.file_hashes().1
+    }
+
+    fn file_hashes(&self) -> (u64, u64) {
+        *self.hashes.get_or_init(|| {
+            let kinds = Kinds::of(self.lang);
+            let root = self.tree.root_node();
+            let mut all = Fnv::default();
+            let mut code = Fnv::default();
+            let mut cursor = root.walk();
+            for child in root.children(&mut cursor) {
+                if kinds.comment.contains(&child.kind_id()) {
+                    continue;
+                }
+                let h = hash_node(self.lang, kinds, child, &self.source, &[]);
+                all.write_u64(h);
+                if !kinds.import_like.contains(&child.kind_id()) {
+                    code.write_u64(h);
+                }
+            }
+            (all.finish(), code.finish())
+        })
+    }
+}
+
+/// Node kind ids a walk tests for (comparing ids avoids a string conversion per node).
+struct Kinds {
+    comment: Vec<u16>,
+    atomic: Vec<u16>,
+    import_like: Vec<u16>,
+    expression_statement: u16,
+    strings: Vec<u16>,
+}
+
+impl Kinds {
+    fn build(
+        lang: &tree_sitter::Language,
+        comment: &[&str],
+        atomic: &[&str],
+        import_like: &[&str],
+    ) -> Self {
+        let ids = |names: &[&str]| -> Vec<u16> {
+            names
+                .iter()
+                .map(|n| lang.id_for_node_kind(n, true))
+                .filter(|id| *id != 0)
+                .collect()
+        };
+        Kinds {
+            comment: ids(comment),
+            atomic: ids(atomic),
+            import_like: ids(import_like),
+            expression_statement: lang.id_for_node_kind("expression_statement", true),
+            strings: ids(&["string", "concatenated_string"]),
+        }
+    }
+
+    fn of(lang: Language) -> &'static Kinds {
+        static JAVA: LazyLock<Kinds> = LazyLock::new(|| {
+            Kinds::build(
+                &tree_sitter_java::LANGUAGE.into(),
+                &["line_comment", "block_comment"],
+                &["string_literal", "character_literal", "text_block"],
+                &["package_declaration", "import_declaration"],
+            )
+        });
+        static PYTHON: LazyLock<Kinds> = LazyLock::new(|| {
+            Kinds::build(
+                &tree_sitter_python::LANGUAGE.into(),
+                &["comment"],
+                &["string"],
+                &[
+                    "import_statement",
+                    "import_from_statement",
+                    "future_import_statement",
+                ],
+            )
+        });
+        match lang {
+            Language::Java => &JAVA,
+            Language::Python => &PYTHON,
+        }
+    }
 }
 
 /// Why a changed file is not a semantic change.
@@ -132,38 +230,49 @@ impl Analyzer {
 
     /// Summarises one version of a file.
     pub fn summarize(&mut self, source: &[u8]) -> Result<FileSummary, LangError> {
-        let tree = self.parse(source)?;
+        self.summarize_after(source, None).map(|(s, _)| s)
+    }
+
+    /// Summarises one version of a file and returns its syntax tree too. With `previous` (the tree and
+    /// source of an earlier version of the same file), tree-sitter reparses incrementally: the bytes
+    /// between the common prefix and the common suffix of the two sources are one edit, and the
+    /// subtrees outside it are reused, which is much faster than a full parse.
+    pub fn summarize_after(
+        &mut self,
+        source: &[u8],
+        previous: Option<(&Tree, &[u8])>,
+    ) -> Result<(FileSummary, Tree), LangError> {
+        let tree = match previous {
+            None => self.parse(source)?,
+            Some((old_tree, old_source)) => {
+                let mut edited = old_tree.clone();
+                edited.edit(&single_edit(old_source, source));
+                self.parser.reset();
+                self.parser
+                    .parse(source, Some(&edited))
+                    .ok_or(LangError::Parse { lang: self.lang })?
+            }
+        };
+        let summary = self.summary_of(tree.clone(), source);
+        Ok((summary, tree))
+    }
+
+    fn summary_of(&self, tree: Tree, source: &[u8]) -> FileSummary {
         let root = tree.root_node();
         let mut ctx = Ctx {
             lang: self.lang,
+            kinds: Kinds::of(self.lang),
             src: source,
             units: Vec::new(),
             seen: HashMap::new(),
         };
-        let mut all = Fnv::default();
-        let mut code = Fnv::default();
         let mut package = None;
-        let mut cursor = root.walk();
-        for child in root.children(&mut cursor) {
-            if is_comment(self.lang, child) {
-                continue;
-            }
-            let h = ctx.hash_of(child, &[]);
-            all.write_u64(h);
-            let kind = child.kind();
-            let import_like = match self.lang {
-                Language::Java => {
-                    if kind == "package_declaration" {
-                        package = Some(package_name(child, source));
-                        true
-                    } else {
-                        kind == "import_declaration"
-                    }
+        if self.lang == Language::Java {
+            let mut cursor = root.walk();
+            for child in root.children(&mut cursor) {
+                if child.kind() == "package_declaration" {
+                    package = Some(package_name(child, source));
                 }
-                Language::Python => is_python_import(kind),
-            };
-            if !import_like {
-                code.write_u64(h);
             }
         }
         match self.lang {
@@ -172,13 +281,16 @@ impl Analyzer {
         }
         let mut units = ctx.units;
         units.sort_by_key(|u| (u.start_row, u.end_row));
-        Ok(FileSummary {
+        let has_error = root.has_error();
+        FileSummary {
             package,
             units,
-            all_hash: all.finish(),
-            code_hash: code.finish(),
-            has_error: root.has_error(),
-        })
+            has_error,
+            lang: self.lang,
+            tree,
+            source: Arc::from(source),
+            hashes: OnceLock::new(),
+        }
     }
 
     /// Whether two versions of a file have the same syntax tree once whitespace, comments (and Python
@@ -188,9 +300,45 @@ impl Analyzer {
         let tb = self.parse(b)?;
         let mut ea = Vec::new();
         let mut eb = Vec::new();
-        walk_tokens(self.lang, ta.root_node(), a, &[], &mut |t| ea.push(t));
-        walk_tokens(self.lang, tb.root_node(), b, &[], &mut |t| eb.push(t));
+        let kinds = Kinds::of(self.lang);
+        walk_tokens(self.lang, kinds, ta.root_node(), a, &[], &mut |t| {
+            ea.push(t)
+        });
+        walk_tokens(self.lang, kinds, tb.root_node(), b, &[], &mut |t| {
+            eb.push(t)
+        });
         Ok(ea == eb)
+    }
+}
+
+/// One edit turning `old` into `new`: everything between their common prefix and common suffix.
+fn single_edit(old: &[u8], new: &[u8]) -> InputEdit {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let point = |src: &[u8], at: usize| {
+        let before = &src[..at];
+        let row = before.iter().filter(|b| **b == b'\n').count();
+        let col = at
+            - before
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
+        Point { row, column: col }
+    };
+    InputEdit {
+        start_byte: prefix,
+        old_end_byte: old.len() - suffix,
+        new_end_byte: new.len() - suffix,
+        start_position: point(old, prefix),
+        old_end_position: point(old, old.len() - suffix),
+        new_end_position: point(new, new.len() - suffix),
     }
 }
 
@@ -224,13 +372,6 @@ impl Hasher for Fnv {
     }
 }
 
-fn is_comment(lang: Language, node: Node) -> bool {
-    match lang {
-        Language::Java => matches!(node.kind(), "line_comment" | "block_comment"),
-        Language::Python => node.kind() == "comment",
-    }
-}
-
 fn is_python_import(kind: &str) -> bool {
     matches!(
         kind,
@@ -238,23 +379,15 @@ fn is_python_import(kind: &str) -> bool {
     )
 }
 
-/// Leaves whose whole text is one token even when tree-sitter gives them children.
-fn is_atomic(lang: Language, kind: &str) -> bool {
-    match lang {
-        Language::Java => matches!(kind, "string_literal" | "character_literal" | "text_block"),
-        Language::Python => kind == "string",
-    }
-}
-
 /// A Python docstring: a string expression statement that opens a module, class or function body.
-fn is_docstring(node: Node) -> bool {
-    if node.kind() != "expression_statement" || node.named_child_count() != 1 {
+fn is_docstring(kinds: &Kinds, node: Node) -> bool {
+    if node.kind_id() != kinds.expression_statement || node.named_child_count() != 1 {
         return false;
     }
     let Some(only) = node.named_child(0) else {
         return false;
     };
-    if !matches!(only.kind(), "string" | "concatenated_string") {
+    if !kinds.strings.contains(&only.kind_id()) {
         return false;
     }
     let Some(parent) = node.parent() else {
@@ -281,6 +414,7 @@ fn is_docstring(node: Node) -> bool {
 /// skipping comments, docstrings and the nodes whose ids are in `skip`.
 fn walk_tokens<'s>(
     lang: Language,
+    kinds: &Kinds,
     root: Node,
     src: &'s [u8],
     skip: &[usize],
@@ -289,12 +423,13 @@ fn walk_tokens<'s>(
     let mut cursor = root.walk();
     loop {
         let node = cursor.node();
-        let skipped = is_comment(lang, node)
+        let kind = node.kind_id();
+        let skipped = kinds.comment.contains(&kind)
             || skip.contains(&node.id())
-            || (lang == Language::Python && is_docstring(node));
+            || (lang == Language::Python && is_docstring(kinds, node));
         let mut descend = false;
         if !skipped {
-            if node.child_count() == 0 || is_atomic(lang, node.kind()) {
+            if node.child_count() == 0 || kinds.atomic.contains(&kind) {
                 let text = &src[node.byte_range()];
                 if !text.is_empty() {
                     emit(Tok::Text(text));
@@ -334,8 +469,26 @@ fn walk_tokens<'s>(
     }
 }
 
+fn hash_node(lang: Language, kinds: &Kinds, node: Node, src: &[u8], skip: &[usize]) -> u64 {
+    let mut h = Fnv::default();
+    walk_tokens(lang, kinds, node, src, skip, &mut |t| match t {
+        Tok::Open(k) => {
+            h.write_u8(1);
+            h.write_u16(k);
+        }
+        Tok::Close => h.write_u8(2),
+        Tok::Text(b) => {
+            h.write_u8(3);
+            h.write(b);
+            h.write_u8(0);
+        }
+    });
+    h.finish()
+}
+
 struct Ctx<'s> {
     lang: Language,
+    kinds: &'static Kinds,
     src: &'s [u8],
     units: Vec<Unit>,
     seen: HashMap<String, usize>,
@@ -343,20 +496,7 @@ struct Ctx<'s> {
 
 impl<'s> Ctx<'s> {
     fn hash_of(&self, node: Node, skip: &[usize]) -> u64 {
-        let mut h = Fnv::default();
-        walk_tokens(self.lang, node, self.src, skip, &mut |t| match t {
-            Tok::Open(k) => {
-                h.write_u8(1);
-                h.write_u16(k);
-            }
-            Tok::Close => h.write_u8(2),
-            Tok::Text(b) => {
-                h.write_u8(3);
-                h.write(b);
-                h.write_u8(0);
-            }
-        });
-        h.finish()
+        hash_node(self.lang, self.kinds, node, self.src, skip)
     }
 
     fn text(&self, node: Node) -> &'s str {
@@ -515,7 +655,7 @@ impl<'s> Ctx<'s> {
         let children: Vec<Node> = block.named_children(&mut cursor).collect();
         for node in children {
             let kind = node.kind();
-            if kind == "comment" || is_python_import(kind) || is_docstring(node) {
+            if kind == "comment" || is_python_import(kind) || is_docstring(self.kinds, node) {
                 continue;
             }
             let def = if kind == "decorated_definition" {
@@ -627,18 +767,6 @@ pub fn qualified_name(lang: Language, side: &Side, unit: &Unit) -> String {
 /// by hash among the other side's unmatched units, which recognises renames): a unit whose tokens
 /// differ, or which has no counterpart, is a semantic change.
 pub fn compare(lang: Language, old: Option<Side>, new: Option<Side>) -> FileChange {
-    if let (Some(o), Some(n)) = (old, new) {
-        if o.summary.all_hash == n.summary.all_hash {
-            return FileChange::NotSemantic(NonSemantic::WhitespaceOrComment);
-        }
-        if o.summary.code_hash == n.summary.code_hash {
-            return FileChange::NotSemantic(if o.summary.package != n.summary.package {
-                NonSemantic::RenameOnly
-            } else {
-                NonSemantic::ImportOnly
-            });
-        }
-    }
     let units_of =
         |s: &Option<Side>| -> Vec<Unit> { s.map(|s| s.summary.units.clone()).unwrap_or_default() };
     let old_units = units_of(&old);
@@ -682,11 +810,23 @@ pub fn compare(lang: Language, old: Option<Side>, new: Option<Side>) -> FileChan
             }
         }
     }
-    if names.is_empty() {
-        FileChange::NotSemantic(NonSemantic::NoBodyChange)
-    } else {
+    if !names.is_empty() {
         names.sort();
         names.dedup();
-        FileChange::Semantic(names)
+        return FileChange::Semantic(names);
     }
+    // No unit changed: name the kind of non-semantic change (file-level hashes, computed only now).
+    if let (Some(o), Some(n)) = (old, new) {
+        if o.summary.all_hash() == n.summary.all_hash() {
+            return FileChange::NotSemantic(NonSemantic::WhitespaceOrComment);
+        }
+        if o.summary.code_hash() == n.summary.code_hash() {
+            return FileChange::NotSemantic(if o.summary.package != n.summary.package {
+                NonSemantic::RenameOnly
+            } else {
+                NonSemantic::ImportOnly
+            });
+        }
+    }
+    FileChange::NotSemantic(NonSemantic::NoBodyChange)
 }

@@ -343,3 +343,46 @@ fn added_and_deleted_files() {
         FileChange::NotSemantic(NonSemantic::NoBodyChange)
     );
 }
+
+#[test]
+fn incremental_reparse_gives_the_same_summary() {
+    let cases = [
+        (
+            Language::Java,
+            JAVA.to_string(),
+            JAVA.replace("return index;", "return index * 2;"),
+        ),
+        (
+            Language::Java,
+            JAVA.to_string(),
+            JAVA.replace("package io.netty.buffer;", "package x;"),
+        ),
+        (
+            Language::Java,
+            JAVA.to_string(),
+            format!("{JAVA}\nclass Extra {{ int f() {{ return 0; }} }}\n"),
+        ),
+        (
+            Language::Python,
+            PY.to_string(),
+            PY.replace("        total += i\n", "    total += i\n"),
+        ),
+        (
+            Language::Python,
+            PY.to_string(),
+            PY.replace("timeout = 5", "timeout = 5\n    retries = 3"),
+        ),
+    ];
+    for (lang, old, new) in cases {
+        let mut an = Analyzer::new(lang).unwrap();
+        let (_, old_tree) = an.summarize_after(old.as_bytes(), None).unwrap();
+        let (inc, _) = an
+            .summarize_after(new.as_bytes(), Some((&old_tree, old.as_bytes())))
+            .unwrap();
+        let full = an.summarize(new.as_bytes()).unwrap();
+        assert_eq!(inc.units, full.units);
+        assert_eq!(inc.package, full.package);
+        assert_eq!(inc.all_hash(), full.all_hash());
+        assert_eq!(inc.code_hash(), full.code_hash());
+    }
+}
