@@ -37,6 +37,7 @@ git_commits=$(grep -c '^commit ' "$WORK/git.log")
 
 run_etip() { # $1 = label, rest = extra flags; prints "seconds commits"
   local best="" commits=0
+  shift
   for _ in $(seq "$ROUNDS"); do
     rm -f "$WORK"/out.jsonl*
     t0=$(now)

@@ -119,67 +119,66 @@ fn diff_trees(
     prefix: &mut String,
     out: &mut Vec<FileDiff>,
 ) -> Result<(), git2::Error> {
-    use git2::ObjectType;
-    type Entry = (Oid, Option<ObjectType>);
-    let entries = |t: Option<&Tree>| -> Vec<(Vec<u8>, Entry)> {
-        t.map(|t| {
-            t.iter()
-                .map(|e| (e.name_bytes().to_vec(), (e.id(), e.kind())))
-                .collect()
-        })
-        .unwrap_or_default()
-    };
-    let olds = entries(old);
-    let news = entries(new);
-    let old_map: HashMap<&[u8], Entry> = olds.iter().map(|(n, e)| (n.as_slice(), *e)).collect();
-    let new_map: HashMap<&[u8], Entry> = news.iter().map(|(n, e)| (n.as_slice(), *e)).collect();
-    let mut names: Vec<&[u8]> = olds
-        .iter()
-        .map(|(n, _)| n.as_slice())
-        .chain(
-            news.iter()
-                .filter(|(n, _)| !old_map.contains_key(n.as_slice()))
-                .map(|(n, _)| n.as_slice()),
-        )
-        .collect();
-    names.sort_unstable();
-    for name in names {
-        let o = old_map.get(name).copied();
-        let n = new_map.get(name).copied();
-        if let (Some(a), Some(b)) = (o, n) {
-            if a == b {
+    use git2::{ObjectType, TreeEntry};
+    use std::cmp::Ordering;
+    // Git sorts tree entries by name, a subtree's name compared as if it ended with '/': a merge join
+    // in that order visits each name once, without collecting or hashing the entries.
+    fn key_cmp(a: &TreeEntry, b: &TreeEntry) -> Ordering {
+        let slash = |e: &TreeEntry| (e.kind() == Some(ObjectType::Tree)).then_some(b'/');
+        let x = a.name_bytes().iter().copied().chain(slash(a));
+        let y = b.name_bytes().iter().copied().chain(slash(b));
+        x.cmp(y)
+    }
+    let mut olds = old.map(|t| t.iter());
+    let mut news = new.map(|t| t.iter());
+    let mut o = olds.as_mut().and_then(Iterator::next);
+    let mut n = news.as_mut().and_then(Iterator::next);
+    loop {
+        let (old_e, new_e) = match (&o, &n) {
+            (None, None) => break,
+            (Some(_), None) => (o.take(), None),
+            (None, Some(_)) => (None, n.take()),
+            (Some(a), Some(b)) => match key_cmp(a, b) {
+                Ordering::Less => (o.take(), None),
+                Ordering::Greater => (None, n.take()),
+                Ordering::Equal => (o.take(), n.take()),
+            },
+        };
+        if old_e.is_some() {
+            o = olds.as_mut().and_then(Iterator::next);
+        }
+        if new_e.is_some() {
+            n = news.as_mut().and_then(Iterator::next);
+        }
+        if let (Some(a), Some(b)) = (&old_e, &new_e) {
+            if a.id() == b.id() && a.kind() == b.kind() {
                 continue;
             }
         }
+        let entry = old_e
+            .as_ref()
+            .or(new_e.as_ref())
+            .expect("one side is present");
         let len = prefix.len();
-        prefix.push_str(&String::from_utf8_lossy(name));
-        let is_tree = |e: Option<Entry>| e.is_some_and(|e| e.1 == Some(ObjectType::Tree));
-        let (ot, nt) = (is_tree(o), is_tree(n));
-        if ot || nt {
-            let old_sub = if ot {
-                Some(repo.find_tree(o.expect("is_tree").0)?)
-            } else {
-                None
+        prefix.push_str(&String::from_utf8_lossy(entry.name_bytes()));
+        if entry.kind() == Some(ObjectType::Tree) {
+            // Same name on both sides means both are trees (the sort key tells trees from files).
+            let old_sub = match &old_e {
+                Some(e) => Some(repo.find_tree(e.id())?),
+                None => None,
             };
-            let new_sub = if nt {
-                Some(repo.find_tree(n.expect("is_tree").0)?)
-            } else {
-                None
+            let new_sub = match &new_e {
+                Some(e) => Some(repo.find_tree(e.id())?),
+                None => None,
             };
             prefix.push('/');
             diff_trees(repo, old_sub.as_ref(), new_sub.as_ref(), prefix, out)?;
-            prefix.pop();
-        }
-        // Non-tree entries on either side are file changes (a tree replaced by a file, or vice versa,
-        // yields both the subtree's files and this file).
-        let o_file = o.filter(|_| !ot);
-        let n_file = n.filter(|_| !nt);
-        if o_file.is_some() || n_file.is_some() {
+        } else {
             out.push(FileDiff {
-                old_path: o_file.map(|_| prefix.clone()),
-                new_path: n_file.map(|_| prefix.clone()),
-                old_id: o_file.map(|e| e.0),
-                new_id: n_file.map(|e| e.0),
+                old_path: old_e.as_ref().map(|_| prefix.clone()),
+                new_path: new_e.as_ref().map(|_| prefix.clone()),
+                old_id: old_e.as_ref().map(TreeEntry::id),
+                new_id: new_e.as_ref().map(TreeEntry::id),
             });
         }
         prefix.truncate(len);
@@ -708,11 +707,13 @@ fn line_diff(
             }
             true
         };
+    // No paths: libgit2 would otherwise look up `.gitattributes` diff drivers for every file pair.
+    let _ = (old_path, new_path);
     repo.diff_blobs(
         old,
-        old_path,
+        None,
         new,
-        new_path,
+        None,
         Some(&mut opts),
         None,
         None,

@@ -9,8 +9,9 @@
 //! enclosing body), field and constant initialisers, static and instance initialiser blocks, and enum
 //! constants (arguments and bodies).
 //! Python units: whole function definitions (decorators, default values and body; nested functions
-//! belong to the outer one), class-level statements other than definitions, imports and docstrings,
-//! and module-level statements other than definitions, imports and the module docstring.
+//! belong to the outer one), class-level statements other than definitions, imports, docstrings and
+//! bare annotations (`x: int`), and module-level statements other than definitions, imports, bare
+//! annotations and the module docstring.
 
 use std::collections::HashMap;
 use std::hash::Hasher;
@@ -689,6 +690,7 @@ impl<'s> Ctx<'s> {
                         scope.pop();
                     }
                 }
+                _ if is_bare_annotation(node) => {}
                 _ => {
                     let target = python_assigned_name(node, self.src);
                     let hash = self.hash_of(node, &[]);
@@ -707,6 +709,17 @@ impl<'s> Ctx<'s> {
             }
         }
     }
+}
+
+/// `name: Type` without a value declares, it does not run code (like a Java field without initialiser).
+fn is_bare_annotation(stmt: Node) -> bool {
+    stmt.kind() == "expression_statement"
+        && stmt.named_child_count() == 1
+        && stmt.named_child(0).is_some_and(|a| {
+            a.kind() == "assignment"
+                && a.child_by_field_name("right").is_none()
+                && a.child_by_field_name("type").is_some()
+        })
 }
 
 fn python_assigned_name(stmt: Node, src: &[u8]) -> Option<String> {

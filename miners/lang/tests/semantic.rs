@@ -281,6 +281,12 @@ fn python_non_semantic_changes() {
         judge(Language::Python, "pkg/m.py", PY, &renamed),
         FileChange::NotSemantic(NonSemantic::NoBodyChange)
     );
+    let annotated = PY.replace("    timeout = 5\n", "    timeout = 5\n    retries: int\n");
+    assert_eq!(
+        judge(Language::Python, "pkg/m.py", PY, &annotated),
+        FileChange::NotSemantic(NonSemantic::NoBodyChange),
+        "a bare annotation declares, it runs nothing"
+    );
     let base = PY.replace("class Session:", "class Session(object):");
     assert_eq!(
         judge(Language::Python, "pkg/m.py", PY, &base),
