@@ -237,6 +237,12 @@ pub struct Summary {
     pub with_jira_keys: u64,
     /// Candidates with a PR number.
     pub with_pr_number: u64,
+    /// Build-tool files at the root of the tip (`mvnw`, `pom.xml`, `build.gradle`, `pyproject.toml`,
+    /// `setup.py`, `setup.cfg`).
+    pub build_tools: Vec<String>,
+    /// Whether they meet SPEC 2's repository criterion for the language (Java: `mvnw`; Python:
+    /// `pyproject.toml`, `setup.py` or `setup.cfg`). Informative: mining proceeds either way.
+    pub build_tool_supported: bool,
     /// Whether rule 4 ran.
     pub semantic_filter: bool,
     /// Wall time of this invocation.
@@ -306,6 +312,7 @@ struct Prepared {
     repo_path: PathBuf,
     settings: Arc<EvalSettings>,
     tip: Oid,
+    build_tools: Vec<etip_lang::profile::BuildTool>,
     /// First-parent history, oldest first, with the author time of each commit.
     chain: Vec<(Oid, i64)>,
 }
@@ -329,6 +336,12 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
             source,
         })?
         .id();
+    let build_tools = match repo.find_commit(tip).and_then(|c| c.tree()) {
+        Ok(tree) => {
+            etip_lang::profile::detect_build_tools(&mut |name| tree.get_name(name).is_some())
+        }
+        Err(_) => Vec::new(),
+    };
     let walk_err = |source| MineError::Walk {
         path: cfg.repo.clone(),
         source,
@@ -388,6 +401,7 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         repo_path,
         settings,
         tip,
+        build_tools,
         chain,
     })
 }
@@ -552,6 +566,12 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         with_issue_links: counts.with_issue_links,
         with_jira_keys: counts.with_jira_keys,
         with_pr_number: counts.with_pr_number,
+        build_tools: p
+            .build_tools
+            .iter()
+            .map(|t| t.marker().to_string())
+            .collect(),
+        build_tool_supported: etip_lang::profile::build_tool_supported(cfg.lang, &p.build_tools),
         semantic_filter: cfg.semantic,
         elapsed_seconds: elapsed,
         commits_per_second: if elapsed > 0.0 {

@@ -321,6 +321,8 @@ fn java_rules() {
     let summary = mine(&cfg, &mut NoProgress).unwrap();
     assert_eq!(summary.commits_scanned, fx.expect.len() as u64);
     assert_eq!(summary.repo.as_deref(), Some("acme/demo"));
+    assert_eq!(summary.build_tools, vec!["mvnw", "pom.xml"]);
+    assert!(summary.build_tool_supported);
     let mut expected_counts: BTreeMap<RejectReason, u64> =
         RejectReason::ALL.into_iter().map(|r| (r, 0)).collect();
     for (_, r, _) in &fx.expect {
@@ -570,6 +572,8 @@ fn python_rules() {
     let cfg = fx.config(Language::Python, &out);
     let summary = mine(&cfg, &mut NoProgress).unwrap();
     assert_eq!(summary.commits_scanned, fx.expect.len() as u64);
+    assert_eq!(summary.build_tools, vec!["pyproject.toml"]);
+    assert!(summary.build_tool_supported);
     check_explanations(&fx, &cfg);
     let cands = read_candidates(&out);
     let c = cands

@@ -36,8 +36,12 @@ pub struct Unit {
     pub start_row: usize,
     /// Last row (0-based, inclusive).
     pub end_row: usize,
-    /// Hash of the unit's tokens (its own name excluded, so a pure rename keeps the hash).
-    pub hash: u64,
+    /// Byte range and node kind of the unit's span (to find it again for hashing).
+    start_byte: usize,
+    end_byte: usize,
+    kind_id: u16,
+    /// Whether the unit's own name is left out of its hash (so a pure rename keeps the hash).
+    skip_name: bool,
 }
 
 /// What a file version looks like to the semantic rule.
@@ -56,9 +60,43 @@ pub struct FileSummary {
     tree: Tree,
     source: Arc<[u8]>,
     hashes: OnceLock<(u64, u64)>,
+    unit_hashes: Vec<OnceLock<u64>>,
 }
 
 impl FileSummary {
+    /// Hash of the tokens of unit `index` (computed on first use; a unit's own name is left out).
+    pub fn unit_hash(&self, index: usize) -> u64 {
+        *self.unit_hashes[index].get_or_init(|| {
+            let u = &self.units[index];
+            let root = self.tree.root_node();
+            let mut node = root.descendant_for_byte_range(u.start_byte, u.end_byte);
+            while let Some(n) = node {
+                if n.kind_id() == u.kind_id
+                    && n.start_byte() == u.start_byte
+                    && n.end_byte() == u.end_byte
+                {
+                    break;
+                }
+                node = n.parent();
+            }
+            let Some(node) = node else {
+                // Cannot happen: the span was taken from this very tree.
+                return hash_bytes(&self.source[u.start_byte..u.end_byte]);
+            };
+            let skip: Vec<usize> = if u.skip_name {
+                node.child_by_field_name("definition")
+                    .unwrap_or(node)
+                    .child_by_field_name("name")
+                    .map(|n| n.id())
+                    .into_iter()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            hash_node(self.lang, Kinds::of(self.lang), node, &self.source, &skip)
+        })
+    }
+
     /// Hash of every token of the file (comments, whitespace, docstrings ignored; structure kept).
     pub fn all_hash(&self) -> u64 {
         self.file_hashes().0
@@ -261,7 +299,6 @@ impl Analyzer {
     fn summary_of(&self, tree: Tree, source: &[u8]) -> FileSummary {
         let root = tree.root_node();
         let mut ctx = Ctx {
-            lang: self.lang,
             kinds: Kinds::of(self.lang),
             src: source,
             units: Vec::new(),
@@ -283,6 +320,7 @@ impl Analyzer {
         let mut units = ctx.units;
         units.sort_by_key(|u| (u.start_row, u.end_row));
         let has_error = root.has_error();
+        let unit_hashes = units.iter().map(|_| OnceLock::new()).collect();
         FileSummary {
             package,
             units,
@@ -291,6 +329,7 @@ impl Analyzer {
             tree,
             source: Arc::from(source),
             hashes: OnceLock::new(),
+            unit_hashes,
         }
     }
 
@@ -470,6 +509,12 @@ fn walk_tokens<'s>(
     }
 }
 
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = Fnv::default();
+    h.write(bytes);
+    h.finish()
+}
+
 fn hash_node(lang: Language, kinds: &Kinds, node: Node, src: &[u8], skip: &[usize]) -> u64 {
     let mut h = Fnv::default();
     walk_tokens(lang, kinds, node, src, skip, &mut |t| match t {
@@ -488,7 +533,6 @@ fn hash_node(lang: Language, kinds: &Kinds, node: Node, src: &[u8], skip: &[usiz
 }
 
 struct Ctx<'s> {
-    lang: Language,
     kinds: &'static Kinds,
     src: &'s [u8],
     units: Vec<Unit>,
@@ -496,15 +540,11 @@ struct Ctx<'s> {
 }
 
 impl<'s> Ctx<'s> {
-    fn hash_of(&self, node: Node, skip: &[usize]) -> u64 {
-        hash_node(self.lang, self.kinds, node, self.src, skip)
-    }
-
     fn text(&self, node: Node) -> &'s str {
         std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("?")
     }
 
-    fn push(&mut self, key: String, name: String, span: Node, hash: u64) {
+    fn push(&mut self, key: String, name: String, span: Node, skip_name: bool) {
         let n = self.seen.entry(key.clone()).or_insert(0);
         let key = if *n == 0 { key } else { format!("{key}~{n}") };
         *n += 1;
@@ -513,7 +553,10 @@ impl<'s> Ctx<'s> {
             name,
             start_row: span.start_position().row,
             end_row: span.end_position().row,
-            hash,
+            start_byte: span.start_byte(),
+            end_byte: span.end_byte(),
+            kind_id: span.kind_id(),
+            skip_name,
         });
     }
 
@@ -562,7 +605,7 @@ impl<'s> Ctx<'s> {
                         .map(|p| self.java_param_types(p))
                         .unwrap_or_default();
                     let owner = scope.join(".");
-                    let hash = self.hash_of(body, &[]);
+                    let hash = false;
                     self.push(
                         format!("{owner}#{member}({params})"),
                         format!("{owner}#{member}"),
@@ -583,7 +626,7 @@ impl<'s> Ctx<'s> {
                             continue;
                         };
                         let field = self.text(name).to_string();
-                        let hash = self.hash_of(value, &[]);
+                        let hash = false;
                         self.push(
                             format!("{owner}#{field}"),
                             format!("{owner}#{field}"),
@@ -599,7 +642,7 @@ impl<'s> Ctx<'s> {
                     } else {
                         "<clinit>"
                     };
-                    let hash = self.hash_of(node, &[]);
+                    let hash = false;
                     self.push(
                         format!("{owner}#{member}"),
                         format!("{owner}#{member}"),
@@ -613,8 +656,7 @@ impl<'s> Ctx<'s> {
                     let constant = name_node
                         .map(|n| self.text(n).to_string())
                         .unwrap_or_else(|| "?".into());
-                    let skip: Vec<usize> = name_node.map(|n| n.id()).into_iter().collect();
-                    let hash = self.hash_of(node, &skip);
+                    let hash = true;
                     self.push(
                         format!("{owner}#{constant}"),
                         format!("{owner}#{constant}"),
@@ -671,8 +713,7 @@ impl<'s> Ctx<'s> {
                     let name = name_node
                         .map(|n| self.text(n).to_string())
                         .unwrap_or_else(|| "?".into());
-                    let skip: Vec<usize> = name_node.map(|n| n.id()).into_iter().collect();
-                    let hash = self.hash_of(node, &skip);
+                    let hash = true;
                     let mut path = scope.clone();
                     path.push(name);
                     let key = path.join(".");
@@ -693,7 +734,7 @@ impl<'s> Ctx<'s> {
                 _ if is_bare_annotation(node) => {}
                 _ => {
                     let target = python_assigned_name(node, self.src);
-                    let hash = self.hash_of(node, &[]);
+                    let hash = false;
                     let mut path = scope.clone();
                     let (key, name) = match target {
                         Some(t) => {
@@ -748,13 +789,15 @@ fn package_name(node: Node, src: &[u8]) -> String {
         .unwrap_or_default()
 }
 
-fn touched<'a>(units: &'a [Unit], rows: &[usize]) -> Vec<&'a Unit> {
+fn touched(units: &[Unit], rows: &[usize]) -> Vec<usize> {
     units
         .iter()
-        .filter(|u| {
+        .enumerate()
+        .filter(|(_, u)| {
             let i = rows.partition_point(|r| *r < u.start_row);
             i < rows.len() && rows[i] <= u.end_row
         })
+        .map(|(i, _)| i)
         .collect()
 }
 
@@ -780,43 +823,78 @@ pub fn qualified_name(lang: Language, side: &Side, unit: &Unit) -> String {
 /// by hash among the other side's unmatched units, which recognises renames): a unit whose tokens
 /// differ, or which has no counterpart, is a semantic change.
 pub fn compare(lang: Language, old: Option<Side>, new: Option<Side>) -> FileChange {
-    let units_of =
-        |s: &Option<Side>| -> Vec<Unit> { s.map(|s| s.summary.units.clone()).unwrap_or_default() };
-    let old_units = units_of(&old);
-    let new_units = units_of(&new);
-    let old_keys: HashMap<&str, u64> = old_units.iter().map(|u| (u.key.as_str(), u.hash)).collect();
-    let new_keys: HashMap<&str, u64> = new_units.iter().map(|u| (u.key.as_str(), u.hash)).collect();
-    let unmatched_hashes = |units: &[Unit], other: &HashMap<&str, u64>| -> Vec<u64> {
-        units
-            .iter()
-            .filter(|u| !other.contains_key(u.key.as_str()))
-            .map(|u| u.hash)
-            .collect()
+    let old_keys: HashMap<&str, usize> = old
+        .map(|o| {
+            o.summary
+                .units
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (u.key.as_str(), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    let new_keys: HashMap<&str, usize> = new
+        .map(|n| {
+            n.summary
+                .units
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (u.key.as_str(), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    // Hashes of the units without a same-key counterpart on the other side (renames), on demand.
+    let unmatched = |side: Option<Side>, other_keys: &HashMap<&str, usize>| -> Vec<u64> {
+        side.map(|s| {
+            s.summary
+                .units
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| !other_keys.contains_key(u.key.as_str()))
+                .map(|(i, _)| s.summary.unit_hash(i))
+                .collect()
+        })
+        .unwrap_or_default()
     };
-    let old_unmatched = unmatched_hashes(&old_units, &new_keys);
-    let new_unmatched = unmatched_hashes(&new_units, &old_keys);
-
+    let old_unmatched: std::cell::OnceCell<Vec<u64>> = std::cell::OnceCell::new();
+    let new_unmatched: std::cell::OnceCell<Vec<u64>> = std::cell::OnceCell::new();
+    let changed = |side: &Side,
+                   i: usize,
+                   other: Option<Side>,
+                   other_keys: &HashMap<&str, usize>,
+                   other_unmatched: &dyn Fn() -> Vec<u64>|
+     -> bool {
+        let h = side.summary.unit_hash(i);
+        match (other, other_keys.get(side.summary.units[i].key.as_str())) {
+            (Some(o), Some(&j)) => o.summary.unit_hash(j) != h,
+            _ => !other_unmatched().contains(&h),
+        }
+    };
     let mut names = Vec::new();
-    let changed =
-        |u: &Unit, other_keys: &HashMap<&str, u64>, other_unmatched: &[u64]| match other_keys
-            .get(u.key.as_str())
-        {
-            Some(h) => *h != u.hash,
-            None => !other_unmatched.contains(&u.hash),
-        };
     if let Some(n) = new {
-        for u in touched(&n.summary.units, n.rows) {
-            if changed(u, &old_keys, &old_unmatched) {
-                names.push(qualified_name(lang, &n, u));
+        for i in touched(&n.summary.units, n.rows) {
+            let other_unmatched = || {
+                old_unmatched
+                    .get_or_init(|| unmatched(old, &new_keys))
+                    .clone()
+            };
+            if changed(&n, i, old, &old_keys, &other_unmatched) {
+                names.push(qualified_name(lang, &n, &n.summary.units[i]));
             }
         }
     }
     if let Some(o) = old {
-        for u in touched(&o.summary.units, o.rows) {
-            if changed(u, &new_keys, &new_unmatched) {
+        for i in touched(&o.summary.units, o.rows) {
+            let other_unmatched = || {
+                new_unmatched
+                    .get_or_init(|| unmatched(new, &old_keys))
+                    .clone()
+            };
+            if changed(&o, i, new, &new_keys, &other_unmatched) {
+                let u = &o.summary.units[i];
                 // Report the new side's name when the unit still exists there.
-                let name = match (new, new_units.iter().find(|x| x.key == u.key)) {
-                    (Some(n), Some(x)) => qualified_name(lang, &n, x),
+                let name = match (new, new_keys.get(u.key.as_str())) {
+                    (Some(n), Some(&j)) => qualified_name(lang, &n, &n.summary.units[j]),
                     _ => qualified_name(lang, &o, u),
                 };
                 names.push(name);

@@ -230,6 +230,20 @@ fn print_summary(w: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
     )?;
     writeln!(
         w,
+        "build tools at the tip: {} ({})",
+        if s.build_tools.is_empty() {
+            "none".to_string()
+        } else {
+            s.build_tools.join(", ")
+        },
+        if s.build_tool_supported {
+            "meets SPEC 2's criterion"
+        } else {
+            "does not meet SPEC 2's criterion (Java: mvnw; Python: pyproject.toml, setup.py or setup.cfg)"
+        }
+    )?;
+    writeln!(
+        w,
         "history: {} first-parent commits, {} outside the date window",
         s.commits_in_history, s.outside_window
     )?;
