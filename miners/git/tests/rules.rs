@@ -419,6 +419,13 @@ fn java_rules() {
             .all(|c| c.changed_functions.is_empty())
     );
 
+    // The output does not depend on the number of jobs.
+    let out1 = out_dir.path().join("one-job.jsonl");
+    let mut cfg1 = fx.config(Language::Java, &out1);
+    cfg1.jobs = 1;
+    mine(&cfg1, &mut NoProgress).unwrap();
+    assert_eq!(std::fs::read(&out1).unwrap(), std::fs::read(&out).unwrap());
+
     // A second run with the same settings decides nothing again and writes the same file.
     let before = std::fs::read(&out).unwrap();
     let again = mine(&cfg, &mut NoProgress).unwrap();
