@@ -109,16 +109,18 @@ impl FileDiff {
     }
 }
 
-/// Appends the changed files between two trees (blobs and submodules; `None` is the empty tree).
+/// Appends the changed files between two trees (blobs and submodules; `None` is the empty tree), in
+/// tree order; stops and returns `true` at the first file that is not a source file of `lang`.
 /// Identical subtrees (same id) are skipped without being read, so the cost follows the size of the
 /// change, not the size of the repository.
 fn diff_trees(
     repo: &Repository,
+    lang: Language,
     old: Option<&Tree>,
     new: Option<&Tree>,
     prefix: &mut String,
     out: &mut Vec<FileDiff>,
-) -> Result<(), git2::Error> {
+) -> Result<bool, git2::Error> {
     use git2::{ObjectType, TreeEntry};
     use std::cmp::Ordering;
     // Git sorts tree entries by name, a subtree's name compared as if it ended with '/': a merge join
@@ -172,7 +174,9 @@ fn diff_trees(
                 None => None,
             };
             prefix.push('/');
-            diff_trees(repo, old_sub.as_ref(), new_sub.as_ref(), prefix, out)?;
+            if diff_trees(repo, lang, old_sub.as_ref(), new_sub.as_ref(), prefix, out)? {
+                return Ok(true);
+            }
         } else {
             out.push(FileDiff {
                 old_path: old_e.as_ref().map(|_| prefix.clone()),
@@ -180,10 +184,14 @@ fn diff_trees(
                 old_id: old_e.as_ref().map(TreeEntry::id),
                 new_id: new_e.as_ref().map(TreeEntry::id),
             });
+            if !profile::is_source(lang, prefix) {
+                // Rule 1 rejects the commit whatever else changed: stop reading trees.
+                return Ok(true);
+            }
         }
         prefix.truncate(len);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Line-level view of one file change.
@@ -256,14 +264,19 @@ impl Worker {
         };
         // Stage 1: paths only — a tree-to-tree comparison that skips identical subtrees by id.
         let mut files = Vec::new();
-        diff_trees(
+        let non_source = diff_trees(
             &self.repo,
+            lang,
             parent_tree.as_ref(),
             Some(&tree),
             &mut String::new(),
             &mut files,
         )
         .map_err(git_err("diff trees", oid))?;
+        if non_source {
+            let last = files.last().expect("the non-source file was pushed");
+            return Self::reject(RejectReason::NonSourceFile, last.path());
+        }
         if files.is_empty() {
             return Self::reject(RejectReason::EmptyDiff, "");
         }
