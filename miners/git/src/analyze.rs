@@ -69,7 +69,9 @@ struct SemState {
     /// Latest cached version of each path: a base for incremental parsing when the exact old blob
     /// is not cached (its tree-sitter edit spans everything that differs).
     by_path: HashMap<String, Oid>,
-    cache: HashMap<Oid, (Arc<FileSummary>, SyntaxTree)>,
+    /// Parsed versions by blob id, with the tick of their last use (least recently used go first).
+    cache: HashMap<Oid, (Arc<FileSummary>, SyntaxTree, u64)>,
+    tick: u64,
 }
 
 impl Drop for Worker {
@@ -230,6 +232,7 @@ impl Worker {
                 stats: (0, 0, 0, 0),
                 by_path: HashMap::new(),
                 cache: HashMap::new(),
+                tick: 0,
             },
         })
     }
@@ -440,7 +443,10 @@ fn summary(
     commit: Oid,
     previous: Option<Oid>,
 ) -> Result<Arc<FileSummary>, MineError> {
-    if let Some((s, _)) = sem.cache.get(&id) {
+    sem.tick += 1;
+    let tick = sem.tick;
+    if let Some((s, _, used)) = sem.cache.get_mut(&id) {
+        *used = tick;
         sem.stats.0 += 1;
         sem.by_path.insert(path.to_string(), id);
         return Ok(Arc::clone(s));
@@ -452,7 +458,7 @@ fn summary(
             .copied()
             .filter(|p| sem.cache.contains_key(p))
     });
-    let prev = match base.and_then(|p| sem.cache.get(&p).map(|(_, t)| (p, t.clone()))) {
+    let prev = match base.and_then(|p| sem.cache.get(&p).map(|(_, t, _)| (p, t.clone()))) {
         Some((p, tree)) => Some((
             repo.find_blob(p).map_err(git_err("read blob", commit))?,
             tree,
@@ -473,10 +479,15 @@ fn summary(
         analyzer.summarize_after(blob.content(), prev.as_ref().map(|(b, t)| (t, b.content())))?;
     let summary = Arc::new(summary);
     if sem.cache.len() >= CACHE_LIMIT {
-        sem.cache.clear();
-        sem.by_path.clear();
+        // Drop the least recently used quarter.
+        let mut ticks: Vec<u64> = sem.cache.values().map(|(_, _, t)| *t).collect();
+        ticks.sort_unstable();
+        let cut = ticks[CACHE_LIMIT / 4];
+        sem.cache.retain(|_, (_, _, t)| *t > cut);
+        let cache = &sem.cache;
+        sem.by_path.retain(|_, oid| cache.contains_key(oid));
     }
-    sem.cache.insert(id, (Arc::clone(&summary), tree));
+    sem.cache.insert(id, (Arc::clone(&summary), tree, tick));
     sem.by_path.insert(path.to_string(), id);
     Ok(summary)
 }
