@@ -23,6 +23,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Diagnose a leaderboard: tail weight, bounded penalty, tolerance, rescoring, rankings, coverage.
     Audit(cmd::audit::Args),
+    /// Mine repository history for ETIP candidates.
+    Mine(cmd::mine::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Score(args) => cmd::score::run(args),
         Command::Audit(args) => cmd::audit::run(args),
+        Command::Mine(args) => cmd::mine::run(args),
     };
     cmd::finish(result)
 }

@@ -3,4 +3,5 @@
 //! This crate does no I/O; it only defines the serde schemas that travel between etip's stages as
 //! JSON/JSONL files.
 
+pub mod candidate;
 pub mod results;

@@ -1,5 +1,7 @@
 //! One module per subcommand; each exposes `Args` (clap derive) and `run(args) -> anyhow::Result<()>`.
 
+pub mod mine;
+
 use std::process::ExitCode;
 
 pub mod audit;

@@ -1,0 +1,331 @@
+//! `etip mine`: turn repository history into ETIP candidates.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use etip_core::candidate::Language;
+use etip_mine_git::{Explanation, MineConfig, MineError, Progress, Summary};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cmd::UsageError;
+
+/// Mine history for ETIP candidates.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: MineCommand,
+}
+
+/// Where to mine.
+#[derive(Debug, clap::Subcommand)]
+pub enum MineCommand {
+    /// Mine a local (normal or bare) repository's first-parent history.
+    Local(LocalArgs),
+}
+
+/// Language profile.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LangArg {
+    Java,
+    Python,
+}
+
+/// Summary format.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// `etip mine local`.
+#[derive(Debug, clap::Args)]
+pub struct LocalArgs {
+    /// Repository directory (a normal checkout or a bare mirror).
+    #[arg(long)]
+    pub repo: PathBuf,
+    /// Language profile: source/test path rules and the tree-sitter grammar.
+    #[arg(long, value_enum)]
+    pub lang: LangArg,
+    /// Keep commits authored on or after DATE (YYYY-MM-DD or RFC 3339); `none` for no lower bound.
+    #[arg(long, default_value = "2015-01-01", value_name = "DATE")]
+    pub since: String,
+    /// Keep commits authored before the end of DATE (YYYY-MM-DD, inclusive) or before an RFC 3339 instant.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Reject commits changing more than N files.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_files: usize,
+    /// Branch or revision to walk (default: HEAD, the default branch of a mirror).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// Worker threads (default: number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Candidates file (JSONL, schema in datasets/candidates-schema.md).
+    #[arg(long, required_unless_present = "explain", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// SQLite state file that makes the run resumable (default: <out>.state.sqlite).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Explain why one commit is kept or rejected, instead of mining.
+    #[arg(long, value_name = "SHA")]
+    pub explain: Option<String>,
+    /// Skip the tree-sitter semantic rule (rule 4), e.g. to measure its cost.
+    #[arg(long)]
+    pub no_semantic: bool,
+    /// `owner/name` of the repository when no remote URL tells it (mirrors, local clones).
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo_name: Option<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        MineCommand::Local(a) => local(a),
+    }
+}
+
+fn usage_or(err: MineError) -> anyhow::Error {
+    match err {
+        MineError::OpenRepo { .. }
+        | MineError::Branch { .. }
+        | MineError::UnknownCommit { .. }
+        | MineError::Date(_) => anyhow::Error::new(UsageError(err.to_string())),
+        other => anyhow::Error::new(other),
+    }
+}
+
+fn local(a: LocalArgs) -> anyhow::Result<()> {
+    let lang = match a.lang {
+        LangArg::Java => Language::Java,
+        LangArg::Python => Language::Python,
+    };
+    if a.jobs == Some(0) {
+        return Err(UsageError("--jobs must be at least 1".into()).into());
+    }
+    if let Some(name) = &a.repo_name {
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+            return Err(UsageError(format!(
+                "--repo-name {name:?} is not of the form owner/name"
+            ))
+            .into());
+        }
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("candidates.jsonl"));
+    let mut cfg = MineConfig::new(a.repo.clone(), lang, out);
+    cfg.since = if a.since == "none" {
+        None
+    } else {
+        Some(etip_mine_git::parse_date(&a.since, false).map_err(usage_or)?)
+    };
+    cfg.until = match &a.until {
+        Some(u) => Some(etip_mine_git::parse_date(u, true).map_err(usage_or)?),
+        None => None,
+    };
+    cfg.max_files = a.max_files;
+    cfg.branch = a.branch.clone();
+    if let Some(j) = a.jobs {
+        cfg.jobs = j;
+    }
+    cfg.state = a.state.clone();
+    cfg.semantic = !a.no_semantic;
+    cfg.repo_name = a.repo_name.clone();
+
+    let mut stdout = std::io::stdout().lock();
+    if let Some(rev) = &a.explain {
+        let e = etip_mine_git::explain(&cfg, rev).map_err(usage_or)?;
+        match a.format {
+            Format::Json => {
+                serde_json::to_writer_pretty(&mut stdout, &e)?;
+                writeln!(stdout)?;
+            }
+            Format::Text => print_explanation(&mut stdout, &e)?,
+        }
+        return Ok(());
+    }
+
+    if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(UsageError(format!(
+                "the folder of --out {} does not exist",
+                cfg.out.display()
+            ))
+            .into());
+        }
+    }
+    let mut bar = Bar::default();
+    let summary = etip_mine_git::mine(&cfg, &mut bar)
+        .map_err(usage_or)
+        .with_context(|| format!("mining {}", cfg.repo.display()))?;
+    bar.clear();
+    match a.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut stdout, &summary)?;
+            writeln!(stdout)?;
+        }
+        Format::Text => print_summary(&mut stdout, &summary)?,
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    fn clear(&mut self) {
+        if let Some(b) = self.0.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&mut self, total: u64, already: u64) {
+        let bar =
+            ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} mining [{bar:30}] {pos}/{len} commits ({per_sec}, eta {eta}) {msg}",
+            )
+            .expect("static template is valid")
+            .progress_chars("=> "),
+        );
+        if already > 0 {
+            bar.set_message(format!("{already} resumed"));
+        }
+        self.0 = Some(bar);
+    }
+    fn advance(&mut self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = &self.0 {
+            b.set_message("writing candidates");
+        }
+    }
+}
+
+fn print_summary(w: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "repository: {} ({})",
+        s.repo.as_deref().unwrap_or("unknown owner/name"),
+        s.source
+    )?;
+    writeln!(
+        w,
+        "language: {}, semantic filter: {}, tip: {}",
+        s.language,
+        if s.semantic_filter { "on" } else { "off" },
+        s.tip
+    )?;
+    writeln!(
+        w,
+        "build tools at the tip: {} ({})",
+        if s.build_tools.is_empty() {
+            "none".to_string()
+        } else {
+            s.build_tools.join(", ")
+        },
+        if s.build_tool_supported {
+            "meets SPEC 2's criterion"
+        } else {
+            "does not meet SPEC 2's criterion (Java: mvnw; Python: pyproject.toml, setup.py or setup.cfg)"
+        }
+    )?;
+    writeln!(
+        w,
+        "history: {} first-parent commits, {} outside the date window",
+        s.commits_in_history, s.outside_window
+    )?;
+    writeln!(
+        w,
+        "scanned: {} commits ({} resumed from {}) in {:.2} s, {:.0} commits/s",
+        s.commits_scanned, s.resumed, s.state, s.elapsed_seconds, s.commits_per_second
+    )?;
+    writeln!(
+        w,
+        "kept: {} commits, {} candidates written to {} ({} duplicates)",
+        s.kept,
+        s.candidates,
+        s.output,
+        s.rejected
+            .get(&etip_mine_git::RejectReason::Duplicate)
+            .copied()
+            .unwrap_or(0)
+    )?;
+    writeln!(w, "rejected per rule:")?;
+    for (reason, n) in &s.rejected {
+        if *reason == etip_mine_git::RejectReason::OutsideDateWindow {
+            continue;
+        }
+        writeln!(w, "  {:<28} {:>7}", reason.as_str(), n)?;
+    }
+    writeln!(
+        w,
+        "links: {} candidates with a GitHub issue reference, {} with a JIRA key, {} with a PR number",
+        s.with_issue_links, s.with_jira_keys, s.with_pr_number
+    )
+}
+
+fn print_explanation(w: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
+    let yn = |b: bool| if b { "yes" } else { "no" };
+    writeln!(w, "commit {}", e.sha)?;
+    writeln!(
+        w,
+        "on the first-parent history: {}, inside the date window: {}",
+        yn(e.in_first_parent_history),
+        yn(e.in_date_window)
+    )?;
+    match e.reason {
+        Some(r) => writeln!(
+            w,
+            "decision: rejected ({}): {}",
+            r.as_str(),
+            e.reason_text.unwrap_or("")
+        )?,
+        None => writeln!(w, "decision: kept (passes every rule)")?,
+    }
+    if let Some(d) = e.detail.as_deref().filter(|d| !d.is_empty()) {
+        writeln!(w, "detail: {d}")?;
+    }
+    if let Some(c) = &e.candidate {
+        writeln!(w, "changed files: {}", c.changed_files.join(", "))?;
+        writeln!(w, "changed modules: {}", c.changed_modules.join(", "))?;
+        writeln!(w, "changed functions: {}", c.changed_functions.join(", "))?;
+        writeln!(
+            w,
+            "diff: {} files, +{} -{}, hash {}",
+            c.diff_stats.files, c.diff_stats.insertions, c.diff_stats.deletions, c.diff_hash
+        )?;
+        if let Some(pr) = c.pr_number {
+            writeln!(w, "pull request: #{pr}")?;
+        }
+        for i in &c.issues {
+            let what = match (&i.number, &i.key) {
+                (Some(n), _) => format!("#{n}"),
+                (None, Some(k)) => k.clone(),
+                (None, None) => String::new(),
+            };
+            writeln!(
+                w,
+                "issue: {what} via {} ({:?})",
+                serde_json::to_value(i.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                i.text
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! The ETIP candidate record: one line of `candidates.jsonl`, written by `etip mine` and read by
+//! `etip build`.
+//!
+//! The schema is documented field by field in `datasets/candidates-schema.md` and versioned by
+//! [`SCHEMA_VERSION`]: adding an optional field keeps the version, renaming, removing or changing the
+//! meaning of a field bumps it.
+//!
+//! ```
+//! use etip_core::candidate::{Candidate, SCHEMA_VERSION};
+//! let line = r#"{"schema_version":1,"id":"demo-0123456789ab","repo":null,"source":"/tmp/demo",
+//!   "language":"java","base_commit":"a","patched_commit":"b","pr_number":null,"issues":[],
+//!   "message":"m","author_date":"2024-01-01T00:00:00Z","changed_files":[],"changed_modules":[],
+//!   "changed_functions":[],"diff_stats":{"files":0,"insertions":0,"deletions":0},
+//!   "diff_hash":"h","duplicates":[]}"#;
+//! let c: Candidate = serde_json::from_str(&line.replace('\n', "")).unwrap();
+//! assert_eq!(c.schema_version, SCHEMA_VERSION);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the candidate JSONL schema written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Programming language of a mined repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    /// Java sources (`.java`), Maven layout.
+    Java,
+    /// Python sources (`.py`).
+    Python,
+}
+
+impl Language {
+    /// The lowercase name used in files and on the command line (`java`, `python`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Java => "java",
+            Language::Python => "python",
+        }
+    }
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an issue reference was found in a commit message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueLinkKind {
+    /// After a closing keyword (`fixes #12`, `closes: GH-3, #4`, `resolves https://.../issues/5`).
+    ClosingKeyword,
+    /// A bare `#N` (or `GH-N`) anywhere in the message: a weaker link.
+    BareReference,
+    /// A full issue URL of the same repository outside a closing-keyword phrase.
+    Url,
+    /// A JIRA-style key (`NETTY-123`); never mapped to a GitHub issue number.
+    JiraKey,
+}
+
+/// One issue reference found in a commit message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssueRef {
+    /// How it was linked.
+    pub kind: IssueLinkKind,
+    /// GitHub issue number (every kind except `jira_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
+    /// JIRA key such as `NETTY-123` (kind `jira_key` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The text that matched, as it appears in the message.
+    pub text: String,
+}
+
+/// Size of a candidate's diff (base → patched).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffStats {
+    /// Changed files.
+    pub files: u32,
+    /// Added lines.
+    pub insertions: u32,
+    /// Removed lines.
+    pub deletions: u32,
+}
+
+/// One mined ETIP candidate (one JSONL line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Always [`SCHEMA_VERSION`] for records written by this build.
+    pub schema_version: u32,
+    /// Stable identifier: `<owner>__<name>-<sha12>`, or `<directory name>-<sha12>` without a known remote.
+    pub id: String,
+    /// `owner/name` when known (remote URL or `--repo-name`), else null.
+    pub repo: Option<String>,
+    /// Path or URL the history was read from.
+    pub source: String,
+    /// Language profile used to mine.
+    pub language: Language,
+    /// Full SHA of the original version (first parent of the patched commit).
+    pub base_commit: String,
+    /// Full SHA of the patched commit.
+    pub patched_commit: String,
+    /// Pull request number (squash `(#N)` suffix or `Merge pull request #N`), else null.
+    pub pr_number: Option<u64>,
+    /// Issue references found in the commit message.
+    pub issues: Vec<IssueRef>,
+    /// Full commit message.
+    pub message: String,
+    /// Author date, RFC 3339 with the author's UTC offset.
+    pub author_date: String,
+    /// Changed file paths (repository-relative, sorted).
+    pub changed_files: Vec<String>,
+    /// Changed modules (Maven: nearest ancestor directory holding `pom.xml`, `.` for the root;
+    /// Python: top-level package), sorted.
+    pub changed_modules: Vec<String>,
+    /// Qualified names of changed methods/functions/initialisers, sorted.
+    pub changed_functions: Vec<String>,
+    /// Diff size.
+    pub diff_stats: DiffStats,
+    /// SHA-256 (hex) of the normalised diff, used for de-duplication.
+    pub diff_hash: String,
+    /// Later commits (patched SHAs) whose normalised diff is identical to this one.
+    pub duplicates: Vec<String>,
+}

@@ -1,0 +1,272 @@
+//! etip's embedded SQLite store: the state that makes long runs resumable.
+//!
+//! The store is one SQLite file opened in WAL mode. Writers group their records in transactions
+//! ([`Store::record_commits`]); a process killed at any moment (even SIGKILL) loses at most the batch it
+//! had not committed yet, and never leaves a half-written record, so a rerun redoes only that batch.
+//!
+//! Mining state: a *mine run* is identified by a key derived from everything that influences its
+//! decisions (repository, language, rules, window); it holds one decision per commit.
+//!
+//! ```
+//! use etip_store::{CommitRecord, Store};
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+//! let run = store.mine_run("key", "{}").unwrap();
+//! store
+//!     .record_commits(run, &[CommitRecord::rejected("abc", "test_file", "src/test/A.java")])
+//!     .unwrap();
+//! assert!(store.decided(run).unwrap().contains("abc"));
+//! ```
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The SQLite file could not be opened or initialised.
+    #[error(
+        "cannot open the state store {path}: {source}; check the path is writable, or delete the file to start over"
+    )]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// A query failed.
+    #[error("state store query failed ({what}): {source}")]
+    Query {
+        /// What was being done.
+        what: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+}
+
+fn q(what: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Query { what, source }
+}
+
+/// The decision about one commit of a mine run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitRecord {
+    /// Full SHA of the commit.
+    pub sha: String,
+    /// Whether the commit passed every rule.
+    pub kept: bool,
+    /// Rejection reason (stable snake_case name) when rejected.
+    pub reason: Option<String>,
+    /// Human-readable detail (offending path, counts, changed functions).
+    pub detail: Option<String>,
+    /// The candidate JSON for kept commits.
+    pub payload: Option<String>,
+    /// Normalised diff hash for kept commits.
+    pub diff_hash: Option<String>,
+}
+
+impl CommitRecord {
+    /// A rejected commit.
+    pub fn rejected(sha: &str, reason: &str, detail: &str) -> Self {
+        Self {
+            sha: sha.into(),
+            kept: false,
+            reason: Some(reason.into()),
+            detail: Some(detail.into()),
+            payload: None,
+            diff_hash: None,
+        }
+    }
+
+    /// A kept commit with its candidate JSON.
+    pub fn kept(sha: &str, payload: String, diff_hash: String, detail: String) -> Self {
+        Self {
+            sha: sha.into(),
+            kept: true,
+            reason: None,
+            detail: Some(detail),
+            payload: Some(payload),
+            diff_hash: Some(diff_hash),
+        }
+    }
+}
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`, in WAL mode.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS mine_runs (
+                 id INTEGER PRIMARY KEY,
+                 key TEXT NOT NULL UNIQUE,
+                 params TEXT NOT NULL,
+                 created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+             );
+             CREATE TABLE IF NOT EXISTS mine_commits (
+                 run INTEGER NOT NULL REFERENCES mine_runs(id),
+                 sha TEXT NOT NULL,
+                 kept INTEGER NOT NULL,
+                 reason TEXT,
+                 detail TEXT,
+                 payload TEXT,
+                 diff_hash TEXT,
+                 PRIMARY KEY (run, sha)
+             ) WITHOUT ROWID;",
+        )
+        .map_err(err)?;
+        Ok(Self { conn })
+    }
+
+    /// The id of the mine run with this key, created with `params` (JSON, informative) if new.
+    pub fn mine_run(&mut self, key: &str, params: &str) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO mine_runs (key, params) VALUES (?1, ?2)",
+                params![key, params],
+            )
+            .map_err(q("create mine run"))?;
+        self.conn
+            .query_row("SELECT id FROM mine_runs WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
+            .map_err(q("find mine run"))
+    }
+
+    /// SHAs already decided in `run`.
+    pub fn decided(&self, run: i64) -> Result<HashSet<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT sha FROM mine_commits WHERE run = ?1")
+            .map_err(q("list decided commits"))?;
+        let rows = stmt
+            .query_map([run], |r| r.get::<_, String>(0))
+            .map_err(q("list decided commits"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(q("list decided commits"))
+    }
+
+    /// Records decisions in one transaction (a rerun that decides a commit again overwrites it).
+    pub fn record_commits(&mut self, run: i64, records: &[CommitRecord]) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(q("begin recording commits"))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO mine_commits
+                     (run, sha, kept, reason, detail, payload, diff_hash)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(q("prepare recording commits"))?;
+            for r in records {
+                stmt.execute(params![
+                    run,
+                    r.sha,
+                    r.kept,
+                    r.reason,
+                    r.detail,
+                    r.payload,
+                    r.diff_hash
+                ])
+                .map_err(q("record a commit"))?;
+            }
+        }
+        tx.commit().map_err(q("commit recorded commits"))
+    }
+
+    /// Every decision of `run` (unordered: callers order them by history).
+    pub fn commits(&self, run: i64) -> Result<Vec<CommitRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_commits WHERE run = ?1",
+            )
+            .map_err(q("read decisions"))?;
+        let rows = stmt
+            .query_map([run], row_to_record)
+            .map_err(q("read decisions"))?;
+        rows.collect::<Result<_, _>>().map_err(q("read decisions"))
+    }
+
+    /// The decision about one commit of `run`, if recorded.
+    pub fn commit(&self, run: i64, sha: &str) -> Result<Option<CommitRecord>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_commits
+                 WHERE run = ?1 AND sha = ?2",
+                params![run, sha],
+                row_to_record,
+            )
+            .optional()
+            .map_err(q("read one decision"))
+    }
+}
+
+fn row_to_record(r: &rusqlite::Row) -> rusqlite::Result<CommitRecord> {
+    Ok(CommitRecord {
+        sha: r.get(0)?,
+        kept: r.get(1)?,
+        reason: r.get(2)?,
+        detail: r.get(3)?,
+        payload: r.get(4)?,
+        diff_hash: r.get(5)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_survive_reopen_and_runs_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        {
+            let mut s = Store::open(&path).unwrap();
+            let a = s.mine_run("a", "{}").unwrap();
+            let b = s.mine_run("b", "{}").unwrap();
+            assert_ne!(a, b);
+            assert_eq!(s.mine_run("a", "{}").unwrap(), a);
+            s.record_commits(
+                a,
+                &[
+                    CommitRecord::rejected("1", "test_file", "x"),
+                    CommitRecord::kept("2", "{}".into(), "h".into(), "f".into()),
+                ],
+            )
+            .unwrap();
+        }
+        let mut s = Store::open(&path).unwrap();
+        let a = s.mine_run("a", "{}").unwrap();
+        let b = s.mine_run("b", "{}").unwrap();
+        assert_eq!(s.decided(a).unwrap().len(), 2);
+        assert!(s.decided(b).unwrap().is_empty());
+        let two = s.commit(a, "2").unwrap().unwrap();
+        assert!(two.kept);
+        assert_eq!(two.diff_hash.as_deref(), Some("h"));
+        // Re-deciding overwrites instead of duplicating.
+        s.record_commits(a, &[CommitRecord::rejected("2", "duplicate", "")])
+            .unwrap();
+        assert_eq!(s.commits(a).unwrap().len(), 2);
+        assert!(!s.commit(a, "2").unwrap().unwrap().kept);
+    }
+}

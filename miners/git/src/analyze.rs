@@ -1,0 +1,766 @@
+//! Evaluation of one commit: the rules of SPEC 2, cheapest first.
+//!
+//! 1. tree-to-tree diff against the first parent (no blob is read): empty diff, rule 1 (source files
+//!    only), rule 2 (no test file), rule 3 (at most `max_files`);
+//! 2. blobs and line diffs of the changed files: diff statistics and the normalised diff hash;
+//! 3. only then tree-sitter (rule 4), on the two versions of each changed file, with summaries cached
+//!    by blob id (a file's new version is usually the next change's old version);
+//! 4. issue links, PR number, modules and the candidate record.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use etip_core::candidate::{Candidate, DiffStats, Language, SCHEMA_VERSION};
+use etip_lang::profile;
+use etip_lang::semantic::Tree as SyntaxTree;
+use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
+use git2::{Blob, Commit, DiffOptions, Oid, Repository, Tree};
+use sha2::{Digest, Sha256};
+
+use crate::rules::RejectReason;
+use crate::{MineError, links};
+
+/// Settings a worker needs to evaluate commits.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    /// Language profile.
+    pub lang: Language,
+    /// Rule 3 limit.
+    pub max_files: usize,
+    /// Whether rule 4 (tree-sitter) runs.
+    pub semantic: bool,
+    /// `owner/name` when known.
+    pub repo_name: Option<String>,
+    /// Path or URL the history is read from (recorded as `source`).
+    pub source: String,
+    /// Prefix of candidate ids (`owner__name` or the directory name).
+    pub id_prefix: String,
+}
+
+/// The decision about one commit.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// Passed every rule.
+    Kept(Box<Candidate>),
+    /// Failed a rule.
+    Rejected {
+        /// Which rule.
+        reason: RejectReason,
+        /// Offending path, counts or the like.
+        detail: String,
+    },
+}
+
+const CACHE_LIMIT: usize = 512;
+
+/// Evaluates commits of one repository; owns its `Repository` and parser (one per thread).
+pub struct Worker {
+    repo: Repository,
+    settings: Arc<EvalSettings>,
+    sem: SemState,
+}
+
+/// Parser and summary cache (separate from the repository so commits can borrow it meanwhile).
+struct SemState {
+    analyzer: Option<Analyzer>,
+    /// (cache hits, incremental parses, full parses, bytes parsed)
+    stats: (u64, u64, u64, u64),
+    /// Latest cached version of each path: a base for incremental parsing when the exact old blob
+    /// is not cached (its tree-sitter edit spans everything that differs).
+    by_path: HashMap<String, Oid>,
+    /// Parsed versions by blob id, with the tick of their last use (least recently used go first).
+    cache: HashMap<Oid, (Arc<FileSummary>, SyntaxTree, u64)>,
+    tick: u64,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let (hits, incremental, full, bytes) = self.sem.stats;
+        tracing::debug!(
+            hits,
+            incremental,
+            full,
+            bytes,
+            "tree-sitter work of one mining worker"
+        );
+    }
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+struct FileDiff {
+    old_path: Option<String>,
+    new_path: Option<String>,
+    old_id: Option<Oid>,
+    new_id: Option<Oid>,
+}
+
+impl FileDiff {
+    fn path(&self) -> &str {
+        self.new_path
+            .as_deref()
+            .or(self.old_path.as_deref())
+            .expect("a delta has at least one side")
+    }
+}
+
+/// Appends the changed files between two trees (blobs and submodules; `None` is the empty tree), in
+/// tree order; stops and returns `true` at the first file that is not a source file of `lang`.
+/// Identical subtrees (same id) are skipped without being read, so the cost follows the size of the
+/// change, not the size of the repository.
+fn diff_trees(
+    repo: &Repository,
+    lang: Language,
+    old: Option<&Tree>,
+    new: Option<&Tree>,
+    prefix: &mut String,
+    out: &mut Vec<FileDiff>,
+) -> Result<bool, git2::Error> {
+    use git2::{ObjectType, TreeEntry};
+    use std::cmp::Ordering;
+    // Git sorts tree entries by name, a subtree's name compared as if it ended with '/': a merge join
+    // in that order visits each name once, without collecting or hashing the entries.
+    fn key_cmp(a: &TreeEntry, b: &TreeEntry) -> Ordering {
+        let slash = |e: &TreeEntry| (e.kind() == Some(ObjectType::Tree)).then_some(b'/');
+        let x = a.name_bytes().iter().copied().chain(slash(a));
+        let y = b.name_bytes().iter().copied().chain(slash(b));
+        x.cmp(y)
+    }
+    let mut olds = old.map(|t| t.iter());
+    let mut news = new.map(|t| t.iter());
+    let mut o = olds.as_mut().and_then(Iterator::next);
+    let mut n = news.as_mut().and_then(Iterator::next);
+    loop {
+        let (old_e, new_e) = match (&o, &n) {
+            (None, None) => break,
+            (Some(_), None) => (o.take(), None),
+            (None, Some(_)) => (None, n.take()),
+            (Some(a), Some(b)) => match key_cmp(a, b) {
+                Ordering::Less => (o.take(), None),
+                Ordering::Greater => (None, n.take()),
+                Ordering::Equal => (o.take(), n.take()),
+            },
+        };
+        if old_e.is_some() {
+            o = olds.as_mut().and_then(Iterator::next);
+        }
+        if new_e.is_some() {
+            n = news.as_mut().and_then(Iterator::next);
+        }
+        if let (Some(a), Some(b)) = (&old_e, &new_e) {
+            if a.id() == b.id() && a.kind() == b.kind() {
+                continue;
+            }
+        }
+        let entry = old_e
+            .as_ref()
+            .or(new_e.as_ref())
+            .expect("one side is present");
+        let len = prefix.len();
+        prefix.push_str(&String::from_utf8_lossy(entry.name_bytes()));
+        if entry.kind() == Some(ObjectType::Tree) {
+            // Same name on both sides means both are trees (the sort key tells trees from files).
+            let old_sub = match &old_e {
+                Some(e) => Some(repo.find_tree(e.id())?),
+                None => None,
+            };
+            let new_sub = match &new_e {
+                Some(e) => Some(repo.find_tree(e.id())?),
+                None => None,
+            };
+            prefix.push('/');
+            if diff_trees(repo, lang, old_sub.as_ref(), new_sub.as_ref(), prefix, out)? {
+                return Ok(true);
+            }
+        } else {
+            out.push(FileDiff {
+                old_path: old_e.as_ref().map(|_| prefix.clone()),
+                new_path: new_e.as_ref().map(|_| prefix.clone()),
+                old_id: old_e.as_ref().map(TreeEntry::id),
+                new_id: new_e.as_ref().map(TreeEntry::id),
+            });
+            if !profile::is_source(lang, prefix) {
+                // Rule 1 rejects the commit whatever else changed: stop reading trees.
+                return Ok(true);
+            }
+        }
+        prefix.truncate(len);
+    }
+    Ok(false)
+}
+
+/// Line-level view of one file change.
+struct Lines {
+    deleted: Vec<usize>,
+    added: Vec<usize>,
+    insertions: u32,
+    deletions: u32,
+}
+
+fn git_err(what: &'static str, sha: Oid) -> impl FnOnce(git2::Error) -> MineError {
+    move |source| MineError::Git {
+        what,
+        sha: sha.to_string(),
+        source,
+    }
+}
+
+impl Worker {
+    /// Opens `repo_path` for this worker.
+    pub fn new(repo_path: &Path, settings: Arc<EvalSettings>) -> Result<Self, MineError> {
+        let repo = Repository::open(repo_path).map_err(|source| MineError::OpenRepo {
+            path: repo_path.to_path_buf(),
+            source,
+        })?;
+        let analyzer = if settings.semantic {
+            Some(Analyzer::new(settings.lang)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            repo,
+            settings,
+            sem: SemState {
+                analyzer,
+                stats: (0, 0, 0, 0),
+                by_path: HashMap::new(),
+                cache: HashMap::new(),
+                tick: 0,
+            },
+        })
+    }
+
+    fn reject(reason: RejectReason, detail: impl Into<String>) -> Result<Decision, MineError> {
+        Ok(Decision::Rejected {
+            reason,
+            detail: detail.into(),
+        })
+    }
+
+    /// Evaluates one commit against its first parent.
+    pub fn evaluate(&mut self, oid: Oid) -> Result<Decision, MineError> {
+        let lang = self.settings.lang;
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(git_err("read commit", oid))?;
+        let tree = commit.tree().map_err(git_err("read tree", oid))?;
+        let parent = if commit.parent_count() > 0 {
+            Some(
+                commit
+                    .parent(0)
+                    .map_err(git_err("read first parent", oid))?,
+            )
+        } else {
+            None
+        };
+        let parent_tree = match &parent {
+            Some(p) => Some(p.tree().map_err(git_err("read parent tree", oid))?),
+            None => None,
+        };
+        // Stage 1: paths only — a tree-to-tree comparison that skips identical subtrees by id.
+        let mut files = Vec::new();
+        let non_source = diff_trees(
+            &self.repo,
+            lang,
+            parent_tree.as_ref(),
+            Some(&tree),
+            &mut String::new(),
+            &mut files,
+        )
+        .map_err(git_err("diff trees", oid))?;
+        if non_source {
+            let last = files.last().expect("the non-source file was pushed");
+            return Self::reject(RejectReason::NonSourceFile, last.path());
+        }
+        if files.is_empty() {
+            return Self::reject(RejectReason::EmptyDiff, "");
+        }
+        for f in &files {
+            for p in [f.old_path.as_deref(), f.new_path.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                if !profile::is_source(lang, p) {
+                    return Self::reject(RejectReason::NonSourceFile, p);
+                }
+            }
+        }
+        for f in &files {
+            for p in [f.old_path.as_deref(), f.new_path.as_deref()]
+                .into_iter()
+                .flatten()
+            {
+                if let Some(rule) = profile::test_rule(lang, p) {
+                    return Self::reject(RejectReason::TestFile, format!("{p} ({rule})"));
+                }
+            }
+        }
+        if files.len() > self.settings.max_files {
+            return Self::reject(
+                RejectReason::TooManyFiles,
+                format!(
+                    "{} files > --max-files {}",
+                    files.len(),
+                    self.settings.max_files
+                ),
+            );
+        }
+
+        // Stage 2: blobs, line diffs, normalised hash.
+        files.sort_by(|a, b| a.path().cmp(b.path()));
+        let mut stats = DiffStats {
+            files: u32::try_from(files.len()).unwrap_or(u32::MAX),
+            ..DiffStats::default()
+        };
+        let mut hasher = Sha256::new();
+        let mut per_file: Vec<Lines> = Vec::with_capacity(files.len());
+        for f in &files {
+            let old = self.blob(f.old_id, oid)?;
+            let new = self.blob(f.new_id, oid)?;
+            hasher.update(b"F ");
+            hasher.update(f.old_path.as_deref().unwrap_or("/dev/null").as_bytes());
+            hasher.update(b" ");
+            hasher.update(f.new_path.as_deref().unwrap_or("/dev/null").as_bytes());
+            hasher.update(b"\n");
+            let lines = line_diff(
+                &self.repo,
+                old.as_ref(),
+                f.old_path.as_deref(),
+                new.as_ref(),
+                f.new_path.as_deref(),
+                Some(&mut hasher),
+                oid,
+            )?;
+            stats.insertions += lines.insertions;
+            stats.deletions += lines.deletions;
+            per_file.push(lines);
+        }
+        let diff_hash = hex::encode(hasher.finalize());
+
+        // Stage 3: semantic rule.
+        let mut functions = BTreeSet::new();
+        if self.settings.semantic {
+            match semantic(
+                &self.repo,
+                &mut self.sem,
+                self.settings.lang,
+                &files,
+                &per_file,
+                oid,
+            )? {
+                Ok(names) => functions = names,
+                Err(reason) => {
+                    return Self::reject(reason, files_detail(&files));
+                }
+            }
+        }
+
+        // Stage 4: the candidate.
+        let message = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
+        let found = links::extract(&message, self.settings.repo_name.as_deref());
+        let changed_files: Vec<String> = {
+            let mut all = BTreeSet::new();
+            for f in &files {
+                all.extend(f.old_path.clone());
+                all.extend(f.new_path.clone());
+            }
+            all.into_iter().collect()
+        };
+        let changed_modules = self.modules(&tree, &changed_files);
+        let base_commit = match &parent {
+            Some(p) => p.id().to_string(),
+            None => git2::Oid::ZERO_SHA1.to_string(),
+        };
+        let sha = oid.to_string();
+        let candidate = Candidate {
+            schema_version: SCHEMA_VERSION,
+            id: format!("{}-{}", self.settings.id_prefix, &sha[..12]),
+            repo: self.settings.repo_name.clone(),
+            source: self.settings.source.clone(),
+            language: lang,
+            base_commit,
+            patched_commit: sha,
+            pr_number: found.pr_number,
+            issues: found.issues,
+            message,
+            author_date: author_date(&commit),
+            changed_files,
+            changed_modules,
+            changed_functions: functions.into_iter().collect(),
+            diff_stats: stats,
+            diff_hash,
+            duplicates: Vec::new(),
+        };
+        Ok(Decision::Kept(Box::new(candidate)))
+    }
+
+    fn blob(&self, id: Option<Oid>, commit: Oid) -> Result<Option<Blob<'_>>, MineError> {
+        blob(&self.repo, id, commit)
+    }
+
+    fn modules(&self, tree: &Tree, files: &[String]) -> Vec<String> {
+        let lang = self.settings.lang;
+        let mut memo: HashMap<String, bool> = HashMap::new();
+        let mut has_pom = |dir: &str| -> bool {
+            if let Some(v) = memo.get(dir) {
+                return *v;
+            }
+            let p = if dir.is_empty() {
+                "pom.xml".to_string()
+            } else {
+                format!("{dir}/pom.xml")
+            };
+            let v = tree.get_path(Path::new(&p)).is_ok();
+            memo.insert(dir.to_string(), v);
+            v
+        };
+        let set: BTreeSet<String> = files
+            .iter()
+            .map(|f| profile::module_of(lang, f, &mut has_pom))
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// The repository this worker reads.
+    pub fn repo(&self) -> &Repository {
+        &self.repo
+    }
+}
+
+fn summary(
+    repo: &Repository,
+    sem: &mut SemState,
+    id: Oid,
+    path: &str,
+    commit: Oid,
+    previous: Option<Oid>,
+) -> Result<Arc<FileSummary>, MineError> {
+    sem.tick += 1;
+    let tick = sem.tick;
+    if let Some((s, _, used)) = sem.cache.get_mut(&id) {
+        *used = tick;
+        sem.stats.0 += 1;
+        sem.by_path.insert(path.to_string(), id);
+        return Ok(Arc::clone(s));
+    }
+    let blob = repo.find_blob(id).map_err(git_err("read blob", commit))?;
+    let base = previous.filter(|p| sem.cache.contains_key(p)).or_else(|| {
+        sem.by_path
+            .get(path)
+            .copied()
+            .filter(|p| sem.cache.contains_key(p))
+    });
+    let prev = match base.and_then(|p| sem.cache.get(&p).map(|(_, t, _)| (p, t.clone()))) {
+        Some((p, tree)) => Some((
+            repo.find_blob(p).map_err(git_err("read blob", commit))?,
+            tree,
+        )),
+        None => None,
+    };
+    if prev.is_some() {
+        sem.stats.1 += 1;
+    } else {
+        sem.stats.2 += 1;
+    }
+    sem.stats.3 += blob.content().len() as u64;
+    let analyzer = sem
+        .analyzer
+        .as_mut()
+        .expect("semantic() only runs with an analyzer");
+    let (summary, tree) =
+        analyzer.summarize_after(blob.content(), prev.as_ref().map(|(b, t)| (t, b.content())))?;
+    let summary = Arc::new(summary);
+    if sem.cache.len() >= CACHE_LIMIT {
+        // Drop the least recently used quarter.
+        let mut ticks: Vec<u64> = sem.cache.values().map(|(_, _, t)| *t).collect();
+        ticks.sort_unstable();
+        let cut = ticks[CACHE_LIMIT / 4];
+        sem.cache.retain(|_, (_, _, t)| *t > cut);
+        let cache = &sem.cache;
+        sem.by_path.retain(|_, oid| cache.contains_key(oid));
+    }
+    sem.cache.insert(id, (Arc::clone(&summary), tree, tick));
+    sem.by_path.insert(path.to_string(), id);
+    Ok(summary)
+}
+
+/// Rule 4 over every changed file. `Ok(Ok(names))` when semantic, `Ok(Err(reason))` otherwise.
+fn semantic(
+    repo: &Repository,
+    sem: &mut SemState,
+    lang: Language,
+    files: &[FileDiff],
+    lines: &[Lines],
+    oid: Oid,
+) -> Result<Result<BTreeSet<String>, RejectReason>, MineError> {
+    // Pair deleted and added files: same blob (exact rename), else same file name (moved and edited).
+    let deleted: Vec<usize> = (0..files.len())
+        .filter(|i| files[*i].new_id.is_none())
+        .collect();
+    let added: Vec<usize> = (0..files.len())
+        .filter(|i| files[*i].old_id.is_none())
+        .collect();
+    let mut pair_of: HashMap<usize, usize> = HashMap::new(); // added -> deleted
+    let mut used = BTreeSet::new();
+    for &a in &added {
+        if let Some(&d) = deleted
+            .iter()
+            .find(|d| !used.contains(*d) && files[**d].old_id == files[a].new_id)
+        {
+            used.insert(d);
+            pair_of.insert(a, d);
+        }
+    }
+    let file_name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    for &a in &added {
+        if pair_of.contains_key(&a) {
+            continue;
+        }
+        let name = file_name(files[a].path());
+        let same: Vec<usize> = deleted
+            .iter()
+            .copied()
+            .filter(|d| !used.contains(d) && file_name(files[*d].path()) == name)
+            .collect();
+        if same.len() == 1 {
+            used.insert(same[0]);
+            pair_of.insert(a, same[0]);
+        }
+    }
+
+    let mut names = BTreeSet::new();
+    let mut reasons = BTreeSet::new();
+    for (i, f) in files.iter().enumerate() {
+        if used.contains(&i) {
+            continue; // analysed with its added partner
+        }
+        if let Some(&d) = pair_of.get(&i) {
+            let old_id = files[d].old_id.expect("deleted side has an old blob");
+            let new_id = f.new_id.expect("added side has a new blob");
+            if old_id == new_id {
+                reasons.insert(NonSemantic::RenameOnly);
+                continue;
+            }
+            let old_blob = blob(repo, Some(old_id), oid)?;
+            let new_blob = blob(repo, Some(new_id), oid)?;
+            let pair_lines = line_diff(
+                repo,
+                old_blob.as_ref(),
+                files[d].old_path.as_deref(),
+                new_blob.as_ref(),
+                f.new_path.as_deref(),
+                None,
+                oid,
+            )?;
+            drop((old_blob, new_blob));
+            let old_s = summary(
+                repo,
+                sem,
+                old_id,
+                files[d].old_path.as_deref().unwrap_or(""),
+                oid,
+                None,
+            )?;
+            let new_s = summary(
+                repo,
+                sem,
+                new_id,
+                f.new_path.as_deref().unwrap_or(""),
+                oid,
+                Some(old_id),
+            )?;
+            let change = compare(
+                lang,
+                Some(Side {
+                    summary: &old_s,
+                    path: files[d].old_path.as_deref().unwrap_or(""),
+                    rows: &pair_lines.deleted,
+                }),
+                Some(Side {
+                    summary: &new_s,
+                    path: f.new_path.as_deref().unwrap_or(""),
+                    rows: &pair_lines.added,
+                }),
+            );
+            match change {
+                FileChange::Semantic(n) => names.extend(n),
+                // A moved file whose code is unchanged is a rename.
+                FileChange::NotSemantic(
+                    NonSemantic::WhitespaceOrComment
+                    | NonSemantic::ImportOnly
+                    | NonSemantic::RenameOnly,
+                ) => {
+                    reasons.insert(NonSemantic::RenameOnly);
+                }
+                FileChange::NotSemantic(r) => {
+                    reasons.insert(r);
+                }
+            }
+            continue;
+        }
+        let old_s = match f.old_id {
+            Some(id) => Some(summary(
+                repo,
+                sem,
+                id,
+                f.old_path.as_deref().unwrap_or(""),
+                oid,
+                None,
+            )?),
+            None => None,
+        };
+        let new_s = match f.new_id {
+            Some(id) => Some(summary(
+                repo,
+                sem,
+                id,
+                f.new_path.as_deref().unwrap_or(""),
+                oid,
+                f.old_id,
+            )?),
+            None => None,
+        };
+        let change = compare(
+            lang,
+            old_s.as_deref().map(|s| Side {
+                summary: s,
+                path: f.old_path.as_deref().unwrap_or(""),
+                rows: &lines[i].deleted,
+            }),
+            new_s.as_deref().map(|s| Side {
+                summary: s,
+                path: f.new_path.as_deref().unwrap_or(""),
+                rows: &lines[i].added,
+            }),
+        );
+        match change {
+            FileChange::Semantic(n) => names.extend(n),
+            FileChange::NotSemantic(r) => {
+                reasons.insert(r);
+            }
+        }
+    }
+    if !names.is_empty() {
+        return Ok(Ok(names));
+    }
+    // The most substantial kind of non-semantic change names the rejection.
+    let reason = match reasons.iter().next_back() {
+        Some(NonSemantic::NoBodyChange) | None => RejectReason::NoBodyChange,
+        Some(NonSemantic::ImportOnly) => RejectReason::ImportOnly,
+        Some(NonSemantic::RenameOnly) => RejectReason::RenameOnly,
+        Some(NonSemantic::WhitespaceOrComment) => RejectReason::WhitespaceOrCommentOnly,
+    };
+    Ok(Err(reason))
+}
+
+fn blob(repo: &Repository, id: Option<Oid>, commit: Oid) -> Result<Option<Blob<'_>>, MineError> {
+    match id {
+        Some(id) => repo
+            .find_blob(id)
+            .map(Some)
+            .map_err(git_err("read blob", commit)),
+        None => Ok(None),
+    }
+}
+
+fn files_detail(files: &[FileDiff]) -> String {
+    let v: Vec<&str> = files.iter().map(FileDiff::path).collect();
+    v.join(", ")
+}
+
+/// Line diff of two blobs (0 context lines). Feeds normalised `+`/`-` lines to `hasher`: leading and
+/// trailing whitespace trimmed, inner runs of whitespace collapsed, blank lines dropped.
+fn line_diff(
+    repo: &Repository,
+    old: Option<&Blob>,
+    old_path: Option<&str>,
+    new: Option<&Blob>,
+    new_path: Option<&str>,
+    mut hasher: Option<&mut Sha256>,
+    oid: Oid,
+) -> Result<Lines, MineError> {
+    let mut opts = DiffOptions::new();
+    opts.context_lines(0);
+    let mut out = Lines {
+        deleted: Vec::new(),
+        added: Vec::new(),
+        insertions: 0,
+        deletions: 0,
+    };
+    let mut norm = String::new();
+    let mut on_line =
+        |_: git2::DiffDelta, _: Option<git2::DiffHunk>, line: git2::DiffLine| -> bool {
+            let sign = match line.origin() {
+                '+' => {
+                    out.insertions += 1;
+                    if let Some(no) = line.new_lineno() {
+                        out.added.push(no as usize - 1);
+                    }
+                    b'+'
+                }
+                '-' => {
+                    out.deletions += 1;
+                    if let Some(no) = line.old_lineno() {
+                        out.deleted.push(no as usize - 1);
+                    }
+                    b'-'
+                }
+                _ => return true,
+            };
+            if let Some(h) = hasher.as_deref_mut() {
+                norm.clear();
+                for word in String::from_utf8_lossy(line.content()).split_whitespace() {
+                    if !norm.is_empty() {
+                        norm.push(' ');
+                    }
+                    norm.push_str(word);
+                }
+                if !norm.is_empty() {
+                    h.update([sign]);
+                    h.update(norm.as_bytes());
+                    h.update(b"\n");
+                }
+            }
+            true
+        };
+    // No paths: libgit2 would otherwise look up `.gitattributes` diff drivers for every file pair.
+    let _ = (old_path, new_path);
+    repo.diff_blobs(
+        old,
+        None,
+        new,
+        None,
+        Some(&mut opts),
+        None,
+        None,
+        None,
+        Some(&mut on_line),
+    )
+    .map_err(git_err("diff blobs", oid))?;
+    out.added.sort_unstable();
+    out.deleted.sort_unstable();
+    Ok(out)
+}
+
+/// Author date as RFC 3339 with the author's offset.
+pub fn author_date(commit: &Commit) -> String {
+    let when = commit.author().when();
+    let offset = time::UtcOffset::from_whole_seconds(when.offset_minutes() * 60)
+        .unwrap_or(time::UtcOffset::UTC);
+    time::OffsetDateTime::from_unix_timestamp(when.seconds())
+        .map(|t| t.to_offset(offset))
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| when.seconds().to_string())
+}

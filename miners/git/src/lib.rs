@@ -1,0 +1,815 @@
+//! Mining a local repository's history for ETIP candidates (SPEC 2), fast, explainably and resumably.
+//!
+//! [`mine`] walks the first-parent history of a branch (bare or normal repository), evaluates every
+//! commit of the date window with [`analyze::Worker`] on `jobs` threads (each with its own
+//! `git2::Repository`), records each decision in the SQLite state store as it goes, and finally writes
+//! the candidates file from the store — de-duplicated by normalised diff, in history order (oldest
+//! first) — atomically (temporary file + rename). A run killed at any moment and started again with the
+//! same settings skips the decided commits and writes the same file.
+//!
+//! ```no_run
+//! use etip_core::candidate::Language;
+//! use etip_mine_git::{MineConfig, NoProgress, mine};
+//!
+//! let cfg = MineConfig::new("/path/to/repo".into(), Language::Java, "candidates.jsonl".into());
+//! let summary = mine(&cfg, &mut NoProgress).expect("mining works");
+//! println!("{} candidates", summary.candidates);
+//! ```
+
+pub mod analyze;
+pub mod links;
+pub mod rules;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use etip_core::candidate::{Candidate, Language, SCHEMA_VERSION};
+use etip_store::{CommitRecord, Store};
+use git2::{Oid, Repository};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+pub use analyze::{Decision, EvalSettings, Worker};
+pub use rules::RejectReason;
+
+/// Version of the mining rules: part of the state key, so a rule change never reuses old decisions.
+pub const RULES_VERSION: u32 = 1;
+
+/// Errors of the miner.
+#[derive(Debug, thiserror::Error)]
+pub enum MineError {
+    /// The repository could not be opened.
+    #[error(
+        "cannot open the git repository {path}: {source}; pass a normal or bare repository directory"
+    )]
+    OpenRepo {
+        /// The path given.
+        path: PathBuf,
+        /// libgit2's error.
+        source: git2::Error,
+    },
+    /// The branch or revision to mine does not exist.
+    #[error(
+        "branch or revision {name:?} not found in {path}: {source}; check `git branch` in that repository"
+    )]
+    Branch {
+        /// What was asked.
+        name: String,
+        /// Repository.
+        path: PathBuf,
+        /// libgit2's error.
+        source: git2::Error,
+    },
+    /// A git operation on a commit failed.
+    #[error(
+        "git failed to {what} for commit {sha}: {source}; the repository may be corrupt or shallow"
+    )]
+    Git {
+        /// Operation.
+        what: &'static str,
+        /// Commit.
+        sha: String,
+        /// libgit2's error.
+        source: git2::Error,
+    },
+    /// Walking the history failed.
+    #[error("cannot walk the history of {path}: {source}")]
+    Walk {
+        /// Repository.
+        path: PathBuf,
+        /// libgit2's error.
+        source: git2::Error,
+    },
+    /// The commit to explain was not found.
+    #[error(
+        "commit {rev:?} not found in {path}; give a full or abbreviated SHA of that repository"
+    )]
+    UnknownCommit {
+        /// What was asked.
+        rev: String,
+        /// Repository.
+        path: PathBuf,
+    },
+    /// A date could not be parsed.
+    #[error("invalid date {0:?}: use YYYY-MM-DD or RFC 3339 (2015-01-01T00:00:00Z)")]
+    Date(String),
+    /// The language layer failed.
+    #[error(transparent)]
+    Lang(#[from] etip_lang::LangError),
+    /// The state store failed.
+    #[error(transparent)]
+    Store(#[from] etip_store::StoreError),
+    /// A stored candidate could not be read back.
+    #[error(
+        "the state store {path} holds an unreadable candidate for {sha}: {source}; delete the state file and rerun"
+    )]
+    Payload {
+        /// State file.
+        path: PathBuf,
+        /// Commit.
+        sha: String,
+        /// serde's error.
+        source: serde_json::Error,
+    },
+    /// The output file could not be written.
+    #[error("cannot write {path}: {source}; check the folder exists and is writable")]
+    Write {
+        /// File.
+        path: PathBuf,
+        /// I/O error.
+        source: std::io::Error,
+    },
+    /// A worker thread panicked.
+    #[error("a mining worker thread panicked; rerun to resume (decided commits are kept)")]
+    WorkerPanic,
+}
+
+/// Progress of a mining run, reported from the calling thread.
+pub trait Progress {
+    /// Mining starts: `total` commits to evaluate now, `already` decided by an earlier run.
+    fn start(&mut self, _total: u64, _already: u64) {}
+    /// `n` more commits evaluated.
+    fn advance(&mut self, _n: u64) {}
+    /// All commits evaluated; the output is being written.
+    fn finish(&mut self) {}
+}
+
+/// Progress that reports nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Everything that defines a mining run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MineConfig {
+    /// Repository directory (normal or bare).
+    pub repo: PathBuf,
+    /// Language profile.
+    pub lang: Language,
+    /// Keep commits whose author date is at or after this (Unix seconds).
+    pub since: Option<i64>,
+    /// Keep commits whose author date is before this (Unix seconds).
+    pub until: Option<i64>,
+    /// Rule 3 limit.
+    pub max_files: usize,
+    /// Branch or revision to walk (default `HEAD`).
+    pub branch: Option<String>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Candidates file.
+    pub out: PathBuf,
+    /// State store (default: `<out>.state.sqlite`).
+    pub state: Option<PathBuf>,
+    /// Run rule 4 (tree-sitter).
+    pub semantic: bool,
+    /// `owner/name`; default from the `origin` (or first) remote's URL.
+    pub repo_name: Option<String>,
+    /// Rewrite the output from the store at least this often while mining.
+    pub checkpoint: Duration,
+}
+
+impl MineConfig {
+    /// JETO defaults: since 2015-01-01, 20 files, semantic rule on, one job per core.
+    pub fn new(repo: PathBuf, lang: Language, out: PathBuf) -> Self {
+        Self {
+            repo,
+            lang,
+            since: Some(1_420_070_400),
+            until: None,
+            max_files: 20,
+            branch: None,
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            out,
+            state: None,
+            semantic: true,
+            repo_name: None,
+            checkpoint: Duration::from_secs(30),
+        }
+    }
+
+    /// The state store path in effect.
+    pub fn state_path(&self) -> PathBuf {
+        self.state.clone().unwrap_or_else(|| {
+            let mut name = self
+                .out
+                .file_name()
+                .map(|n| n.to_os_string())
+                .unwrap_or_else(|| "candidates.jsonl".into());
+            name.push(".state.sqlite");
+            self.out.with_file_name(name)
+        })
+    }
+}
+
+/// Summary of a mining run (also `--format json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// `owner/name` if known.
+    pub repo: Option<String>,
+    /// Where the history was read.
+    pub source: String,
+    /// Language profile.
+    pub language: Language,
+    /// Tip commit of the walked branch.
+    pub tip: String,
+    /// Commits on the first-parent history.
+    pub commits_in_history: u64,
+    /// Of those, commits outside the date window (not scanned).
+    pub outside_window: u64,
+    /// Commits evaluated (the window).
+    pub commits_scanned: u64,
+    /// Of the scanned, decided by an earlier (interrupted) run with the same settings.
+    pub resumed: u64,
+    /// Commits that passed every rule, duplicates included.
+    pub kept: u64,
+    /// Candidates written (kept minus duplicates).
+    pub candidates: u64,
+    /// Rejections per rule (every reason listed, zero included; `outside_date_window` is not a
+    /// rejection of a scanned commit and stays 0 here).
+    pub rejected: BTreeMap<RejectReason, u64>,
+    /// Candidates with at least one GitHub issue reference.
+    pub with_issue_links: u64,
+    /// Candidates with a JIRA key.
+    pub with_jira_keys: u64,
+    /// Candidates with a PR number.
+    pub with_pr_number: u64,
+    /// Build-tool files at the root of the tip (`mvnw`, `pom.xml`, `build.gradle`, `pyproject.toml`,
+    /// `setup.py`, `setup.cfg`).
+    pub build_tools: Vec<String>,
+    /// Whether they meet SPEC 2's repository criterion for the language (Java: `mvnw`; Python:
+    /// `pyproject.toml`, `setup.py` or `setup.cfg`). Informative: mining proceeds either way.
+    pub build_tool_supported: bool,
+    /// Whether rule 4 ran.
+    pub semantic_filter: bool,
+    /// Wall time of this invocation.
+    pub elapsed_seconds: f64,
+    /// Commits evaluated by this invocation per second.
+    pub commits_per_second: f64,
+    /// The candidates file.
+    pub output: String,
+    /// The state store.
+    pub state: String,
+}
+
+/// Why one commit was kept or rejected (`--explain`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// Full SHA.
+    pub sha: String,
+    /// Whether the commit is on the walked first-parent history.
+    pub in_first_parent_history: bool,
+    /// Whether its author date is inside the window.
+    pub in_date_window: bool,
+    /// `kept` or `rejected`.
+    pub decision: &'static str,
+    /// The failed rule.
+    pub reason: Option<RejectReason>,
+    /// What the rule said about it.
+    pub reason_text: Option<&'static str>,
+    /// Offending path, counts or files.
+    pub detail: Option<String>,
+    /// For a kept commit: the earlier candidate it duplicates, if any (needs the state of a run).
+    pub duplicate_of: Option<String>,
+    /// The candidate record for a kept commit.
+    pub candidate: Option<Candidate>,
+}
+
+/// `owner/name` from a remote URL (`https://github.com/o/n(.git)`, `git@github.com:o/n.git`,
+/// `ssh://git@host/o/n`, `file:///x/o/n`).
+pub fn repo_name_from_url(url: &str) -> Option<String> {
+    let url = url.trim().trim_end_matches('/');
+    let url = url.strip_suffix(".git").unwrap_or(url);
+    let path = if let Some((_, rest)) = url.split_once("://") {
+        rest.split_once('/').map(|(_, p)| p)?
+    } else if let Some((_, rest)) = url.split_once(':') {
+        rest
+    } else {
+        url
+    };
+    let mut parts = path.rsplit('/').filter(|s| !s.is_empty());
+    let name = parts.next()?;
+    let owner = parts.next()?;
+    Some(format!("{owner}/{name}"))
+}
+
+/// Parses `YYYY-MM-DD` (midnight UTC; with `end_of_day`, the following midnight) or RFC 3339.
+pub fn parse_date(s: &str, end_of_day: bool) -> Result<i64, MineError> {
+    use time::format_description::well_known::Rfc3339;
+    if let Ok(t) = time::OffsetDateTime::parse(s, &Rfc3339) {
+        return Ok(t.unix_timestamp());
+    }
+    let fmt = time::macros::format_description!("[year]-[month]-[day]");
+    let d = time::Date::parse(s, &fmt).map_err(|_| MineError::Date(s.to_string()))?;
+    let t = d.midnight().assume_utc().unix_timestamp();
+    Ok(if end_of_day { t + 86_400 } else { t })
+}
+
+struct Prepared {
+    repo_path: PathBuf,
+    settings: Arc<EvalSettings>,
+    tip: Oid,
+    build_tools: Vec<etip_lang::profile::BuildTool>,
+    /// First-parent history, oldest first, with the author time of each commit.
+    chain: Vec<(Oid, i64)>,
+}
+
+fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
+    // Objects are read, not received: re-hashing every object read (libgit2's default) costs more
+    // than the whole tree diff.
+    git2::opts::strict_hash_verification(false);
+    let repo = Repository::open(&cfg.repo).map_err(|source| MineError::OpenRepo {
+        path: cfg.repo.clone(),
+        source,
+    })?;
+    let repo_path = std::fs::canonicalize(&cfg.repo).unwrap_or_else(|_| cfg.repo.clone());
+    let rev = cfg.branch.clone().unwrap_or_else(|| "HEAD".to_string());
+    let tip = repo
+        .revparse_single(&rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|source| MineError::Branch {
+            name: rev.clone(),
+            path: cfg.repo.clone(),
+            source,
+        })?
+        .id();
+    let build_tools = match repo.find_commit(tip).and_then(|c| c.tree()) {
+        Ok(tree) => {
+            etip_lang::profile::detect_build_tools(&mut |name| tree.get_name(name).is_some())
+        }
+        Err(_) => Vec::new(),
+    };
+    let walk_err = |source| MineError::Walk {
+        path: cfg.repo.clone(),
+        source,
+    };
+    let mut walk = repo.revwalk().map_err(walk_err)?;
+    walk.simplify_first_parent().map_err(walk_err)?;
+    walk.push(tip).map_err(walk_err)?;
+    let mut chain = Vec::new();
+    for oid in walk {
+        let oid = oid.map_err(walk_err)?;
+        let commit = repo.find_commit(oid).map_err(|source| MineError::Git {
+            what: "read commit",
+            sha: oid.to_string(),
+            source,
+        })?;
+        chain.push((oid, commit.author().when().seconds()));
+    }
+    chain.reverse();
+
+    let repo_name = cfg.repo_name.clone().or_else(|| {
+        let remotes = repo.remotes().ok()?;
+        let names: Vec<String> = remotes
+            .iter()
+            .filter_map(|r| r.ok().flatten().map(str::to_string))
+            .collect();
+        let pick = if names.iter().any(|n| n == "origin") {
+            "origin".to_string()
+        } else {
+            names.first()?.clone()
+        };
+        let remote = repo.find_remote(&pick).ok()?;
+        remote.url().ok().and_then(repo_name_from_url)
+    });
+    let id_prefix = match &repo_name {
+        Some(r) => r.replace('/', "__"),
+        None => {
+            let mut p = repo_path.as_path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                p = p.parent().unwrap_or(p);
+            }
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "repo".into());
+            n.strip_suffix(".git").map(str::to_string).unwrap_or(n)
+        }
+    };
+    let settings = Arc::new(EvalSettings {
+        lang: cfg.lang,
+        max_files: cfg.max_files,
+        semantic: cfg.semantic,
+        repo_name,
+        source: repo_path.to_string_lossy().into_owned(),
+        id_prefix,
+    });
+    Ok(Prepared {
+        repo_path,
+        settings,
+        tip,
+        build_tools,
+        chain,
+    })
+}
+
+fn in_window(cfg: &MineConfig, t: i64) -> bool {
+    cfg.since.is_none_or(|s| t >= s) && cfg.until.is_none_or(|u| t < u)
+}
+
+fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
+    let params = serde_json::json!({
+        "rules_version": RULES_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "source": p.settings.source,
+        "repo": p.settings.repo_name,
+        "language": cfg.lang,
+        "branch": cfg.branch,
+        "since": cfg.since,
+        "until": cfg.until,
+        "max_files": cfg.max_files,
+        "semantic": cfg.semantic,
+    })
+    .to_string();
+    let key = hex::encode(Sha256::digest(params.as_bytes()));
+    (key, params)
+}
+
+/// Mines the history described by `cfg`, resuming from its state store, and writes the candidates file.
+pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, MineError> {
+    let started = Instant::now();
+    let p = prepare(cfg)?;
+    let state_path = cfg.state_path();
+    let mut store = Store::open(&state_path)?;
+    let (key, params) = run_key(cfg, &p);
+    let run = store.mine_run(&key, &params)?;
+    let decided = store.decided(run)?;
+
+    let window: Vec<Oid> = p
+        .chain
+        .iter()
+        .filter(|(_, t)| in_window(cfg, *t))
+        .map(|(o, _)| *o)
+        .collect();
+    let pending: Vec<Oid> = window
+        .iter()
+        .filter(|o| !decided.contains(&o.to_string()))
+        .copied()
+        .collect();
+    let resumed = (window.len() - pending.len()) as u64;
+    progress.start(pending.len() as u64, resumed);
+    tracing::info!(
+        pending = pending.len(),
+        resumed,
+        state = %state_path.display(),
+        "mining {}",
+        p.settings.source
+    );
+
+    let jobs = cfg.jobs.max(1).min(pending.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    const CHUNK: usize = 64;
+    let (tx, rx) = crossbeam_channel::bounded::<Result<(Oid, Decision), MineError>>(1024);
+    let mut outcome: Result<(), MineError> = Ok(());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (next, stop, pending) = (&next, &stop, &pending);
+            let settings = Arc::clone(&p.settings);
+            let repo_path = p.repo_path.clone();
+            scope.spawn(move || {
+                let mut worker = match Worker::new(&repo_path, settings) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                while !stop.load(Ordering::Relaxed) {
+                    let start = next.fetch_add(CHUNK, Ordering::Relaxed);
+                    if start >= pending.len() {
+                        break;
+                    }
+                    for &oid in &pending[start..(start + CHUNK).min(pending.len())] {
+                        let r = worker.evaluate(oid).map(|d| (oid, d));
+                        if tx.send(r).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut batch: Vec<CommitRecord> = Vec::new();
+        let mut last_flush = Instant::now();
+        let mut last_checkpoint = Instant::now();
+        let flush = |batch: &mut Vec<CommitRecord>,
+                     store: &mut Store,
+                     progress: &mut dyn Progress|
+         -> Result<(), MineError> {
+            if !batch.is_empty() {
+                store.record_commits(run, batch)?;
+                progress.advance(batch.len() as u64);
+                batch.clear();
+            }
+            Ok(())
+        };
+        for msg in rx.iter() {
+            let step = (|| -> Result<(), MineError> {
+                let (oid, decision) = msg?;
+                batch.push(to_record(oid, decision));
+                if batch.len() >= 256 || last_flush.elapsed() >= Duration::from_millis(200) {
+                    flush(&mut batch, &mut store, progress)?;
+                    last_flush = Instant::now();
+                    if last_checkpoint.elapsed() >= cfg.checkpoint {
+                        write_output(cfg, &state_path, &store, run, &window)?;
+                        last_checkpoint = Instant::now();
+                    }
+                }
+                Ok(())
+            })();
+            if let Err(e) = step {
+                stop.store(true, Ordering::Relaxed);
+                outcome = Err(e);
+                break;
+            }
+        }
+        if outcome.is_ok() {
+            outcome = flush(&mut batch, &mut store, progress);
+        } else {
+            // Keep what was decided before the error.
+            let _ = flush(&mut batch, &mut store, progress);
+        }
+        // Drain so that blocked workers can finish.
+        for _ in rx.iter() {}
+    });
+    outcome?;
+    if next.load(Ordering::Relaxed) < pending.len() {
+        return Err(MineError::WorkerPanic);
+    }
+    progress.finish();
+    let counts = write_output(cfg, &state_path, &store, run, &window)?;
+
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut rejected: BTreeMap<RejectReason, u64> =
+        RejectReason::ALL.into_iter().map(|r| (r, 0)).collect();
+    for (r, n) in counts.rejected {
+        *rejected.entry(r).or_default() += n;
+    }
+    rejected.insert(RejectReason::Duplicate, counts.duplicates);
+    Ok(Summary {
+        repo: p.settings.repo_name.clone(),
+        source: p.settings.source.clone(),
+        language: cfg.lang,
+        tip: p.tip.to_string(),
+        commits_in_history: p.chain.len() as u64,
+        outside_window: (p.chain.len() - window.len()) as u64,
+        commits_scanned: window.len() as u64,
+        resumed,
+        kept: counts.kept,
+        candidates: counts.kept - counts.duplicates,
+        rejected,
+        with_issue_links: counts.with_issue_links,
+        with_jira_keys: counts.with_jira_keys,
+        with_pr_number: counts.with_pr_number,
+        build_tools: p
+            .build_tools
+            .iter()
+            .map(|t| t.marker().to_string())
+            .collect(),
+        build_tool_supported: etip_lang::profile::build_tool_supported(cfg.lang, &p.build_tools),
+        semantic_filter: cfg.semantic,
+        elapsed_seconds: elapsed,
+        commits_per_second: if elapsed > 0.0 {
+            pending.len() as f64 / elapsed
+        } else {
+            0.0
+        },
+        output: cfg.out.to_string_lossy().into_owned(),
+        state: state_path.to_string_lossy().into_owned(),
+    })
+}
+
+fn to_record(oid: Oid, d: Decision) -> CommitRecord {
+    let sha = oid.to_string();
+    match d {
+        Decision::Kept(c) => {
+            let payload = serde_json::to_string(&c).expect("a candidate always serialises");
+            let detail = c.changed_functions.join(", ");
+            CommitRecord::kept(&sha, payload, c.diff_hash.clone(), detail)
+        }
+        Decision::Rejected { reason, detail } => {
+            CommitRecord::rejected(&sha, reason.as_str(), &detail)
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    kept: u64,
+    duplicates: u64,
+    rejected: HashMap<RejectReason, u64>,
+    with_issue_links: u64,
+    with_jira_keys: u64,
+    with_pr_number: u64,
+}
+
+/// Writes the candidates file from the store: history order (oldest first), one line per distinct
+/// normalised diff (the earliest commit), later equal diffs listed in `duplicates`.
+fn write_output(
+    cfg: &MineConfig,
+    state_path: &Path,
+    store: &Store,
+    run: i64,
+    window: &[Oid],
+) -> Result<Counts, MineError> {
+    let mut by_sha: HashMap<String, CommitRecord> = store
+        .commits(run)?
+        .into_iter()
+        .map(|r| (r.sha.clone(), r))
+        .collect();
+    let mut counts = Counts::default();
+    let mut kept: Vec<Candidate> = Vec::new();
+    let mut first_with_hash: HashMap<String, usize> = HashMap::new();
+    for oid in window {
+        let Some(rec) = by_sha.remove(&oid.to_string()) else {
+            continue;
+        };
+        if !rec.kept {
+            if let Some(r) = rec.reason.as_deref().and_then(RejectReason::from_name) {
+                *counts.rejected.entry(r).or_default() += 1;
+            }
+            continue;
+        }
+        counts.kept += 1;
+        let payload = rec.payload.unwrap_or_default();
+        let c: Candidate = serde_json::from_str(&payload).map_err(|source| MineError::Payload {
+            path: state_path.to_path_buf(),
+            sha: rec.sha.clone(),
+            source,
+        })?;
+        match first_with_hash.get(&c.diff_hash) {
+            Some(&i) => {
+                counts.duplicates += 1;
+                kept[i].duplicates.push(c.patched_commit);
+            }
+            None => {
+                first_with_hash.insert(c.diff_hash.clone(), kept.len());
+                kept.push(c);
+            }
+        }
+    }
+    let mut buf = Vec::new();
+    for c in &kept {
+        if c.issues.iter().any(|i| i.number.is_some()) {
+            counts.with_issue_links += 1;
+        }
+        if c.issues.iter().any(|i| i.key.is_some()) {
+            counts.with_jira_keys += 1;
+        }
+        if c.pr_number.is_some() {
+            counts.with_pr_number += 1;
+        }
+        serde_json::to_writer(&mut buf, c).expect("a candidate always serialises");
+        buf.push(b'\n');
+    }
+    atomic_write(&cfg.out, &buf)?;
+    Ok(counts)
+}
+
+fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), MineError> {
+    let err = |source| MineError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(
+        path.file_name()
+            .unwrap_or_else(|| "candidates.jsonl".as_ref()),
+    );
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let mut f = std::fs::File::create(&tmp).map_err(err)?;
+    f.write_all(bytes).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// Explains why `rev` is kept or rejected under `cfg` (evaluated afresh; the state store, when it
+/// exists, tells whether a kept commit duplicates an earlier one).
+pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
+    let p = prepare(cfg)?;
+    let repo = Repository::open(&p.repo_path).map_err(|source| MineError::OpenRepo {
+        path: cfg.repo.clone(),
+        source,
+    })?;
+    let oid = repo
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|_| MineError::UnknownCommit {
+            rev: rev.to_string(),
+            path: cfg.repo.clone(),
+        })?
+        .id();
+    let position = p.chain.iter().position(|(o, _)| *o == oid);
+    let author_time = repo
+        .find_commit(oid)
+        .map_err(|source| MineError::Git {
+            what: "read commit",
+            sha: oid.to_string(),
+            source,
+        })?
+        .author()
+        .when()
+        .seconds();
+    let in_date_window = in_window(cfg, author_time);
+    let mut worker = Worker::new(&p.repo_path, Arc::clone(&p.settings))?;
+    let decision = if in_date_window {
+        worker.evaluate(oid)?
+    } else {
+        Decision::Rejected {
+            reason: RejectReason::OutsideDateWindow,
+            detail: "author date outside the window".into(),
+        }
+    };
+    let mut out = Explanation {
+        sha: oid.to_string(),
+        in_first_parent_history: position.is_some(),
+        in_date_window,
+        decision: "rejected",
+        reason: None,
+        reason_text: None,
+        detail: None,
+        duplicate_of: None,
+        candidate: None,
+    };
+    match decision {
+        Decision::Rejected { reason, detail } => {
+            out.reason = Some(reason);
+            out.reason_text = Some(reason.describe());
+            out.detail = Some(detail);
+        }
+        Decision::Kept(c) => {
+            out.decision = "kept";
+            let state = cfg.state_path();
+            if let (Some(pos), true) = (position, state.exists()) {
+                let mut store = Store::open(&state)?;
+                let (key, params) = run_key(cfg, &p);
+                let run = store.mine_run(&key, &params)?;
+                let earlier: HashSet<String> = p.chain[..pos]
+                    .iter()
+                    .filter(|(_, t)| in_window(cfg, *t))
+                    .map(|(o, _)| o.to_string())
+                    .collect();
+                let mut first: Option<(usize, String)> = None;
+                for r in store.commits(run)? {
+                    if r.kept
+                        && r.diff_hash.as_deref() == Some(c.diff_hash.as_str())
+                        && earlier.contains(&r.sha)
+                    {
+                        let at = p
+                            .chain
+                            .iter()
+                            .position(|(o, _)| o.to_string() == r.sha)
+                            .unwrap_or(usize::MAX);
+                        if first.as_ref().is_none_or(|(i, _)| at < *i) {
+                            first = Some((at, r.sha.clone()));
+                        }
+                    }
+                }
+                if let Some((_, sha)) = first {
+                    out.decision = "rejected";
+                    out.reason = Some(RejectReason::Duplicate);
+                    out.reason_text = Some(RejectReason::Duplicate.describe());
+                    out.detail = Some(format!("duplicate of {sha}"));
+                    out.duplicate_of = Some(sha);
+                }
+            }
+            out.candidate = Some(*c);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_urls() {
+        for u in [
+            "https://github.com/netty/netty.git",
+            "https://github.com/netty/netty",
+            "git@github.com:netty/netty.git",
+            "ssh://git@github.com/netty/netty",
+        ] {
+            assert_eq!(repo_name_from_url(u).as_deref(), Some("netty/netty"), "{u}");
+        }
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("2015-01-01", false).unwrap(), 1_420_070_400);
+        assert_eq!(parse_date("2015-01-01", true).unwrap(), 1_420_156_800);
+        assert_eq!(
+            parse_date("2015-01-01T01:00:00+01:00", false).unwrap(),
+            1_420_070_400
+        );
+        assert!(parse_date("yesterday", false).is_err());
+    }
+}

@@ -1,0 +1,665 @@
+//! Every rule of SPEC 2 on repositories built here with git2, for Java and for Python.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use etip_core::candidate::{Candidate, IssueLinkKind, Language};
+use etip_mine_git::{MineConfig, NoProgress, RejectReason, explain, mine};
+use git2::{Oid, Repository, Signature, Time};
+
+/// A repository with a work tree whose commits get increasing, fixed author dates.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    repo: Repository,
+    files: BTreeMap<String, String>,
+    clock: i64,
+    /// (commit, expected decision: None = kept)
+    expect: Vec<(Oid, Option<RejectReason>, &'static str)>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("demo");
+        let repo = Repository::init(&path).unwrap();
+        repo.remote("origin", "https://github.com/acme/demo.git")
+            .unwrap();
+        Self {
+            _dir: dir,
+            path,
+            repo,
+            files: BTreeMap::new(),
+            clock: 1_704_067_200, // 2024-01-01
+            expect: Vec::new(),
+        }
+    }
+
+    fn sig(&mut self) -> Signature<'static> {
+        self.clock += 3600;
+        Signature::new("Dev", "dev@example.com", &Time::new(self.clock, 60)).unwrap()
+    }
+
+    fn write_tree(&self) -> Oid {
+        let mut index = self.repo.index().unwrap();
+        index.clear().unwrap();
+        let root = self.path.clone();
+        // Mirror `files` on disk, then index everything.
+        for entry in walk(&root) {
+            let rel = entry
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if !self.files.contains_key(&rel) {
+                std::fs::remove_file(&entry).unwrap();
+            }
+        }
+        for (p, c) in &self.files {
+            let full = root.join(p);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, c).unwrap();
+            index.add_path(Path::new(p)).unwrap();
+        }
+        index.write().unwrap();
+        index.write_tree().unwrap()
+    }
+
+    fn commit_with_parents(&mut self, msg: &str, parents: &[Oid], update_head: bool) -> Oid {
+        let tree_id = self.write_tree();
+        let sig = self.sig();
+        let tree = self.repo.find_tree(tree_id).unwrap();
+        let parents: Vec<git2::Commit> = parents
+            .iter()
+            .map(|p| self.repo.find_commit(*p).unwrap())
+            .collect();
+        let refs: Vec<&git2::Commit> = parents.iter().collect();
+        let head = if update_head { Some("HEAD") } else { None };
+        self.repo
+            .commit(head, &sig, &sig, msg, &tree, &refs)
+            .unwrap()
+    }
+
+    fn head(&self) -> Option<Oid> {
+        self.repo.head().ok().and_then(|h| h.target())
+    }
+
+    /// Applies `changes` (path → Some(content) or None to delete) and commits on HEAD.
+    fn commit(
+        &mut self,
+        changes: &[(&str, Option<&str>)],
+        msg: &str,
+        expect: Option<RejectReason>,
+        label: &'static str,
+    ) -> Oid {
+        for (p, c) in changes {
+            match c {
+                Some(c) => self.files.insert(p.to_string(), c.to_string()),
+                None => self.files.remove(*p),
+            };
+        }
+        let parents: Vec<Oid> = self.head().into_iter().collect();
+        let oid = self.commit_with_parents(msg, &parents, true);
+        self.expect.push((oid, expect, label));
+        oid
+    }
+
+    fn mv(&mut self, from: &str, to: &str, content: Option<String>) -> (String, String) {
+        let c = self.files.remove(from).unwrap();
+        let c = content.unwrap_or(c);
+        self.files.insert(to.to_string(), c.clone());
+        (from.to_string(), c)
+    }
+
+    fn config(&self, lang: Language, out: &Path) -> MineConfig {
+        let mut cfg = MineConfig::new(self.path.clone(), lang, out.to_path_buf());
+        cfg.jobs = 2;
+        cfg
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n == ".git") {
+            continue;
+        }
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn java_class(pkg: &str, name: &str, body: &str) -> String {
+    format!("package {pkg};\n\nimport java.util.List;\n\npublic class {name} {{\n{body}\n}}\n")
+}
+
+const FOO_BODY: &str = "    private static final int LIMIT = 4;\n\n    private int bar(int x) {\n        return x + 1;\n    }\n\n    int baz() {\n        return 1;\n    }\n";
+
+fn read_candidates(path: &Path) -> Vec<Candidate> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn check_explanations(fx: &Fixture, cfg: &MineConfig) {
+    for (oid, expect, label) in &fx.expect {
+        let e = explain(cfg, &oid.to_string()).unwrap();
+        assert_eq!(e.reason, *expect, "{label}: {e:?}");
+        assert!(e.in_first_parent_history, "{label}");
+    }
+}
+
+#[test]
+fn java_rules() {
+    let mut fx = Fixture::new();
+    let foo = "core/src/main/java/a/Foo.java";
+    let foo_test = "core/src/test/java/a/FooTest.java";
+    let root = java_class("a", "Foo", FOO_BODY);
+    fx.commit(
+        &[
+            ("pom.xml", Some("<project/>")),
+            ("mvnw", Some("#!/bin/sh\n")),
+            ("core/pom.xml", Some("<project/>")),
+            (foo, Some(&root)),
+            (
+                foo_test,
+                Some(&java_class("a", "FooTest", "    void t() {}\n")),
+            ),
+        ],
+        "Initial import",
+        Some(RejectReason::NonSourceFile),
+        "root with pom.xml",
+    );
+    fx.commit(
+        &[(
+            foo_test,
+            Some(&java_class("a", "FooTest", "    void t() { t(); }\n")),
+        )],
+        "Test only",
+        Some(RejectReason::TestFile),
+        "test-only",
+    );
+    let v1 = root.replace("return x + 1;", "return x + 2;");
+    fx.commit(
+        &[
+            (foo, Some(&v1)),
+            (
+                foo_test,
+                Some(&java_class("a", "FooTest", "    void t() { }\n")),
+            ),
+        ],
+        "Source and test",
+        Some(RejectReason::TestFile),
+        "mixed source/test",
+    );
+    let many: Vec<(String, String)> = (0..21)
+        .map(|i| {
+            (
+                format!("core/src/main/java/a/Util{i}.java"),
+                java_class(
+                    "a",
+                    &format!("Util{i}"),
+                    &format!("    int f() {{ return {i}; }}\n"),
+                ),
+            )
+        })
+        .collect();
+    let changes: Vec<(&str, Option<&str>)> = many
+        .iter()
+        .map(|(p, c)| (p.as_str(), Some(c.as_str())))
+        .collect();
+    fx.commit(
+        &changes,
+        "Add utils",
+        Some(RejectReason::TooManyFiles),
+        "21 files",
+    );
+    let commented = v1.replace(
+        "        return x + 2;",
+        "        // add two\n        return x + 2; /* fast */",
+    );
+    fx.commit(
+        &[(foo, Some(&commented))],
+        "Comment",
+        Some(RejectReason::WhitespaceOrCommentOnly),
+        "comment-only",
+    );
+    // Rename-only: a file moved unchanged, and a file moved with only its package changed.
+    fx.mv(
+        "core/src/main/java/a/Util0.java",
+        "core/src/main/java/b/Util0.java",
+        None,
+    );
+    let util1 = fx.files["core/src/main/java/a/Util1.java"].replace("package a;", "package b;");
+    fx.mv(
+        "core/src/main/java/a/Util1.java",
+        "core/src/main/java/b/Util1.java",
+        Some(util1),
+    );
+    fx.commit(
+        &[],
+        "Move utils",
+        Some(RejectReason::RenameOnly),
+        "rename-only",
+    );
+    let imported = commented.replace(
+        "import java.util.List;",
+        "import java.util.List;\nimport java.util.Map;",
+    );
+    fx.commit(
+        &[(foo, Some(&imported))],
+        "Imports",
+        Some(RejectReason::ImportOnly),
+        "import-only",
+    );
+    let sig = imported.replace("private int bar(int x)", "protected int bar(int x)");
+    fx.commit(
+        &[(foo, Some(&sig))],
+        "Visibility",
+        Some(RejectReason::NoBodyChange),
+        "modifier-only",
+    );
+    let body = sig.replace("return x + 2;", "return x << 1;");
+    let body_sha = fx.commit(
+        &[(foo, Some(&body))],
+        "Speed up Foo.bar\n\nUses UTF-8 and Java-17 APIs. Fixes #12 and GH-13, see DEMO-77 and https://github.com/acme/demo/issues/14",
+        None,
+        "body change",
+    );
+    let squash = body.replace("return 1;", "return 2;");
+    let squash_sha = fx.commit(
+        &[(foo, Some(&squash))],
+        "Faster baz (#34)",
+        None,
+        "squash PR",
+    );
+    // A merged pull request: side commit, then a merge commit diffed against its first parent.
+    let main_tip = fx.head().unwrap();
+    let merged = squash.replace("LIMIT = 4;", "LIMIT = 8;");
+    fx.files.insert(foo.to_string(), merged.clone());
+    let side = fx.commit_with_parents("Tune limit", &[main_tip], false);
+    let merge = fx.commit_with_parents(
+        "Merge pull request #56 from dev/limit\n\nTune limit, fixes #55",
+        &[main_tip, side],
+        true,
+    );
+    fx.expect.push((merge, None, "merge PR"));
+    // Duplicates: 2 -> 3, back to 2, then 2 -> 3 again.
+    let three = merged.replace("return 2;", "return 3;");
+    let first = fx.commit(
+        &[(foo, Some(&three))],
+        "Return three",
+        None,
+        "first of a duplicate pair",
+    );
+    fx.commit(&[(foo, Some(&merged))], "Revert", None, "revert");
+    let dup = fx.commit(
+        &[(foo, Some(&three))],
+        "Return three again",
+        Some(RejectReason::Duplicate),
+        "duplicate",
+    );
+    let tip = fx.head().unwrap();
+    let empty = {
+        let parents = [tip];
+        fx.commit_with_parents("Empty", &parents, true)
+    };
+    fx.expect
+        .push((empty, Some(RejectReason::EmptyDiff), "empty commit"));
+
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("candidates.jsonl");
+    let cfg = fx.config(Language::Java, &out);
+    let summary = mine(&cfg, &mut NoProgress).unwrap();
+    assert_eq!(summary.commits_scanned, fx.expect.len() as u64);
+    assert_eq!(summary.repo.as_deref(), Some("acme/demo"));
+    assert_eq!(summary.build_tools, vec!["mvnw", "pom.xml"]);
+    assert!(summary.build_tool_supported);
+    let mut expected_counts: BTreeMap<RejectReason, u64> =
+        RejectReason::ALL.into_iter().map(|r| (r, 0)).collect();
+    for (_, r, _) in &fx.expect {
+        if let Some(r) = r {
+            *expected_counts.get_mut(r).unwrap() += 1;
+        }
+    }
+    assert_eq!(summary.rejected, expected_counts);
+    check_explanations(&fx, &cfg);
+
+    let cands = read_candidates(&out);
+    let shas: Vec<&str> = cands.iter().map(|c| c.patched_commit.as_str()).collect();
+    let expect_kept: Vec<String> = fx
+        .expect
+        .iter()
+        .filter(|(_, r, _)| r.is_none())
+        .map(|(o, _, _)| o.to_string())
+        .collect();
+    assert_eq!(
+        shas, expect_kept,
+        "history order, oldest first, duplicates folded"
+    );
+    assert_eq!(summary.candidates, cands.len() as u64);
+
+    let c = &cands[0];
+    assert_eq!(c.patched_commit, body_sha.to_string());
+    assert_eq!(c.id, format!("acme__demo-{}", &body_sha.to_string()[..12]));
+    assert_eq!(c.repo.as_deref(), Some("acme/demo"));
+    assert_eq!(c.language, Language::Java);
+    assert_eq!(c.changed_files, vec![foo.to_string()]);
+    assert_eq!(c.changed_modules, vec!["core".to_string()]);
+    assert_eq!(c.changed_functions, vec!["a.Foo#bar".to_string()]);
+    assert_eq!(
+        (
+            c.diff_stats.files,
+            c.diff_stats.insertions,
+            c.diff_stats.deletions
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(c.author_date, "2024-01-01T10:00:00+01:00");
+    let links: Vec<(IssueLinkKind, Option<u64>, Option<&str>)> = c
+        .issues
+        .iter()
+        .map(|i| (i.kind, i.number, i.key.as_deref()))
+        .collect();
+    assert_eq!(
+        links,
+        vec![
+            (IssueLinkKind::ClosingKeyword, Some(12), None),
+            (IssueLinkKind::ClosingKeyword, Some(13), None),
+            (IssueLinkKind::Url, Some(14), None),
+            (IssueLinkKind::JiraKey, None, Some("DEMO-77")),
+        ],
+        "UTF-8 and Java-17 are not issue 8 or 17"
+    );
+    assert_eq!(c.pr_number, None);
+
+    let s = cands
+        .iter()
+        .find(|c| c.patched_commit == squash_sha.to_string())
+        .unwrap();
+    assert_eq!(s.pr_number, Some(34));
+    assert!(s.issues.is_empty());
+    assert_eq!(s.changed_functions, vec!["a.Foo#baz".to_string()]);
+
+    let m = cands
+        .iter()
+        .find(|c| c.patched_commit == merge.to_string())
+        .unwrap();
+    assert_eq!(m.pr_number, Some(56));
+    assert_eq!(m.base_commit, main_tip.to_string());
+    assert_eq!(m.changed_functions, vec!["a.Foo#LIMIT".to_string()]);
+    assert_eq!(m.issues.len(), 1);
+    assert_eq!(m.issues[0].number, Some(55));
+
+    let d = cands
+        .iter()
+        .find(|c| c.patched_commit == first.to_string())
+        .unwrap();
+    assert_eq!(d.duplicates, vec![dup.to_string()]);
+    let e = explain(&cfg, &dup.to_string()).unwrap();
+    assert_eq!(e.duplicate_of.as_deref(), Some(first.to_string().as_str()));
+
+    // Without the semantic rule, the comment/rename/import/modifier commits are kept.
+    let out2 = out_dir.path().join("no-semantic.jsonl");
+    let mut cfg2 = fx.config(Language::Java, &out2);
+    cfg2.semantic = false;
+    let s2 = mine(&cfg2, &mut NoProgress).unwrap();
+    assert_eq!(s2.candidates, summary.candidates + 4);
+    assert!(
+        read_candidates(&out2)
+            .iter()
+            .all(|c| c.changed_functions.is_empty())
+    );
+
+    // The output does not depend on the number of jobs.
+    let out1 = out_dir.path().join("one-job.jsonl");
+    let mut cfg1 = fx.config(Language::Java, &out1);
+    cfg1.jobs = 1;
+    mine(&cfg1, &mut NoProgress).unwrap();
+    assert_eq!(std::fs::read(&out1).unwrap(), std::fs::read(&out).unwrap());
+
+    // A second run with the same settings decides nothing again and writes the same file.
+    let before = std::fs::read(&out).unwrap();
+    let again = mine(&cfg, &mut NoProgress).unwrap();
+    assert_eq!(again.resumed, again.commits_scanned);
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+
+    // The date window.
+    let mut cfg3 = fx.config(Language::Java, &out_dir.path().join("window.jsonl"));
+    cfg3.until = Some(1_704_067_200 + 5 * 3600);
+    let s3 = mine(&cfg3, &mut NoProgress).unwrap();
+    assert_eq!(s3.commits_scanned, 4);
+    assert_eq!(s3.outside_window, fx.expect.len() as u64 - 4);
+    let e = explain(&cfg3, &body_sha.to_string()).unwrap();
+    assert_eq!(e.reason, Some(RejectReason::OutsideDateWindow));
+}
+
+const CORE_PY: &str = "\"\"\"Core.\"\"\"\nimport os\n\nLIMIT = 4\n\n\nclass Session:\n    timeout = 5\n\n    def send(self, req):\n        \"\"\"Send.\"\"\"\n        return req + 1\n\n\ndef helper(x):\n    return x * 2\n";
+
+#[test]
+fn python_rules() {
+    let mut fx = Fixture::new();
+    let core = "src/demo/core.py";
+    fx.commit(
+        &[
+            ("pyproject.toml", Some("[project]\nname='demo'\n")),
+            ("src/demo/__init__.py", Some("")),
+            (core, Some(CORE_PY)),
+            (
+                "tests/test_core.py",
+                Some("def test_x():\n    assert True\n"),
+            ),
+        ],
+        "Initial",
+        Some(RejectReason::NonSourceFile),
+        "root",
+    );
+    fx.commit(
+        &[("tests/test_core.py", Some("def test_x():\n    assert 1\n"))],
+        "Test only",
+        Some(RejectReason::TestFile),
+        "test-only",
+    );
+    fx.commit(
+        &[("conftest.py", Some("import pytest\n"))],
+        "Fixtures",
+        Some(RejectReason::TestFile),
+        "conftest",
+    );
+    let v1 = CORE_PY.replace("return x * 2", "return x << 1");
+    fx.commit(
+        &[
+            (core, Some(&v1)),
+            (
+                "src/demo/helpers_test.py",
+                Some("def test_h():\n    pass\n"),
+            ),
+        ],
+        "Mixed",
+        Some(RejectReason::TestFile),
+        "mixed source/test",
+    );
+    let many: Vec<(String, String)> = (0..21)
+        .map(|i| {
+            (
+                format!("src/demo/m{i}.py"),
+                format!("def f():\n    return {i}\n"),
+            )
+        })
+        .collect();
+    let changes: Vec<(&str, Option<&str>)> = many
+        .iter()
+        .map(|(p, c)| (p.as_str(), Some(c.as_str())))
+        .collect();
+    fx.commit(
+        &changes,
+        "Many",
+        Some(RejectReason::TooManyFiles),
+        "21 files",
+    );
+    let doc = v1
+        .replace("\"\"\"Send.\"\"\"", "\"\"\"Send a request.\"\"\"  # doc")
+        .replace("LIMIT = 4", "LIMIT = 4  # max");
+    fx.commit(
+        &[(core, Some(&doc))],
+        "Docs",
+        Some(RejectReason::WhitespaceOrCommentOnly),
+        "docstring/comment-only",
+    );
+    fx.mv("src/demo/m0.py", "src/demo/sub/m0.py", None);
+    fx.commit(
+        &[],
+        "Move m0",
+        Some(RejectReason::RenameOnly),
+        "rename-only",
+    );
+    let imports = doc.replace("import os\n", "import os\nimport sys\n");
+    fx.commit(
+        &[(core, Some(&imports))],
+        "Imports",
+        Some(RejectReason::ImportOnly),
+        "import-only",
+    );
+    let base = imports.replace("class Session:", "class Session(object):");
+    fx.commit(
+        &[(core, Some(&base))],
+        "New-style class",
+        Some(RejectReason::NoBodyChange),
+        "class header only",
+    );
+    let body = base
+        .replace("return req + 1", "return req")
+        .replace("import os\nimport sys\n", "import os\n");
+    let body_sha = fx.commit(
+        &[(core, Some(&body))],
+        "Avoid an addition in send\n\nDecode as UTF-8. Closes #21, related to #22. PROJ-9",
+        None,
+        "body change",
+    );
+    let attr = body.replace("timeout = 5", "timeout = 6");
+    let squash_sha = fx.commit(
+        &[(core, Some(&attr))],
+        "Shorter timeout (#40)",
+        None,
+        "squash",
+    );
+    let lazy = attr
+        .replace("import os\n", "")
+        .replace("    return x << 1", "    import os\n    return x << 1");
+    let lazy_sha = fx.commit(
+        &[(core, Some(&lazy))],
+        "Import os lazily",
+        None,
+        "lazy import",
+    );
+    let first = fx.commit(
+        &[(core, Some(&lazy.replace("LIMIT = 4", "LIMIT = 5")))],
+        "Limit 5",
+        None,
+        "first of a duplicate pair",
+    );
+    fx.commit(&[(core, Some(&lazy))], "Limit 4", None, "revert");
+    let dup = fx.commit(
+        &[(core, Some(&lazy.replace("LIMIT = 4", "LIMIT = 5")))],
+        "Limit 5 again",
+        Some(RejectReason::Duplicate),
+        "duplicate",
+    );
+
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("py.jsonl");
+    let cfg = fx.config(Language::Python, &out);
+    let summary = mine(&cfg, &mut NoProgress).unwrap();
+    assert_eq!(summary.commits_scanned, fx.expect.len() as u64);
+    assert_eq!(summary.build_tools, vec!["pyproject.toml"]);
+    assert!(summary.build_tool_supported);
+    check_explanations(&fx, &cfg);
+    let cands = read_candidates(&out);
+    let c = cands
+        .iter()
+        .find(|c| c.patched_commit == body_sha.to_string())
+        .unwrap();
+    assert_eq!(c.language, Language::Python);
+    assert_eq!(c.changed_modules, vec!["demo".to_string()]);
+    assert_eq!(
+        c.changed_functions,
+        vec!["demo.core.Session.send".to_string()]
+    );
+    let links: Vec<(IssueLinkKind, Option<u64>, Option<&str>)> = c
+        .issues
+        .iter()
+        .map(|i| (i.kind, i.number, i.key.as_deref()))
+        .collect();
+    assert_eq!(
+        links,
+        vec![
+            (IssueLinkKind::ClosingKeyword, Some(21), None),
+            (IssueLinkKind::BareReference, Some(22), None),
+            (IssueLinkKind::JiraKey, None, Some("PROJ-9")),
+        ]
+    );
+    let s = cands
+        .iter()
+        .find(|c| c.patched_commit == squash_sha.to_string())
+        .unwrap();
+    assert_eq!(s.pr_number, Some(40));
+    assert_eq!(
+        s.changed_functions,
+        vec!["demo.core.Session.timeout".to_string()]
+    );
+    let l = cands
+        .iter()
+        .find(|c| c.patched_commit == lazy_sha.to_string())
+        .unwrap();
+    assert_eq!(l.changed_functions, vec!["demo.core.helper".to_string()]);
+    let d = cands
+        .iter()
+        .find(|c| c.patched_commit == first.to_string())
+        .unwrap();
+    assert_eq!(d.changed_functions, vec!["demo.core.LIMIT".to_string()]);
+    assert_eq!(d.duplicates, vec![dup.to_string()]);
+}
+
+#[test]
+fn bare_repository_and_unknown_remote() {
+    let mut fx = Fixture::new();
+    fx.repo.remote_delete("origin").unwrap();
+    let foo = "src/main/java/a/Foo.java";
+    let root = java_class("a", "Foo", FOO_BODY);
+    fx.commit(&[(foo, Some(&root))], "Initial", None, "root");
+    let sha = fx.commit(
+        &[(foo, Some(&root.replace("return 1;", "return 0;")))],
+        "Zero",
+        None,
+        "body",
+    );
+    let bare_dir = tempfile::tempdir().unwrap();
+    let mut builder = git2::build::RepoBuilder::new();
+    builder.bare(true);
+    let bare2 = bare_dir.path().join("other.git");
+    builder
+        .clone(&format!("file://{}", fx.path.display()), &bare2)
+        .unwrap();
+    let r = Repository::open(&bare2).unwrap();
+    assert!(r.is_bare());
+    r.remote_delete("origin").unwrap();
+    let out = bare_dir.path().join("c.jsonl");
+    let cfg = MineConfig {
+        jobs: 1,
+        ..MineConfig::new(bare2.clone(), Language::Java, out.clone())
+    };
+    let summary = mine(&cfg, &mut NoProgress).unwrap();
+    assert_eq!(summary.candidates, 2);
+    let cands = read_candidates(&out);
+    assert_eq!(cands[1].id, format!("other-{}", &sha.to_string()[..12]));
+    assert_eq!(cands[1].repo, None);
+    assert_eq!(cands[0].base_commit, "0".repeat(40));
+}
