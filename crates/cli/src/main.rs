@@ -19,12 +19,21 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Offline base image for `etip build` (debootstrap, imported through the Docker API).
+    BaseImage(cmd::base_image::Args),
+    /// Build one Docker image per ETIP with both versions built.
+    Build(cmd::build::Args),
+    /// Remove the images and containers etip created.
+    Clean(cmd::clean::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cmd::init_logging(cli.verbose);
     let result = match cli.command {
+        Command::BaseImage(args) => cmd::base_image::run(args),
+        Command::Build(args) => cmd::build::run(args),
+        Command::Clean(args) => cmd::clean::run(args),
     };
     cmd::finish(result)
 }

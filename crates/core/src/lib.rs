@@ -2,3 +2,4 @@
 //!
 //! This crate does no I/O; it only defines the serde schemas that travel between etip's stages as
 //! JSON/JSONL files.
+pub mod instance;

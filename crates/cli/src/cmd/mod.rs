@@ -1,5 +1,9 @@
 //! One module per subcommand; each exposes `Args` (clap derive) and `run(args) -> anyhow::Result<()>`.
 
+pub mod base_image;
+pub mod build;
+pub mod clean;
+
 use std::process::ExitCode;
 
 /// Errors that a user caused (bad input): reported with exit code 2.
