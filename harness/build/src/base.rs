@@ -181,7 +181,7 @@ impl Drop for FileLock {
     }
 }
 
-static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static IN_PROCESS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Returns the base image for `cfg`, bootstrapping and importing it when it does not exist yet.
 /// `on_line` receives progress lines (debootstrap output, import status).
@@ -201,7 +201,7 @@ pub async fn bootstrap(
             secs: 0.0,
         });
     }
-    let _guard = IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = IN_PROCESS.lock().await;
     let _lock = FileLock::acquire(std::env::temp_dir().join(format!("etip-bootstrap-{key}.lock")))?;
     if !force && let Some(img) = engine.image(&tag).await? {
         return Ok(BaseImage {

@@ -17,7 +17,7 @@
 //! command = "auto"              # ./mvnw when present, else mvn
 //! args = ["-o", "-B", "-Dmaven.repo.local=/opt/etip/m2"]
 //! settings = ""                 # path of a settings.xml copied into the image (-s)
-//! env_setup = ["cp -a /usr/share/maven-repo /opt/etip/m2"]
+//! env_setup = ["cp -rs /usr/share/maven-repo /opt/etip/m2"]
 //! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]
 //! compile_goals = ["test-compile"]
 //!
@@ -128,7 +128,7 @@ impl Default for JavaConfig {
                 .map(String::from)
                 .to_vec(),
             settings: String::new(),
-            env_setup: vec!["cp -a /usr/share/maven-repo /opt/etip/m2".into()],
+            env_setup: vec!["cp -rs /usr/share/maven-repo /opt/etip/m2".into()],
             resolve_goals: [
                 "test",
                 "-DfailIfNoTests=false",

@@ -260,7 +260,7 @@ mod tests {
         let p = instance_script(&cfg, Language::Python);
         assert!(p.contains("pip install --no-build-isolation --no-deps -e ."));
         let e = env_script(&cfg, Language::Java, "17");
-        assert!(e.contains("cp -a /usr/share/maven-repo /opt/etip/m2"));
+        assert!(e.contains("cp -rs /usr/share/maven-repo /opt/etip/m2"));
         assert!(e.contains("test -DfailIfNoTests=false"));
     }
 
