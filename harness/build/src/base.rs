@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 
 /// Bumped whenever the bootstrap recipe (not its inputs) changes.
 pub const RECIPE_VERSION: &str = "base-1";
-/// Repository of bootstrapped base images (shared by all namespaces).
-pub const BASE_REPO: &str = "etip/base";
 const APT_SOURCES: &str = "/etc/apt/sources.list.d/debian.sources";
 
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +107,10 @@ pub fn base_tag(cfg: &BootstrapConfig) -> Result<(String, String), BootstrapErro
         h.update([0]);
     }
     let key = hex::encode(h.finalize())[..12].to_string();
-    Ok((key.clone(), format!("{BASE_REPO}:{}-{key}", cfg.suite)))
+    Ok((
+        key.clone(),
+        format!("{}:{}-{key}", cfg.repository, cfg.suite),
+    ))
 }
 
 fn is_root() -> bool {
@@ -303,7 +304,8 @@ pub async fn bootstrap(
     let (repo, tag_part) = tag.split_once(':').expect("base tags are repo:tag");
     let changes = vec![
         format!(
-            "LABEL {LABEL_MANAGED}=true {LABEL_KIND}=base {LABEL_NAMESPACE}=etip etip.key={key} etip.suite={}",
+            "LABEL {LABEL_MANAGED}=true {LABEL_KIND}=base {LABEL_NAMESPACE}={} etip.key={key} etip.suite={}",
+            cfg.repository.split('/').next().unwrap_or("etip"),
             cfg.suite
         ),
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8"

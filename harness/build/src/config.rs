@@ -3,9 +3,13 @@
 //! ```toml
 //! namespace = "etip"            # image repositories etip/<kind> and label etip.namespace
 //! timeout_secs = 1800           # per layer build
-//! env_network = "none"          # network of the env layer's RUN steps ("bridge" to download deps)
+//! env_network = "none"          # network of the env layer build ("bridge" to download deps)
+//! build_cpus = 0.0              # CPUs of a layer build container (0: all)
+//! build_memory_mb = 4096        # memory of a layer build container
+//! parallel_versions = true      # build the original and patched trees at the same time
 //!
 //! [bootstrap]
+//! repository = "etip/base"     # tag etip/base:<suite>-<content key>
 //! suite = "bookworm"
 //! packages = ["openjdk-17-jdk-headless", "maven", ...]
 //! mirror = ""                   # empty: the URIs of /etc/apt/sources.list.d/debian.sources
@@ -41,6 +45,9 @@ pub struct BuildConfig {
     pub namespace: String,
     pub timeout_secs: u64,
     pub env_network: String,
+    pub build_cpus: f64,
+    pub build_memory_mb: u64,
+    pub parallel_versions: bool,
     pub bootstrap: BootstrapConfig,
     pub java: JavaConfig,
     pub python: PythonConfig,
@@ -49,6 +56,9 @@ pub struct BuildConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BootstrapConfig {
+    /// Image repository of the bootstrapped image; its first component is the image's namespace
+    /// label. Shared by every namespace that uses the default.
+    pub repository: String,
     pub suite: String,
     pub packages: Vec<String>,
     /// Debian mirror; empty means "read it from the machine's apt sources".
@@ -84,6 +94,9 @@ impl Default for BuildConfig {
             namespace: "etip".into(),
             timeout_secs: 1800,
             env_network: "none".into(),
+            build_cpus: 0.0,
+            build_memory_mb: 4096,
+            parallel_versions: true,
             bootstrap: BootstrapConfig::default(),
             java: JavaConfig::default(),
             python: PythonConfig::default(),
@@ -94,6 +107,7 @@ impl Default for BuildConfig {
 impl Default for BootstrapConfig {
     fn default() -> Self {
         BootstrapConfig {
+            repository: "etip/base".into(),
             suite: "bookworm".into(),
             packages: [
                 "openjdk-17-jdk-headless",

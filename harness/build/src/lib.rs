@@ -36,8 +36,8 @@ use etip_core::instance::{
     BuildOutcome, FailureKind, InstanceStatus, Language, Layer, LayerKind, Toolchain,
 };
 use etip_docker::{
-    BuildSpec, CleanFilter, CleanReport, Engine, EngineError, LABEL_KIND, LABEL_MANAGED,
-    LABEL_NAMESPACE,
+    CleanFilter, CleanReport, Engine, EngineError, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE,
+    LayerSpec, Limits,
 };
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -272,8 +272,9 @@ impl Builder {
         ))?)
     }
 
-    /// Removes containers and images of this builder's namespace. `include_base` also removes
-    /// bootstrapped base images (shared by all namespaces: only when `namespace` is `None`).
+    /// Removes etip's labelled containers and images of `namespace` (every namespace when `None`),
+    /// containers first. Bootstrapped base images are kept unless `include_base` (the default base
+    /// image carries namespace `etip` and is shared: tests clean their own namespace only).
     pub fn clean(
         &self,
         namespace: Option<&str>,
@@ -500,21 +501,33 @@ impl Builder {
             let _held = env_lock.lock().unwrap_or_else(|p| p.into_inner());
             self.layer(LayerKind::Env, &env_tag, base.size_bytes, log, || {
                 let mut b = tar::Builder::new(Vec::new());
-                append_bytes(&mut b, "Dockerfile", env_dockerfile.as_bytes(), 0o644)?;
-                append_bytes(&mut b, "etip/env.sh", env_script.as_bytes(), 0o755)?;
+                append_dir(&mut b, "opt/etip/scripts")?;
+                append_bytes(
+                    &mut b,
+                    "opt/etip/scripts/env.sh",
+                    env_script.as_bytes(),
+                    0o755,
+                )?;
                 if let Some(s) = &settings {
-                    append_bytes(&mut b, "etip/settings.xml", s, 0o644)?;
+                    append_bytes(&mut b, "opt/etip/scripts/settings.xml", s, 0o644)?;
                 }
-                append_dir(&mut b, "src")?;
+                append_dir(&mut b, "opt/etip/env-src")?;
                 for d in &descriptors {
                     let content = repo.blob(&d.blob).map_err(|e| e.to_string())?;
                     let mode = if d.mode == "100755" { 0o755 } else { 0o644 };
-                    append_bytes(&mut b, &format!("src/{}", d.path), &content, mode)?;
+                    append_bytes(
+                        &mut b,
+                        &format!("opt/etip/env-src/{}", d.path),
+                        &content,
+                        mode,
+                    )?;
                 }
                 let ctx = b.into_inner().map_err(|e| e.to_string())?;
-                Ok(BuildSpec {
+                Ok(LayerSpec {
+                    parent: base.tag.clone(),
                     tag: env_tag.clone(),
-                    dockerfile: "Dockerfile".into(),
+                    cmd: vec!["sh".into(), "/opt/etip/scripts/env.sh".into()],
+                    workdir: "/work".into(),
                     labels: labels(
                         ns,
                         "env",
@@ -525,8 +538,8 @@ impl Builder {
                             ("etip.toolchain", version.clone()),
                         ],
                     ),
-                    network: self.cfg.env_network.clone(),
-                    timeout: Duration::from_secs(self.cfg.timeout_secs),
+                    network_enabled: self.cfg.env_network != "none",
+                    limits: self.build_limits(),
                 }
                 .with_context(ctx))
             })
@@ -576,19 +589,14 @@ impl Builder {
                     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
                     let o = tmp.path().join("original.tar");
                     let p = tmp.path().join("patched.tar");
-                    repo.archive(&base_commit, "original/", &o)
+                    repo.archive(&base_commit, "work/original/", &o)
                         .map_err(|e| e.to_string())?;
-                    repo.archive(&patched_commit, "patched/", &p)
+                    repo.archive(&patched_commit, "work/patched/", &p)
                         .map_err(|e| e.to_string())?;
                     let mut b = tar::Builder::new(Vec::new());
-                    append_dir(&mut b, ".etip")?;
-                    append_bytes(
-                        &mut b,
-                        ".etip/Dockerfile",
-                        inst_dockerfile.as_bytes(),
-                        0o644,
-                    )?;
-                    append_bytes(&mut b, ".etip/build.sh", inst_script.as_bytes(), 0o755)?;
+                    append_dir(&mut b, "work")?;
+                    append_dir(&mut b, "work/.etip")?;
+                    append_bytes(&mut b, "work/.etip/build.sh", inst_script.as_bytes(), 0o755)?;
                     let mut files = 0usize;
                     let mut bytes = 0u64;
                     for t in [&o, &p] {
@@ -601,9 +609,11 @@ impl Builder {
                     "instance context: {files} files, {bytes} bytes of sources, {} bytes of tar\n",
                     ctx.len()
                 ));
-                    Ok(BuildSpec {
+                    Ok(LayerSpec {
+                        parent: env_layer.tag.clone(),
                         tag: inst_tag.clone(),
-                        dockerfile: ".etip/Dockerfile".into(),
+                        cmd: vec!["sh".into(), "/work/.etip/build.sh".into()],
+                        workdir: "/work".into(),
                         labels: labels(
                             ns,
                             "instance",
@@ -615,8 +625,8 @@ impl Builder {
                                 ("etip.patched_commit", patched_commit.clone()),
                             ],
                         ),
-                        network: "none".into(),
-                        timeout: Duration::from_secs(self.cfg.timeout_secs),
+                        network_enabled: false,
+                        limits: self.build_limits(),
                     }
                     .with_context(ctx))
                 },
@@ -637,6 +647,23 @@ impl Builder {
         status.image = Some(inst_layer.tag.clone());
         status.layers.push(inst_layer);
         Ok(())
+    }
+
+    /// Limits of a layer build: all CPUs, the configured memory and time.
+    fn build_limits(&self) -> Limits {
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1) as f64;
+        Limits {
+            cpus: if self.cfg.build_cpus > 0.0 {
+                self.cfg.build_cpus.min(cpus)
+            } else {
+                cpus
+            },
+            memory_bytes: (self.cfg.build_memory_mb as i64) << 20,
+            timeout: Duration::from_secs(self.cfg.timeout_secs),
+            pids: 8192,
+        }
     }
 
     /// Chooses the toolchain version and the base image reference for a language.
@@ -793,7 +820,7 @@ impl Builder {
         tag: &str,
         parent_size: i64,
         log: &mut String,
-        make: impl FnOnce() -> Result<(BuildSpec, Vec<u8>), String>,
+        make: impl FnOnce() -> Result<(LayerSpec, Vec<u8>), String>,
     ) -> Result<Layer, LayerFailure> {
         let existing = self
             .rt
@@ -811,7 +838,7 @@ impl Builder {
                 let mut lines = String::new();
                 let result =
                     self.rt
-                        .block_on(self.engine.build_image(&spec, ctx, &mut |l: &str| {
+                        .block_on(self.engine.build_layer(&spec, ctx, &mut |l: &str| {
                             lines.push_str(l);
                             lines.push('\n');
                         }));
@@ -848,11 +875,11 @@ fn detect_version_key(v: &str) -> Vec<u64> {
 }
 
 trait WithContext {
-    fn with_context(self, ctx: Vec<u8>) -> (BuildSpec, Vec<u8>);
+    fn with_context(self, ctx: Vec<u8>) -> (LayerSpec, Vec<u8>);
 }
 
-impl WithContext for BuildSpec {
-    fn with_context(self, ctx: Vec<u8>) -> (BuildSpec, Vec<u8>) {
+impl WithContext for LayerSpec {
+    fn with_context(self, ctx: Vec<u8>) -> (LayerSpec, Vec<u8>) {
         (self, ctx)
     }
 }
@@ -916,10 +943,15 @@ fn classify_instance_failure(f: LayerFailure) -> Failure {
             } else {
                 "patched"
             };
-            let section = log
-                .rfind(&format!("etip: building {which}"))
-                .map(|at| &log[at..])
-                .unwrap_or(&log);
+            let marker = format!("etip: building {which}");
+            let section = match log.rfind(&marker) {
+                Some(at) => {
+                    let rest = &log[at + marker.len()..];
+                    let end = rest.find("etip: building ").unwrap_or(rest.len());
+                    &log[at..at + marker.len() + end]
+                }
+                None => &log,
+            };
             let detail = format!("{e}\n{}", tail(section, 40));
             if is_dependency_failure(section) {
                 Failure {

@@ -78,12 +78,14 @@ fn maven_command(cfg: &BuildConfig) -> String {
     }
 }
 
-/// Dockerfile of the env layer (context: `etip/` scripts, `src/` descriptors).
+/// The env layer as an equivalent Dockerfile (written to the log folder and part of the content
+/// key). etip builds it in one container and commits it ([`etip_docker::Engine::build_layer`]):
+/// the context holds `opt/etip/scripts/` and `opt/etip/env-src/` (the build descriptors).
 pub fn env_dockerfile(base: &str) -> String {
     format!(
-        "FROM {base}\n\
-         COPY etip/ /opt/etip/scripts/\n\
-         COPY src/ /opt/etip/env-src/\n\
+        "# equivalent Dockerfile: etip runs the script in one container and commits it\n\
+         FROM {base}\n\
+         COPY opt/ /opt/\n\
          RUN sh /opt/etip/scripts/env.sh\n"
     )
 }
@@ -138,9 +140,13 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
     s
 }
 
-/// Dockerfile of the instance layer (context: `original/`, `patched/`, `.etip/`).
+/// The instance layer as an equivalent Dockerfile (context: `work/original/`, `work/patched/`,
+/// `work/.etip/build.sh`).
 pub fn instance_dockerfile(env: &str) -> String {
-    format!("FROM {env}\nCOPY . /work/\nRUN sh /work/.etip/build.sh\n")
+    format!(
+        "# equivalent Dockerfile: etip runs the script in one container and commits it\n\
+         FROM {env}\nCOPY work/ /work/\nRUN sh /work/.etip/build.sh\n"
+    )
 }
 
 /// Script of the instance layer: builds the original, then the patched tree.
@@ -180,9 +186,25 @@ pub fn instance_script(cfg: &BuildConfig, lang: Language) -> String {
             ));
         }
     }
-    s.push_str(&format!(
-        "build original {EXIT_ORIGINAL}\nbuild patched {EXIT_PATCHED}\necho 'etip: both versions built'\n"
-    ));
+    if cfg.parallel_versions {
+        s.push_str(&format!(
+            "build original {EXIT_ORIGINAL} > /tmp/etip-original.log 2>&1 &\n\
+             po=$!\n\
+             build patched {EXIT_PATCHED} > /tmp/etip-patched.log 2>&1 &\n\
+             pp=$!\n\
+             wait $po; ro=$?\n\
+             wait $pp; rp=$?\n\
+             cat /tmp/etip-original.log /tmp/etip-patched.log\n\
+             rm -f /tmp/etip-original.log /tmp/etip-patched.log\n\
+             [ $ro -eq 0 ] || exit $ro\n\
+             [ $rp -eq 0 ] || exit $rp\n"
+        ));
+    } else {
+        s.push_str(&format!(
+            "build original {EXIT_ORIGINAL}\nbuild patched {EXIT_PATCHED}\n"
+        ));
+    }
+    s.push_str("echo 'etip: both versions built'\n");
     s
 }
 

@@ -120,6 +120,24 @@ pub struct BuildSpec {
     pub timeout: Duration,
 }
 
+/// An image layer built by running a command in one container ([`Engine::build_layer`]).
+#[derive(Debug, Clone)]
+pub struct LayerSpec {
+    /// Image the layer is built on.
+    pub parent: String,
+    /// Full tag of the new image (`repo:tag`).
+    pub tag: String,
+    /// The command that builds the layer (after the context is extracted at `/`).
+    pub cmd: Vec<String>,
+    pub labels: HashMap<String, String>,
+    /// Working directory of the new image.
+    pub workdir: String,
+    /// Resource and time limits of the build.
+    pub limits: Limits,
+    /// Network for the build; off unless set.
+    pub network_enabled: bool,
+}
+
 /// Resource limits of a container.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
@@ -374,6 +392,127 @@ impl Engine {
                 log: String::new(),
             })?;
         Ok(info.id)
+    }
+
+    /// Builds an image layer in one container: creates a container from `spec.parent` with the
+    /// network disabled (unless `spec.network_enabled`) and the limits of `spec.limits`, extracts
+    /// `context_tar` at `/`, runs `spec.cmd`, and commits the result as `spec.tag` with
+    /// `spec.labels` and `CMD ["/bin/bash"]`. Costs one container and one commit, whatever the number
+    /// of files or labels (the classic builder pays a container and a commit per instruction). The
+    /// container is always removed. Returns the new image's id.
+    pub async fn build_layer(
+        &self,
+        spec: &LayerSpec,
+        context_tar: Vec<u8>,
+        on_log: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<String, EngineError> {
+        let mut labels = spec.labels.clone();
+        labels.insert(LABEL_MANAGED.into(), "true".into());
+        let host_config = HostConfig {
+            nano_cpus: Some((spec.limits.cpus * 1e9) as i64),
+            memory: Some(spec.limits.memory_bytes),
+            memory_swap: Some(spec.limits.memory_bytes),
+            pids_limit: Some(spec.limits.pids),
+            network_mode: Some(
+                if spec.network_enabled {
+                    "bridge"
+                } else {
+                    "none"
+                }
+                .into(),
+            ),
+            ..Default::default()
+        };
+        let body = ContainerCreateBody {
+            image: Some(spec.parent.clone()),
+            cmd: Some(spec.cmd.clone()),
+            labels: Some(labels.clone()),
+            network_disabled: Some(!spec.network_enabled),
+            host_config: Some(host_config),
+            ..Default::default()
+        };
+        let created = self
+            .docker
+            .create_container(
+                None::<bollard::query_parameters::CreateContainerOptions>,
+                body,
+            )
+            .await
+            .map_err(|e| EngineError::api("creating a build container", &spec.parent, e))?;
+        let id = created.id;
+        let result = self.build_in(&id, spec, labels, context_tar, on_log).await;
+        let removed = self.remove_container(&id).await;
+        let image_id = result?;
+        removed?;
+        Ok(image_id)
+    }
+
+    async fn build_in(
+        &self,
+        id: &str,
+        spec: &LayerSpec,
+        labels: HashMap<String, String>,
+        context_tar: Vec<u8>,
+        on_log: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<String, EngineError> {
+        let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
+            .path("/")
+            .build();
+        self.docker
+            .upload_to_container(id, Some(options), bollard::body_full(context_tar.into()))
+            .await
+            .map_err(|e| EngineError::api("uploading the build context to", id, e))?;
+        let out = self.run_created(id, spec.limits.timeout).await?;
+        let mut log = out.stdout.clone();
+        log.push_str(&out.stderr);
+        for line in log.lines() {
+            on_log(line);
+        }
+        if out.timed_out {
+            return Err(EngineError::BuildTimeout {
+                tag: spec.tag.clone(),
+                secs: spec.limits.timeout.as_secs(),
+                log,
+            });
+        }
+        if out.exit_code != Some(0) {
+            return Err(EngineError::Build {
+                tag: spec.tag.clone(),
+                detail: format!(
+                    "the command {:?} returned a non-zero code: {}",
+                    spec.cmd,
+                    out.exit_code.unwrap_or(-1)
+                ),
+                exit_code: out.exit_code,
+                log,
+            });
+        }
+        let (repo, tag) = spec
+            .tag
+            .rsplit_once(':')
+            .unwrap_or((spec.tag.as_str(), "latest"));
+        let mut label_words: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("{k}={}", serde_quote(v)))
+            .collect();
+        label_words.sort();
+        let changes = format!(
+            "LABEL {}\nCMD [\"/bin/bash\"]\nWORKDIR {}",
+            label_words.join(" "),
+            spec.workdir
+        );
+        let options = bollard::query_parameters::CommitContainerOptionsBuilder::new()
+            .container(id)
+            .repo(repo)
+            .tag(tag)
+            .changes(&changes)
+            .build();
+        let committed = self
+            .docker
+            .commit_container(options, bollard::models::ContainerConfig::default())
+            .await
+            .map_err(|e| EngineError::api("committing the build container as", &spec.tag, e))?;
+        Ok(committed.id)
     }
 
     /// Pulls `name` from its registry (for configured base images such as `eclipse-temurin:17-jdk`).
@@ -647,6 +786,11 @@ impl Engine {
             .map_err(|e| EngineError::api("creating a container", image, e))?;
         Ok(created.id)
     }
+}
+
+/// Quotes a label value for a Dockerfile `LABEL` instruction.
+fn serde_quote(v: &str) -> String {
+    format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// Extracts the exit code from the classic builder's "returned a non-zero code: N" message.

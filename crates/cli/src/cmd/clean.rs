@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Also remove the bootstrapped base images (rebuilding them takes minutes).
+    /// Also remove bootstrapped base images (of the namespace when --namespace is given; the
+    /// default base images carry namespace `etip`). Rebuilding one takes minutes.
     #[arg(long)]
     all: bool,
     /// Only objects of this namespace (label etip.namespace); default: every namespace.
@@ -15,12 +16,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if args.all && args.namespace.is_some() {
-        return Err(crate::cmd::UsageError(
-            "--all removes the shared base images and cannot be combined with --namespace".into(),
-        )
-        .into());
-    }
     let builder = Builder::new(BuildConfig::default(), PathBuf::from(".etip/build"))
         .context("connecting to Docker")?;
     let report = builder
