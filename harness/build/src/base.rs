@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Bumped whenever the bootstrap recipe (not its inputs) changes.
-pub const RECIPE_VERSION: &str = "base-1";
+pub const RECIPE_VERSION: &str = "base-2";
 const APT_SOURCES: &str = "/etc/apt/sources.list.d/debian.sources";
 
 #[derive(Debug, thiserror::Error)]
@@ -289,16 +289,7 @@ pub async fn bootstrap(
             tail: tail.join("\n"),
         });
     }
-    // Package caches are not needed offline.
-    for dir in ["var/cache/apt/archives", "var/lib/apt/lists"] {
-        if let Ok(rd) = std::fs::read_dir(rootfs.join(dir)) {
-            for e in rd.flatten() {
-                if e.path().is_file() {
-                    let _ = std::fs::remove_file(e.path());
-                }
-            }
-        }
-    }
+    prune_rootfs(&rootfs);
     on_line(&format!("importing {} as {tag}", rootfs.display()));
     let stream = tar_stream(&rootfs)?;
     let (repo, tag_part) = tag.split_once(':').expect("base tags are repo:tag");
@@ -323,6 +314,42 @@ pub async fn bootstrap(
         built: true,
         secs: start.elapsed().as_secs_f64(),
     })
+}
+
+/// Removes what an offline test image never needs: package caches, manual pages, translations and
+/// documentation except copyright files. Fewer files also make every later layer commit faster
+/// (the engine walks the whole tree to compute a layer's diff on some storage drivers).
+fn prune_rootfs(rootfs: &Path) {
+    fn walk(dir: &Path, keep: &dyn Fn(&Path) -> bool) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => {
+                    walk(&p, keep);
+                    let _ = std::fs::remove_dir(&p); // only when empty
+                }
+                Ok(_) if !keep(&p) => {
+                    let _ = std::fs::remove_file(&p);
+                }
+                _ => {}
+            }
+        }
+    }
+    let nothing = |_: &Path| false;
+    for dir in [
+        "var/cache/apt/archives",
+        "var/lib/apt/lists",
+        "usr/share/man",
+        "usr/share/locale",
+    ] {
+        walk(&rootfs.join(dir), &nothing);
+    }
+    walk(&rootfs.join("usr/share/doc"), &|p: &Path| {
+        p.file_name().is_some_and(|n| n == "copyright")
+    });
 }
 
 /// Streams `tar -C dir -c .` (numeric owners, hard links and device files kept) in 256 KiB chunks.

@@ -29,7 +29,7 @@
 //! default_version = "3.11"
 //! base_images = { "3.11" = "bootstrap" }  # or "python:{version}"
 //! deps_command = ""             # run in the env layer with the env venv active
-//! install_command = "pip install --no-build-isolation --no-deps -e ."
+//! install_command = "python -m pip install --no-build-isolation --no-deps -e ."
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -161,7 +161,7 @@ impl Default for PythonConfig {
             default_version: "3.11".into(),
             base_images: BTreeMap::from([("3.11".into(), BOOTSTRAP.into())]),
             deps_command: String::new(),
-            install_command: "pip install --no-build-isolation --no-deps -e .".into(),
+            install_command: "python -m pip install --no-build-isolation --no-deps -e .".into(),
         }
     }
 }

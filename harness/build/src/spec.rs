@@ -125,7 +125,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                 "have=$(python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])')\n\
                  case \"$have\" in {v}|{v}.*) ;; *) echo \"etip: the base image provides Python $have, not {v}\"; exit {EXIT_TOOLCHAIN};; esac\n\
                  mkdir -p /opt/etip {VENVS} /work\n\
-                 python3 -m venv --system-site-packages {ENV_VENV} || {{ echo 'etip: cannot create the env venv (is python3-venv installed?)'; exit {EXIT_SETUP}; }}\n",
+                 python3 -m venv --without-pip --system-site-packages {ENV_VENV} || {{ echo 'etip: cannot create the env venv (is python3-venv installed?)'; exit {EXIT_SETUP}; }}\n",
                 v = sh_quote(version)
             ));
             if !cfg.python.deps_command.is_empty() {
@@ -173,7 +173,7 @@ pub fn instance_script(cfg: &BuildConfig, lang: Language) -> String {
                  ENV_SP=$({ENV_VENV}/bin/python -c \"$purelib\")\n\
                  build() {{\n\
                  \x20 V={VENVS}/$1\n\
-                 \x20 python3 -m venv --system-site-packages \"$V\" || exit {EXIT_SETUP}\n\
+                 \x20 python3 -m venv --without-pip --system-site-packages \"$V\" || exit {EXIT_SETUP}\n\
                  \x20 echo \"$ENV_SP\" > \"$(\"$V/bin/python\" -c \"$purelib\")/etip-env.pth\"\n\
                  \x20 cd /work/$1 || exit $2\n\
                  \x20 echo \"etip: building $1\"\n\
