@@ -371,3 +371,88 @@ fn clean_leaves_no_labelled_image_or_container() {
             .is_some()
     );
 }
+
+#[test]
+fn build_image_from_a_tar_context_tag_and_remove() {
+    let tb = builder("dockerfile");
+    let base = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let engine = tb.builder.engine();
+    let dockerfile = format!(
+        "FROM {}\nCOPY hello.txt /hello.txt\nRUN test -f /hello.txt\n",
+        base.tag
+    );
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("Dockerfile", dockerfile.as_bytes()),
+        ("hello.txt", b"hi\n".as_slice()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    let tag = format!("{}/plain:1", tb.ns);
+    let spec = etip_docker::BuildSpec {
+        tag: tag.clone(),
+        dockerfile: "Dockerfile".into(),
+        labels: [
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_NAMESPACE.to_string(), tb.ns.clone()),
+            ("etip.kind".to_string(), "env".to_string()),
+        ]
+        .into(),
+        network: "none".into(),
+        timeout: Duration::from_secs(300),
+    };
+    let mut lines = Vec::new();
+    let id = tb
+        .builder
+        .block_on(
+            engine.build_image(&spec, b.into_inner().unwrap(), &mut |l: &str| {
+                lines.push(l.to_string())
+            }),
+        )
+        .unwrap_or_else(|e| panic!("build failed: {e}\n{}", lines.join("\n")));
+    let info = tb.builder.block_on(engine.image(&tag)).unwrap().unwrap();
+    assert_eq!(info.id, id);
+    assert_eq!(info.labels.get(LABEL_NAMESPACE), Some(&tb.ns));
+    let second = format!("{}/plain", tb.ns);
+    tb.builder.block_on(engine.tag(&tag, &second, "2")).unwrap();
+    assert!(
+        tb.builder
+            .block_on(engine.image(&format!("{second}:2")))
+            .unwrap()
+            .is_some()
+    );
+    tb.builder.block_on(engine.remove_image(&tag)).unwrap();
+    tb.builder
+        .block_on(engine.remove_image(&format!("{second}:2")))
+        .unwrap();
+    assert!(tb.builder.block_on(engine.image(&tag)).unwrap().is_none());
+    // A failing RUN step reports its exit code.
+    let mut b = tar::Builder::new(Vec::new());
+    let df = format!("FROM {}\nRUN exit 7\n", base.tag);
+    let mut h = tar::Header::new_gnu();
+    h.set_size(df.len() as u64);
+    h.set_mode(0o644);
+    h.set_cksum();
+    b.append_data(&mut h, "Dockerfile", df.as_bytes()).unwrap();
+    let err = tb
+        .builder
+        .block_on(engine.build_image(&spec, b.into_inner().unwrap(), &mut |_| {}))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            etip_docker::EngineError::Build {
+                exit_code: Some(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
