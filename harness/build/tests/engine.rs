@@ -456,3 +456,40 @@ fn build_image_from_a_tar_context_tag_and_remove() {
         "{err}"
     );
 }
+
+#[test]
+fn layer_build_over_its_time_limit_is_a_timeout() {
+    let ns = format!("etiptest-timeout-{}", std::process::id());
+    let out = tempfile::tempdir().unwrap();
+    let cfg = etip_build::config::BuildConfig {
+        namespace: ns.clone(),
+        timeout_secs: 1,
+        java: etip_build::config::JavaConfig {
+            env_setup: vec!["sleep 30".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let b = etip_build::Builder::new(cfg, out.path().to_path_buf())
+        .unwrap_or_else(|e| panic!("these tests need the real Docker engine: {e}"));
+    let (_tmp, repo, c) = fixture_repo("maven");
+    let s = b.build_one(
+        &etip("slow-env", Language::Java, &repo, &c[0], &c[1]),
+        &no_events,
+    );
+    let _ = b.clean(Some(&ns), false);
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::Timeout),
+        "{:?} {:?}",
+        s.reason,
+        s.detail
+    );
+    assert_eq!(s.reason.as_deref(), Some("timeout"));
+    let labels = [format!("{LABEL_NAMESPACE}={ns}")];
+    assert!(
+        b.block_on(b.engine().list_containers(&labels))
+            .unwrap()
+            .is_empty()
+    );
+}
