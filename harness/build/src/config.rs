@@ -20,6 +20,7 @@
 //! base_images = { "17" = "bootstrap" }   # or "eclipse-temurin:{jdk}-jdk"; "*" matches any JDK
 //! command = "auto"              # ./mvnw when present, else mvn
 //! args = ["-o", "-B", "-Dmaven.repo.local=/opt/etip/m2"]
+//! maven_opts = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"   # MAVEN_OPTS of image builds only
 //! settings = ""                 # path of a settings.xml copied into the image (-s)
 //! env_setup = ["cp -rs /usr/share/maven-repo /opt/etip/m2"]
 //! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]
@@ -73,6 +74,9 @@ pub struct JavaConfig {
     pub base_images: BTreeMap<String, String>,
     pub command: String,
     pub args: Vec<String>,
+    /// `MAVEN_OPTS` of the image builds only (not of test runs): C1-only JIT and the serial GC
+    /// roughly halve the time of short Maven runs.
+    pub maven_opts: String,
     pub settings: String,
     pub env_setup: Vec<String>,
     pub resolve_goals: Vec<String>,
@@ -141,6 +145,7 @@ impl Default for JavaConfig {
             args: ["-o", "-B", "-Dmaven.repo.local=/opt/etip/m2"]
                 .map(String::from)
                 .to_vec(),
+            maven_opts: "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC".into(),
             settings: String::new(),
             env_setup: vec!["cp -rs /usr/share/maven-repo /opt/etip/m2".into()],
             resolve_goals: [

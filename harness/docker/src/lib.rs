@@ -455,6 +455,7 @@ impl Engine {
         context_tar: Vec<u8>,
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
+        let t0 = Instant::now();
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
             .path("/")
             .build();
@@ -462,7 +463,9 @@ impl Engine {
             .upload_to_container(id, Some(options), bollard::body_full(context_tar.into()))
             .await
             .map_err(|e| EngineError::api("uploading the build context to", id, e))?;
+        let t_upload = t0.elapsed();
         let out = self.run_created(id, spec.limits.timeout).await?;
+        let t_run = t0.elapsed() - t_upload;
         let mut log = out.stdout.clone();
         log.push_str(&out.stderr);
         for line in log.lines() {
@@ -512,6 +515,13 @@ impl Engine {
             .commit_container(options, bollard::models::ContainerConfig::default())
             .await
             .map_err(|e| EngineError::api("committing the build container as", &spec.tag, e))?;
+        tracing::debug!(
+            tag = %spec.tag,
+            upload_s = t_upload.as_secs_f64(),
+            run_s = t_run.as_secs_f64(),
+            commit_s = (t0.elapsed() - t_upload - t_run).as_secs_f64(),
+            "layer built"
+        );
         Ok(committed.id)
     }
 
