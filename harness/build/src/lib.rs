@@ -192,7 +192,7 @@ pub struct Builder {
     out: PathBuf,
     engine: Engine,
     rt: tokio::runtime::Runtime,
-    env_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    layer_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
 /// Labels of an object in this builder's namespace.
@@ -241,7 +241,7 @@ impl Builder {
             out,
             engine,
             rt,
-            env_locks: Mutex::new(HashMap::new()),
+            layer_locks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -493,10 +493,7 @@ impl Builder {
         let env_tag = format!("{ns}/env:{lang}-{repo_slug}-{env_key}");
         let _ = std::fs::write(dir.join("Dockerfile.env"), &env_dockerfile);
         let _ = std::fs::write(dir.join("env.sh"), &env_script);
-        let env_lock = {
-            let mut locks = self.env_locks.lock().unwrap_or_else(|p| p.into_inner());
-            locks.entry(env_tag.clone()).or_default().clone()
-        };
+        let env_lock = self.tag_lock(&env_tag);
         let env_layer = {
             let _held = env_lock.lock().unwrap_or_else(|p| p.into_inner());
             self.layer(LayerKind::Env, &env_tag, base.size_bytes, log, || {
@@ -579,6 +576,8 @@ impl Builder {
         for d in &descriptor_list {
             summary.push_str(&format!("  {d}\n"));
         }
+        let inst_lock = self.tag_lock(&inst_tag);
+        let held = inst_lock.lock().unwrap_or_else(|p| p.into_inner());
         let inst_layer = self
             .layer(
                 LayerKind::Instance,
@@ -632,6 +631,7 @@ impl Builder {
                 },
             )
             .map_err(classify_instance_failure);
+        drop(held);
         let _ = std::fs::write(dir.join("context.txt"), &summary);
         let inst_layer = inst_layer?;
         on_event(&Event::Layer {
@@ -647,6 +647,12 @@ impl Builder {
         status.image = Some(inst_layer.tag.clone());
         status.layers.push(inst_layer);
         Ok(())
+    }
+
+    /// A lock per image tag, so parallel workers never build the same layer twice.
+    fn tag_lock(&self, tag: &str) -> Arc<Mutex<()>> {
+        let mut locks = self.layer_locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(tag.to_string()).or_default().clone()
     }
 
     /// Limits of a layer build: all CPUs, the configured memory and time.

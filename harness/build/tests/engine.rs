@@ -191,6 +191,10 @@ fn python_fixture_builds_offline() {
 fn broken_patch_is_recorded_and_the_batch_goes_on() {
     let tb = builder("broken");
     let (_tmp, repo, c) = fixture_repo("python");
+    let mut by_url = etip("py-join-url", Language::Python, &repo, &c[1], &c[2]);
+    by_url.source = Some(format!("file://{}", repo.display()));
+    let mut no_repo = etip("py-no-repo", Language::Python, &repo, &c[1], &c[2]);
+    no_repo.source = Some("file:///nonexistent/etip-repo.git".into());
     let batch = vec![
         etip("py-broken", Language::Python, &repo, &c[2], &c[3]),
         etip("py-join", Language::Python, &repo, &c[1], &c[2]),
@@ -201,9 +205,12 @@ fn broken_patch_is_recorded_and_the_batch_goes_on() {
             &c[1],
             "0123456789abcdef0123456789abcdef01234567",
         ),
+        by_url,
+        no_repo,
     ];
-    let statuses = tb.builder.build_all(&batch, 1, &no_events);
-    assert_eq!(statuses.len(), 3);
+    // Two workers: the shared env layer and the identical instance layer are built once.
+    let statuses = tb.builder.build_all(&batch, 2, &no_events);
+    assert_eq!(statuses.len(), 5);
     assert_eq!(statuses[0].outcome, BuildOutcome::Failed);
     assert_eq!(statuses[0].failure, Some(FailureKind::PatchedCompile));
     assert_eq!(
@@ -219,8 +226,21 @@ fn broken_patch_is_recorded_and_the_batch_goes_on() {
     );
     assert_built(&statuses[1]);
     assert_eq!(statuses[2].failure, Some(FailureKind::Checkout));
+    // The same commits cloned from a URL give the same content key (the tag also names the id).
+    assert_built(&statuses[3]);
+    let key = |s: &InstanceStatus| {
+        s.image
+            .as_ref()
+            .unwrap()
+            .rsplit('-')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(key(&statuses[3]), key(&statuses[1]));
+    assert_eq!(statuses[4].failure, Some(FailureKind::Clone));
     let jsonl = std::fs::read_to_string(tb.out.path().join("status.jsonl")).unwrap();
-    assert_eq!(jsonl.lines().count(), 3);
+    assert_eq!(jsonl.lines().count(), 5);
 }
 
 #[test]
