@@ -513,3 +513,45 @@ fn layer_build_over_its_time_limit_is_a_timeout() {
             .is_empty()
     );
 }
+
+#[test]
+fn unresolvable_dependency_is_dependency_resolution() {
+    let tb = builder("deps");
+    let (_tmp, repo, _c) = fixture_repo("maven");
+    let pom = std::fs::read_to_string(repo.join("pom.xml")).unwrap();
+    let pom = pom.replace(
+        "  <dependencies>\n",
+        "  <dependencies>\n    <dependency>\n      <groupId>org.example.absent</groupId>\n      <artifactId>absent</artifactId>\n      <version>9.9</version>\n    </dependency>\n",
+    );
+    std::fs::write(repo.join("pom.xml"), pom).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["commit", "-q", "-am", "depend on an artifact nobody has"]);
+    let s = tb.builder.build_one(
+        &etip("mvn-absent-dep", Language::Java, &repo, "HEAD", "HEAD"),
+        &no_events,
+    );
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::DependencyResolution),
+        "{:?}",
+        s.detail
+    );
+    assert_eq!(
+        s.reason.as_deref(),
+        Some("dependency resolution failed (original)")
+    );
+    assert!(s.detail.as_deref().unwrap().contains("org.example.absent"));
+}
