@@ -37,7 +37,7 @@ use etip_core::instance::{
 };
 use etip_docker::{
     CleanFilter, CleanReport, Engine, EngineError, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE,
-    LayerSpec, Limits,
+    LayerContext, LayerSpec, Limits,
 };
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -577,6 +577,8 @@ impl Builder {
             summary.push_str(&format!("  {d}\n"));
         }
         let inst_lock = self.tag_lock(&inst_tag);
+        // The instance context (both trees) is written to a file and streamed to the engine.
+        let ctx_dir = tempfile::tempdir();
         let held = inst_lock.lock().unwrap_or_else(|p| p.into_inner());
         let inst_layer = self
             .layer(
@@ -585,14 +587,17 @@ impl Builder {
                 env_layer.size_bytes,
                 log,
                 || {
-                    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+                    let tmp = ctx_dir.as_ref().map_err(|e| e.to_string())?;
                     let o = tmp.path().join("original.tar");
                     let p = tmp.path().join("patched.tar");
+                    let ctx_path = tmp.path().join("context.tar");
+                    let ctx_file = std::fs::File::create(&ctx_path)
+                        .map_err(|e| format!("creating {}: {e}", ctx_path.display()))?;
                     repo.archive(&base_commit, "work/original/", &o)
                         .map_err(|e| e.to_string())?;
                     repo.archive(&patched_commit, "work/patched/", &p)
                         .map_err(|e| e.to_string())?;
-                    let mut b = tar::Builder::new(Vec::new());
+                    let mut b = tar::Builder::new(std::io::BufWriter::new(ctx_file));
                     append_dir(&mut b, "work")?;
                     append_dir(&mut b, "work/.etip")?;
                     append_bytes(&mut b, "work/.etip/build.sh", inst_script.as_bytes(), 0o755)?;
@@ -603,11 +608,17 @@ impl Builder {
                         files += n;
                         bytes += sz;
                     }
-                    let ctx = b.into_inner().map_err(|e| e.to_string())?;
+                    let mut w = b.into_inner().map_err(|e| e.to_string())?;
+                    std::io::Write::flush(&mut w).map_err(|e| e.to_string())?;
+                    drop(w);
+                    // The git archives are not needed once copied into the context.
+                    let _ = std::fs::remove_file(&o);
+                    let _ = std::fs::remove_file(&p);
+                    let tar_len = std::fs::metadata(&ctx_path).map(|m| m.len()).unwrap_or(0);
                     summary.push_str(&format!(
-                    "instance context: {files} files, {bytes} bytes of sources, {} bytes of tar\n",
-                    ctx.len()
-                ));
+                        "instance context: {files} files, {bytes} bytes of sources, {tar_len} bytes of tar\n"
+                    ));
+                    let ctx = ctx_path.clone();
                     Ok(LayerSpec {
                         parent: env_layer.tag.clone(),
                         tag: inst_tag.clone(),
@@ -826,7 +837,7 @@ impl Builder {
         tag: &str,
         parent_size: i64,
         log: &mut String,
-        make: impl FnOnce() -> Result<(LayerSpec, Vec<u8>), String>,
+        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), String>,
     ) -> Result<Layer, LayerFailure> {
         let existing = self
             .rt
@@ -881,12 +892,12 @@ fn detect_version_key(v: &str) -> Vec<u64> {
 }
 
 trait WithContext {
-    fn with_context(self, ctx: Vec<u8>) -> (LayerSpec, Vec<u8>);
+    fn with_context(self, ctx: impl Into<LayerContext>) -> (LayerSpec, LayerContext);
 }
 
 impl WithContext for LayerSpec {
-    fn with_context(self, ctx: Vec<u8>) -> (LayerSpec, Vec<u8>) {
-        (self, ctx)
+    fn with_context(self, ctx: impl Into<LayerContext>) -> (LayerSpec, LayerContext) {
+        (self, ctx.into())
     }
 }
 
@@ -977,8 +988,8 @@ fn classify_instance_failure(f: LayerFailure) -> Failure {
     }
 }
 
-fn append_bytes(
-    b: &mut tar::Builder<Vec<u8>>,
+fn append_bytes<W: std::io::Write>(
+    b: &mut tar::Builder<W>,
     path: &str,
     data: &[u8],
     mode: u32,
@@ -992,7 +1003,7 @@ fn append_bytes(
         .map_err(|e| format!("adding {path} to the build context: {e}"))
 }
 
-fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str) -> Result<(), String> {
+fn append_dir<W: std::io::Write>(b: &mut tar::Builder<W>, path: &str) -> Result<(), String> {
     let mut h = tar::Header::new_gnu();
     h.set_size(0);
     h.set_mode(0o755);
@@ -1003,7 +1014,10 @@ fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &str) -> Result<(), String> {
 }
 
 /// Copies the entries of a `git archive` tar into the context; returns (files, bytes).
-fn copy_tar(path: &Path, b: &mut tar::Builder<Vec<u8>>) -> Result<(usize, u64), String> {
+fn copy_tar<W: std::io::Write>(
+    path: &Path,
+    b: &mut tar::Builder<W>,
+) -> Result<(usize, u64), String> {
     let f = std::fs::File::open(path).map_err(|e| format!("opening {}: {e}", path.display()))?;
     let mut archive = tar::Archive::new(f);
     let (mut files, mut bytes) = (0usize, 0u64);

@@ -62,6 +62,8 @@ pub enum EngineError {
         /// The build output up to the failure.
         log: String,
     },
+    #[error("reading the build context {path}: {detail}")]
+    Context { path: String, detail: String },
     #[error("building image {tag} timed out after {secs} s")]
     BuildTimeout { tag: String, secs: u64, log: String },
     #[error("{action} failed on {object}: {source}")]
@@ -136,6 +138,26 @@ pub struct LayerSpec {
     pub limits: Limits,
     /// Network for the build; off unless set.
     pub network_enabled: bool,
+}
+
+/// The tar extracted at `/` before a layer's command runs: in memory, or a file streamed to the
+/// engine in chunks (for large source trees).
+#[derive(Debug, Clone)]
+pub enum LayerContext {
+    Bytes(Vec<u8>),
+    File(std::path::PathBuf),
+}
+
+impl From<Vec<u8>> for LayerContext {
+    fn from(v: Vec<u8>) -> Self {
+        LayerContext::Bytes(v)
+    }
+}
+
+impl From<std::path::PathBuf> for LayerContext {
+    fn from(p: std::path::PathBuf) -> Self {
+        LayerContext::File(p)
+    }
 }
 
 /// Resource limits of a container.
@@ -403,9 +425,10 @@ impl Engine {
     pub async fn build_layer(
         &self,
         spec: &LayerSpec,
-        context_tar: Vec<u8>,
+        context_tar: impl Into<LayerContext>,
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
+        let context_tar = context_tar.into();
         let mut labels = spec.labels.clone();
         labels.insert(LABEL_MANAGED.into(), "true".into());
         let host_config = HostConfig {
@@ -452,15 +475,39 @@ impl Engine {
         id: &str,
         spec: &LayerSpec,
         labels: HashMap<String, String>,
-        context_tar: Vec<u8>,
+        context_tar: LayerContext,
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
         let t0 = Instant::now();
+        let body = match context_tar {
+            LayerContext::Bytes(bytes) => bollard::body_full(bytes.into()),
+            LayerContext::File(path) => {
+                let file =
+                    tokio::fs::File::open(&path)
+                        .await
+                        .map_err(|e| EngineError::Context {
+                            path: path.display().to_string(),
+                            detail: e.to_string(),
+                        })?;
+                bollard::body_try_stream(futures_util::stream::unfold(file, |mut f| async move {
+                    use tokio::io::AsyncReadExt;
+                    let mut buf = vec![0u8; 256 * 1024];
+                    match f.read(&mut buf).await {
+                        Ok(0) => None,
+                        Ok(n) => {
+                            buf.truncate(n);
+                            Some((Ok(Bytes::from(buf)), f))
+                        }
+                        Err(e) => Some((Err(e), f)),
+                    }
+                }))
+            }
+        };
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
             .path("/")
             .build();
         self.docker
-            .upload_to_container(id, Some(options), bollard::body_full(context_tar.into()))
+            .upload_to_container(id, Some(options), body)
             .await
             .map_err(|e| EngineError::api("uploading the build context to", id, e))?;
         let t_upload = t0.elapsed();
