@@ -25,6 +25,12 @@ enum Command {
     Audit(cmd::audit::Args),
     /// Mine repository history for ETIP candidates.
     Mine(cmd::mine::Args),
+    /// Offline base image for `etip build` (debootstrap, imported through the Docker API).
+    BaseImage(cmd::base_image::Args),
+    /// Build one Docker image per ETIP with both versions built.
+    Build(cmd::build::Args),
+    /// Remove the images and containers etip created.
+    Clean(cmd::clean::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +40,9 @@ fn main() -> ExitCode {
         Command::Score(args) => cmd::score::run(args),
         Command::Audit(args) => cmd::audit::run(args),
         Command::Mine(args) => cmd::mine::run(args),
+        Command::BaseImage(args) => cmd::base_image::run(args),
+        Command::Build(args) => cmd::build::run(args),
+        Command::Clean(args) => cmd::clean::run(args),
     };
     cmd::finish(result)
 }

@@ -4,4 +4,5 @@
 //! JSON/JSONL files.
 
 pub mod candidate;
+pub mod instance;
 pub mod results;

@@ -1,5 +1,8 @@
 //! One module per subcommand; each exposes `Args` (clap derive) and `run(args) -> anyhow::Result<()>`.
 
+pub mod base_image;
+pub mod build;
+pub mod clean;
 pub mod mine;
 
 use std::process::ExitCode;

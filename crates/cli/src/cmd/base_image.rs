@@ -1,0 +1,61 @@
+//! `etip base-image bootstrap`: the offline base image (debootstrap + import through the Docker API).
+
+use anyhow::Context;
+use etip_build::{Builder, config::BuildConfig};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Build (once per machine: cached by content key) the offline base image with JDK 17, Maven and
+    /// Debian's Maven plugins, Python 3 with pytest, and git. Needs root and debootstrap.
+    Bootstrap {
+        /// Debian suite.
+        #[arg(long)]
+        suite: Option<String>,
+        /// Build configuration (TOML; see harness/build/README.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Rebuild even when an image with the same content key exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Action::Bootstrap {
+        suite,
+        config,
+        force,
+    } = args.action;
+    let mut cfg = match &config {
+        Some(p) => BuildConfig::load(p).map_err(|e| crate::cmd::UsageError(e.to_string()))?,
+        None => BuildConfig::default(),
+    };
+    if let Some(s) = suite {
+        cfg.bootstrap.suite = s;
+    }
+    let builder =
+        Builder::new(cfg, PathBuf::from(".etip/build")).context("connecting to Docker")?;
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let img = builder
+        .bootstrap_base(force, &mut |line: &str| {
+            let short: String = line.chars().take(100).collect();
+            bar.set_message(short);
+        })
+        .context("bootstrapping the base image")?;
+    bar.finish_and_clear();
+    if img.built {
+        eprintln!("built {} in {:.0} s", img.tag, img.secs);
+    } else {
+        eprintln!("{} exists (same content key): nothing to do", img.tag);
+    }
+    println!("{}", img.tag);
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Built ETIP instances: what `etip build` writes per instance (`status.json`, one JSON line each on
+//! stdout) and what the runner reads to find the image and the two source trees.
+
+use serde::{Deserialize, Serialize};
+
+/// Language of an ETIP's repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Java,
+    Python,
+}
+
+impl std::fmt::Display for Language {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Language::Java => "java",
+            Language::Python => "python",
+        })
+    }
+}
+
+/// The toolchain an instance is built with, and where the version came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toolchain {
+    pub language: Language,
+    /// JDK feature version (`"17"`) or Python version (`"3.11"`) the image provides.
+    pub version: String,
+    /// What the repository asked for (`"17"`, `">=3.8"`), if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<String>,
+    /// The file (and key) the request was read from, or `"default"`.
+    pub source: String,
+    /// Build tool: `"./mvnw"`, `"mvn"` or `"pip"`.
+    pub build_tool: String,
+}
+
+/// Kind of image layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayerKind {
+    Base,
+    Env,
+    Instance,
+}
+
+/// One image layer of an instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Layer {
+    pub kind: LayerKind,
+    pub tag: String,
+    pub image_id: String,
+    /// Size of the whole image (this layer and everything below it).
+    pub size_bytes: i64,
+    /// Size this layer adds on top of its parent.
+    pub layer_bytes: i64,
+    /// Seconds spent building this layer in this run (0 when it was reused).
+    pub build_secs: f64,
+    /// The layer existed already (same content key) and was reused.
+    pub reused: bool,
+}
+
+/// Why an instance could not be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    Clone,
+    Checkout,
+    NoBaseImage,
+    DependencyResolution,
+    OriginalCompile,
+    PatchedCompile,
+    Timeout,
+    Engine,
+    Input,
+}
+
+impl FailureKind {
+    /// The human-readable reason recorded in `status.json`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            FailureKind::Clone => "clone failed",
+            FailureKind::Checkout => "checkout failed",
+            FailureKind::NoBaseImage => "no base image",
+            FailureKind::DependencyResolution => "dependency resolution failed",
+            FailureKind::OriginalCompile => "original does not compile",
+            FailureKind::PatchedCompile => "patched does not compile",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Engine => "docker engine error",
+            FailureKind::Input => "invalid input",
+        }
+    }
+}
+
+/// Outcome of building one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildOutcome {
+    /// Built in this run.
+    Built,
+    /// The instance image already existed with the same content key: nothing was rebuilt.
+    Reused,
+    Failed,
+}
+
+/// The status of one instance after `etip build` (`<logs>/<id>/status.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceStatus {
+    pub id: String,
+    pub language: Language,
+    pub outcome: BuildOutcome,
+    /// Human-readable failure reason, e.g. `"patched does not compile"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureKind>,
+    /// Details of the failure (last lines of the log, error message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain: Option<Toolchain>,
+    /// The instance image to run (when built or reused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(default)]
+    pub layers: Vec<Layer>,
+    pub base_commit: String,
+    pub patched_commit: String,
+    /// Directory of the original tree inside the image.
+    pub original_dir: String,
+    /// Directory of the patched tree inside the image.
+    pub patched_dir: String,
+    /// Environment to set when running the build tool or tests inside the image, per version
+    /// (`original`, `patched`): e.g. the venv's `PATH` for Python, `MAVEN_ARGS` for Maven.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, Vec<String>>,
+    /// Wall-clock seconds of this instance's build in this run.
+    pub build_secs: f64,
+}

@@ -1,0 +1,448 @@
+//! The offline base image: `debootstrap` from the machine's Debian mirror, imported through the
+//! Docker API, tagged `etip/base:<suite>-<key>` where the key hashes suite, packages, mirror and
+//! recipe version — so it is built once per machine and reused afterwards.
+
+use crate::config::BootstrapConfig;
+use bytes::Bytes;
+use etip_docker::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE};
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Bumped whenever the bootstrap recipe (not its inputs) changes.
+pub const RECIPE_VERSION: &str = "base-2";
+const APT_SOURCES: &str = "/etc/apt/sources.list.d/debian.sources";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BootstrapError {
+    #[error(
+        "debootstrap is not installed: run `apt-get install debootstrap` (as root) and try again"
+    )]
+    NoDebootstrap,
+    #[error(
+        "bootstrapping the base image needs root (debootstrap creates device files and chroots): run as root"
+    )]
+    NotRoot,
+    #[error(
+        "no Debian mirror configured: set bootstrap.mirror or add a `URIs:` line to {APT_SOURCES}"
+    )]
+    NoMirror,
+    #[error("debootstrap of {suite} from {mirror} failed (exit {code:?}); last output:\n{tail}")]
+    Debootstrap {
+        suite: String,
+        mirror: String,
+        code: Option<i32>,
+        tail: String,
+    },
+    #[error("{action}: {source}")]
+    Io {
+        action: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+fn io(action: impl Into<String>) -> impl FnOnce(std::io::Error) -> BootstrapError {
+    let action = action.into();
+    move |source| BootstrapError::Io { action, source }
+}
+
+/// The bootstrapped base image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseImage {
+    pub tag: String,
+    pub image_id: String,
+    pub key: String,
+    /// False when the image existed already (nothing was built).
+    pub built: bool,
+    pub secs: f64,
+}
+
+/// Reads the mirror of `suite` from the machine's apt sources (deb822 `URIs:` line), falling back
+/// to the first `URIs:` line.
+pub fn machine_mirror(suite: &str) -> Option<String> {
+    let text = std::fs::read_to_string(APT_SOURCES).ok()?;
+    mirror_from_sources(&text, suite)
+}
+
+fn mirror_from_sources(text: &str, suite: &str) -> Option<String> {
+    let mut first = None;
+    for stanza in text.split("\n\n") {
+        let field = |name: &str| {
+            stanza.lines().find_map(|l| {
+                l.strip_prefix(name)
+                    .and_then(|r| r.strip_prefix(':'))
+                    .map(|r| r.trim().to_string())
+            })
+        };
+        let Some(uris) = field("URIs") else { continue };
+        let uri = uris.split_whitespace().next()?.to_string();
+        if first.is_none() {
+            first = Some(uri.clone());
+        }
+        if field("Suites").is_some_and(|s| s.split_whitespace().any(|x| x == suite)) {
+            return Some(uri);
+        }
+    }
+    first
+}
+
+/// The content key and full tag of the base image for `cfg` (does not touch the engine).
+pub fn base_tag(cfg: &BootstrapConfig) -> Result<(String, String), BootstrapError> {
+    let mirror = if cfg.mirror.is_empty() {
+        machine_mirror(&cfg.suite).ok_or(BootstrapError::NoMirror)?
+    } else {
+        cfg.mirror.clone()
+    };
+    let mut packages = cfg.packages.clone();
+    packages.sort();
+    packages.dedup();
+    let mut h = Sha256::new();
+    for part in [RECIPE_VERSION, &cfg.suite, &mirror, &packages.join(",")] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    let key = hex::encode(h.finalize())[..12].to_string();
+    Ok((
+        key.clone(),
+        format!("{}:{}-{key}", cfg.repository, cfg.suite),
+    ))
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+fn find_debootstrap() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|d| d.join("debootstrap"))
+        .find(|p| p.is_file())
+}
+
+/// A cross-process lock (a file holding the owner's pid), so concurrent test binaries or workers
+/// bootstrap once. A lock whose owner is gone is taken over.
+struct FileLock(PathBuf);
+
+impl FileLock {
+    fn acquire(path: PathBuf) -> Result<FileLock, BootstrapError> {
+        let start = Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    let _ = write!(f, "{}", std::process::id());
+                    return Ok(FileLock(path));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                    let alive = owner
+                        .trim()
+                        .parse::<u32>()
+                        .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                    if !alive && start.elapsed() > Duration::from_secs(2) {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    if start.elapsed() > Duration::from_secs(1800) {
+                        return Err(BootstrapError::Io {
+                            action: format!("waiting for the bootstrap lock {}", path.display()),
+                            source: std::io::Error::other("timed out after 30 minutes"),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                Err(e) => {
+                    return Err(io(format!("creating lock {}", path.display()))(e));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+static IN_PROCESS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Returns the base image for `cfg`, bootstrapping and importing it when it does not exist yet.
+/// `on_line` receives progress lines (debootstrap output, import status).
+pub async fn bootstrap(
+    engine: &Engine,
+    cfg: &BootstrapConfig,
+    force: bool,
+    on_line: &mut (dyn FnMut(&str) + Send),
+) -> Result<BaseImage, BootstrapError> {
+    let (key, tag) = base_tag(cfg)?;
+    if !force && let Some(img) = engine.image(&tag).await? {
+        return Ok(BaseImage {
+            tag,
+            image_id: img.id,
+            key,
+            built: false,
+            secs: 0.0,
+        });
+    }
+    let _guard = IN_PROCESS.lock().await;
+    let _lock = FileLock::acquire(std::env::temp_dir().join(format!("etip-bootstrap-{key}.lock")))?;
+    if !force && let Some(img) = engine.image(&tag).await? {
+        return Ok(BaseImage {
+            tag,
+            image_id: img.id,
+            key,
+            built: false,
+            secs: 0.0,
+        });
+    }
+    let start = Instant::now();
+    let debootstrap = find_debootstrap().ok_or(BootstrapError::NoDebootstrap)?;
+    if !is_root() {
+        return Err(BootstrapError::NotRoot);
+    }
+    let mirror = if cfg.mirror.is_empty() {
+        machine_mirror(&cfg.suite).ok_or(BootstrapError::NoMirror)?
+    } else {
+        cfg.mirror.clone()
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("etip-rootfs-")
+        .tempdir_in("/var/tmp")
+        .or_else(|_| tempfile::tempdir())
+        .map_err(io("creating a temporary directory for the rootfs"))?;
+    let rootfs = tmp.path().join("rootfs");
+    on_line(&format!(
+        "debootstrap {} into {} from {mirror}",
+        cfg.suite,
+        rootfs.display()
+    ));
+    let rootfs_for_thread = rootfs.clone();
+    let suite = cfg.suite.clone();
+    let packages = cfg.packages.join(",");
+    let mirror_for_thread = mirror.clone();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let runner = std::thread::spawn(
+        move || -> Result<(Option<i32>, Vec<String>), std::io::Error> {
+            let mut child = Command::new(debootstrap)
+                .arg("--variant=minbase")
+                .arg(format!("--include={packages}"))
+                .arg(&suite)
+                .arg(&rootfs_for_thread)
+                .arg(&mirror_for_thread)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()?;
+            let stderr = child.stderr.take().expect("stderr was piped");
+            let err_tx = tx.clone();
+            let err_thread = std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let _ = err_tx.send(line);
+                }
+            });
+            let stdout = child.stdout.take().expect("stdout was piped");
+            let mut tail = Vec::new();
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                tail.push(line.clone());
+                if tail.len() > 30 {
+                    tail.remove(0);
+                }
+                let _ = tx.send(line);
+            }
+            let _ = err_thread.join();
+            let status = child.wait()?;
+            Ok((status.code(), tail))
+        },
+    );
+    for line in rx {
+        on_line(&line);
+    }
+    let (code, tail) = runner
+        .join()
+        .map_err(|_| BootstrapError::Io {
+            action: "running debootstrap".into(),
+            source: std::io::Error::other("the debootstrap thread panicked"),
+        })?
+        .map_err(io("running debootstrap"))?;
+    if code != Some(0) {
+        return Err(BootstrapError::Debootstrap {
+            suite: cfg.suite.clone(),
+            mirror,
+            code,
+            tail: tail.join("\n"),
+        });
+    }
+    prune_rootfs(&rootfs);
+    on_line(&format!("importing {} as {tag}", rootfs.display()));
+    let stream = tar_stream(&rootfs)?;
+    let (repo, tag_part) = tag.split_once(':').expect("base tags are repo:tag");
+    let changes = vec![
+        format!(
+            "LABEL {LABEL_MANAGED}=true {LABEL_KIND}=base {LABEL_NAMESPACE}={} etip.key={key} etip.suite={}",
+            cfg.repository.split('/').next().unwrap_or("etip"),
+            cfg.suite
+        ),
+        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8"
+            .to_string(),
+        "CMD [\"/bin/bash\"]".to_string(),
+    ];
+    let image_id = engine
+        .import_rootfs(stream, repo, tag_part, changes)
+        .await?;
+    drop(tmp);
+    Ok(BaseImage {
+        tag,
+        image_id,
+        key,
+        built: true,
+        secs: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Removes what an offline test image never needs: package caches, manual pages, translations and
+/// documentation except copyright files. Fewer files also make every later layer commit faster
+/// (the engine walks the whole tree to compute a layer's diff on some storage drivers).
+fn prune_rootfs(rootfs: &Path) {
+    fn walk(dir: &Path, keep: &dyn Fn(&Path) -> bool) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => {
+                    walk(&p, keep);
+                    let _ = std::fs::remove_dir(&p); // only when empty
+                }
+                Ok(_) if !keep(&p) => {
+                    let _ = std::fs::remove_file(&p);
+                }
+                _ => {}
+            }
+        }
+    }
+    let nothing = |_: &Path| false;
+    for dir in [
+        "var/cache/apt/archives",
+        "var/lib/apt/lists",
+        "usr/share/man",
+        "usr/share/locale",
+    ] {
+        walk(&rootfs.join(dir), &nothing);
+    }
+    walk(&rootfs.join("usr/share/doc"), &|p: &Path| {
+        p.file_name().is_some_and(|n| n == "copyright")
+    });
+}
+
+/// Streams `tar -C dir -c .` (numeric owners, hard links and device files kept) in 256 KiB chunks.
+fn tar_stream(
+    dir: &Path,
+) -> Result<
+    impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+    BootstrapError,
+> {
+    let mut child = Command::new("tar")
+        .arg("--numeric-owner")
+        .arg("-C")
+        .arg(dir)
+        .arg("-cf")
+        .arg("-")
+        .arg(".")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(io("running tar on the rootfs"))?;
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(8);
+    std::thread::spawn(move || {
+        let mut reader = stdout;
+        loop {
+            let mut buf = vec![0u8; 256 * 1024];
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    buf.truncate(n);
+                    if tx.blocking_send(Ok(Bytes::from(buf))).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    break;
+                }
+            }
+        }
+        match child.wait() {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                let _ = tx.blocking_send(Err(std::io::Error::other(format!(
+                    "tar of the rootfs exited with {s}"
+                ))));
+            }
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+            }
+        }
+    });
+    Ok(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_of_the_suite() {
+        let text = "Types: deb\nURIs: http://a.example/debian\nSuites: bookworm bookworm-updates\n\nTypes: deb\nURIs: http://b.example/debian-security\nSuites: bookworm-security\n";
+        assert_eq!(
+            mirror_from_sources(text, "bookworm").as_deref(),
+            Some("http://a.example/debian")
+        );
+        assert_eq!(
+            mirror_from_sources(text, "bookworm-security").as_deref(),
+            Some("http://b.example/debian-security")
+        );
+        assert_eq!(
+            mirror_from_sources(text, "trixie").as_deref(),
+            Some("http://a.example/debian")
+        );
+    }
+
+    #[test]
+    fn key_depends_on_inputs() {
+        let mut cfg = BootstrapConfig {
+            mirror: "http://m.example/debian".into(),
+            ..Default::default()
+        };
+        let (k1, t1) = base_tag(&cfg).unwrap();
+        assert!(t1.starts_with("etip/base:bookworm-"));
+        cfg.packages.reverse();
+        assert_eq!(
+            base_tag(&cfg).unwrap().0,
+            k1,
+            "package order does not matter"
+        );
+        cfg.packages.push("curl".into());
+        assert_ne!(base_tag(&cfg).unwrap().0, k1);
+    }
+}

@@ -1,0 +1,557 @@
+//! Tests against the real Docker engine: base-image bootstrap (cached), both fixtures built offline,
+//! rebuild is a no-op, broken patches are recorded and the batch goes on, the run API's limits, and
+//! clean leaves nothing labelled behind.
+
+mod common;
+
+use common::{builder, etip, fixture_repo};
+use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language, LayerKind};
+use etip_docker::{LABEL_MANAGED, LABEL_NAMESPACE, Limits, RunSpec};
+use std::time::Duration;
+
+fn no_events(_: &etip_build::Event) {}
+
+fn run(
+    tb: &common::TestBuilder,
+    image: &str,
+    env: &[String],
+    script: &str,
+) -> etip_docker::RunOutput {
+    let mut spec = RunSpec::new(image, ["sh", "-c", script])
+        .limits(Limits {
+            cpus: 1.0,
+            memory_bytes: 1 << 30,
+            timeout: Duration::from_secs(300),
+            pids: 512,
+        })
+        .label(LABEL_NAMESPACE, tb.ns.clone());
+    for e in env {
+        spec = spec.env(e.clone());
+    }
+    tb.builder
+        .block_on(tb.builder.engine().run(&spec))
+        .expect("running a container")
+}
+
+/// The `time="..."` attribute of a JUnit XML report's first testsuite/testcase for `class`.
+fn xml_time(xml: &str, marker: &str) -> f64 {
+    let at = xml
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} not in:\n{xml}"));
+    let rest = &xml[at..];
+    let t = rest.find("time=\"").unwrap() + 6;
+    let end = rest[t..].find('"').unwrap();
+    rest[t..t + end].replace(',', "").parse().unwrap()
+}
+
+fn assert_built(s: &InstanceStatus) {
+    assert!(
+        matches!(s.outcome, BuildOutcome::Built | BuildOutcome::Reused),
+        "{} failed: {:?}\n{}",
+        s.id,
+        s.reason,
+        s.detail.as_deref().unwrap_or("")
+    );
+}
+
+#[test]
+fn bootstrap_is_cached_by_content_key() {
+    let tb = builder("boot");
+    let first = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let again = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap again");
+    assert!(!again.built, "the second call must reuse the image");
+    assert_eq!(first.tag, again.tag);
+    assert_eq!(first.image_id, again.image_id);
+    let info = tb
+        .builder
+        .block_on(tb.builder.engine().image(&again.tag))
+        .unwrap()
+        .expect("base image exists");
+    assert_eq!(
+        info.labels.get("etip.kind").map(String::as_str),
+        Some("base")
+    );
+    assert_eq!(
+        info.labels.get(LABEL_MANAGED).map(String::as_str),
+        Some("true")
+    );
+}
+
+#[test]
+fn maven_fixture_builds_offline_and_rebuild_is_a_no_op() {
+    let tb = builder("maven");
+    let (_tmp, repo, c) = fixture_repo("maven");
+    let e = etip("textutil-dedup", Language::Java, &repo, &c[0], &c[1]);
+    let first = tb.builder.build_one(&e, &no_events);
+    assert_built(&first);
+    let tc = first.toolchain.as_ref().unwrap();
+    assert_eq!(tc.version, "17");
+    assert_eq!(tc.source, "pom.xml: maven.compiler.release");
+    assert_eq!(tc.build_tool, "mvn");
+    let kinds: Vec<LayerKind> = first.layers.iter().map(|l| l.kind).collect();
+    assert_eq!(
+        kinds,
+        [LayerKind::Base, LayerKind::Env, LayerKind::Instance]
+    );
+    assert!(
+        first
+            .layers
+            .iter()
+            .all(|l| l.size_bytes > 0 && l.layer_bytes >= 0)
+    );
+    let image = first.image.clone().unwrap();
+
+    // Both trees are in the image and built; the fixture's ETIP is genuine (>= 2x on its test).
+    let out = run(
+        &tb,
+        &image,
+        &first.env["original"],
+        "set -e; for v in original patched; do test -f /work/$v/target/classes/demo/TextUtil.class; \
+         test -f /work/$v/target/test-classes/demo/DedupTest.class; done; \
+         for v in original patched; do cd /work/$v; mvn $ETIP_MAVEN_ARGS -q test -Dtest=DedupTest >/dev/null; \
+         echo \"== $v\"; cat target/surefire-reports/TEST-demo.DedupTest.xml; done",
+    );
+    assert_eq!(out.exit_code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    let (o, p) = out.stdout.split_once("== patched").unwrap();
+    let (to, tp) = (xml_time(o, "<testcase"), xml_time(p, "<testcase"));
+    assert!(to >= 2.0 * tp, "original {to} s vs patched {tp} s");
+
+    // The log folder holds the Dockerfiles, the context summary, the build log and the status.
+    let logs = tb.out.path().join("logs/textutil-dedup");
+    for f in [
+        "Dockerfile.env",
+        "Dockerfile.instance",
+        "context.txt",
+        "build.log",
+        "status.json",
+    ] {
+        assert!(logs.join(f).is_file(), "{f} missing in {}", logs.display());
+    }
+    let status: InstanceStatus =
+        serde_json::from_str(&std::fs::read_to_string(logs.join("status.json")).unwrap()).unwrap();
+    assert_eq!(status.image, first.image);
+
+    // Rebuild: same tags, nothing built.
+    let start = std::time::Instant::now();
+    let again = tb.builder.build_one(&e, &no_events);
+    assert_eq!(again.outcome, BuildOutcome::Reused);
+    assert_eq!(again.image, first.image);
+    assert!(again.layers.iter().all(|l| l.reused && l.build_secs == 0.0));
+    let tags = |s: &InstanceStatus| s.layers.iter().map(|l| l.tag.clone()).collect::<Vec<_>>();
+    assert_eq!(tags(&again), tags(&first));
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn python_fixture_builds_offline() {
+    let tb = builder("python");
+    let (_tmp, repo, c) = fixture_repo("python");
+    let e = etip("textutil-py-dedup", Language::Python, &repo, &c[0], &c[1]);
+    let s = tb.builder.build_one(&e, &no_events);
+    assert_built(&s);
+    let tc = s.toolchain.as_ref().unwrap();
+    assert_eq!(tc.version, "3.11");
+    assert_eq!(tc.requested.as_deref(), Some(">=3.8"));
+    let image = s.image.clone().unwrap();
+    let mut times = Vec::new();
+    for v in ["original", "patched"] {
+        let out = run(
+            &tb,
+            &image,
+            &s.env[v],
+            &format!(
+                "set -e; cd /work/{v}; python -c 'import textutil, sys; assert textutil.__file__.startswith(\"/work/{v}/\"), textutil.__file__'; \
+                 python -m pytest -q -p no:randomly -p no:cacheprovider tests/test_dedup.py --junitxml=/tmp/r.xml >/dev/null; cat /tmp/r.xml"
+            ),
+        );
+        assert_eq!(
+            out.exit_code,
+            Some(0),
+            "{v}: {}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        times.push(xml_time(&out.stdout, "<testcase"));
+    }
+    assert!(
+        times[0] >= 2.0 * times[1],
+        "original {} s vs patched {} s",
+        times[0],
+        times[1]
+    );
+}
+
+#[test]
+fn broken_patch_is_recorded_and_the_batch_goes_on() {
+    let tb = builder("broken");
+    let (_tmp, repo, c) = fixture_repo("python");
+    let mut by_url = etip("py-join-url", Language::Python, &repo, &c[1], &c[2]);
+    by_url.source = Some(format!("file://{}", repo.display()));
+    let mut no_repo = etip("py-no-repo", Language::Python, &repo, &c[1], &c[2]);
+    no_repo.source = Some("file:///nonexistent/etip-repo.git".into());
+    let batch = vec![
+        etip("py-broken", Language::Python, &repo, &c[2], &c[3]),
+        etip("py-join", Language::Python, &repo, &c[1], &c[2]),
+        etip(
+            "py-missing",
+            Language::Python,
+            &repo,
+            &c[1],
+            "0123456789abcdef0123456789abcdef01234567",
+        ),
+        by_url,
+        no_repo,
+    ];
+    // Two workers: the shared env layer and the identical instance layer are built once.
+    let statuses = tb.builder.build_all(&batch, 2, &no_events);
+    assert_eq!(statuses.len(), 5);
+    assert_eq!(statuses[0].outcome, BuildOutcome::Failed);
+    assert_eq!(statuses[0].failure, Some(FailureKind::PatchedCompile));
+    assert_eq!(
+        statuses[0].reason.as_deref(),
+        Some("patched does not compile")
+    );
+    assert!(
+        statuses[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("SyntaxError")
+    );
+    assert_built(&statuses[1]);
+    assert_eq!(statuses[2].failure, Some(FailureKind::Checkout));
+    // The same commits cloned from a URL give the same content key (the tag also names the id).
+    assert_built(&statuses[3]);
+    let key = |s: &InstanceStatus| {
+        s.image
+            .as_ref()
+            .unwrap()
+            .rsplit('-')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(key(&statuses[3]), key(&statuses[1]));
+    assert_eq!(statuses[4].failure, Some(FailureKind::Clone));
+    let jsonl = std::fs::read_to_string(tb.out.path().join("status.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), 5);
+}
+
+#[test]
+fn maven_broken_patch_is_patched_does_not_compile() {
+    let tb = builder("mvnbroken");
+    let (_tmp, repo, c) = fixture_repo("maven");
+    let s = tb.builder.build_one(
+        &etip("mvn-broken", Language::Java, &repo, &c[2], &c[3]),
+        &no_events,
+    );
+    assert_eq!(
+        s.reason.as_deref(),
+        Some("patched does not compile"),
+        "{:?}",
+        s.detail
+    );
+    assert!(s.detail.as_deref().unwrap().contains("COMPILATION ERROR"));
+}
+
+#[test]
+fn missing_jdk_is_no_base_image() {
+    let tb = builder("nojdk");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("r");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join(".java-version"), "11\n").unwrap();
+    std::fs::write(repo.join("pom.xml"), "<project/>\n").unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "a"]);
+    let s = tb.builder.build_one(
+        &etip("jdk11", Language::Java, &repo, "HEAD", "HEAD"),
+        &no_events,
+    );
+    assert_eq!(s.failure, Some(FailureKind::NoBaseImage));
+    assert_eq!(s.reason.as_deref(), Some("no base image for JDK 11"));
+}
+
+#[test]
+fn run_api_enforces_limits_and_always_removes_the_container() {
+    let tb = builder("run");
+    let base = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let engine = tb.builder.engine();
+    let labels = [format!("{LABEL_NAMESPACE}={}", tb.ns)];
+    let spec = |cmd: &str, timeout: u64| {
+        RunSpec::new(&base.tag, ["sh", "-c", cmd])
+            .limits(Limits {
+                cpus: 0.5,
+                memory_bytes: 256 << 20,
+                timeout: Duration::from_secs(timeout),
+                pids: 64,
+            })
+            .label(LABEL_NAMESPACE, tb.ns.clone())
+    };
+    // No network: only the loopback interface; memory limit visible in the cgroup.
+    let out = tb
+        .builder
+        .block_on(engine.run(&spec(
+            "ls /sys/class/net; echo out; echo err >&2; exit 3",
+            60,
+        )))
+        .unwrap();
+    assert_eq!(out.exit_code, Some(3));
+    assert_eq!(
+        out.stdout.split_whitespace().collect::<Vec<_>>(),
+        ["lo", "out"]
+    );
+    assert_eq!(out.stderr.trim(), "err");
+    // Timeout: killed, reported, removed.
+    let out = tb
+        .builder
+        .block_on(engine.run(&spec("sleep 30", 2)))
+        .unwrap();
+    assert!(out.timed_out);
+    assert_eq!(out.exit_code, None);
+    assert!(out.duration < Duration::from_secs(20));
+    let left = tb
+        .builder
+        .block_on(engine.list_containers(&labels))
+        .unwrap();
+    assert!(left.is_empty(), "containers left behind: {left:?}");
+}
+
+#[test]
+fn clean_leaves_no_labelled_image_or_container() {
+    let tb = builder("clean");
+    let (_tmp, repo, c) = fixture_repo("python");
+    let s = tb.builder.build_one(
+        &etip("py-clean", Language::Python, &repo, &c[0], &c[1]),
+        &no_events,
+    );
+    assert_built(&s);
+    let engine = tb.builder.engine();
+    // A stopped container of the instance image, as a crashed run would leave.
+    tb.builder
+        .block_on(engine.create_container(
+            s.image.as_ref().unwrap(),
+            None,
+            [(LABEL_NAMESPACE.to_string(), tb.ns.clone())].into(),
+        ))
+        .unwrap();
+    let labels = [format!("{LABEL_NAMESPACE}={}", tb.ns)];
+    assert_eq!(
+        tb.builder
+            .block_on(engine.list_images(&labels))
+            .unwrap()
+            .len(),
+        2
+    );
+    let report = tb.builder.clean(Some(&tb.ns), false).unwrap();
+    assert_eq!(report.containers.len(), 1);
+    assert_eq!(report.images.len(), 2);
+    assert!(
+        tb.builder
+            .block_on(engine.list_images(&labels))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        tb.builder
+            .block_on(engine.list_containers(&labels))
+            .unwrap()
+            .is_empty()
+    );
+    // The shared base image is kept.
+    let base = s.layers.iter().find(|l| l.kind == LayerKind::Base).unwrap();
+    assert!(
+        tb.builder
+            .block_on(engine.image(&base.tag))
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn build_image_from_a_tar_context_tag_and_remove() {
+    let tb = builder("dockerfile");
+    let base = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let engine = tb.builder.engine();
+    let dockerfile = format!(
+        "FROM {}\nCOPY hello.txt /hello.txt\nRUN test -f /hello.txt\n",
+        base.tag
+    );
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data) in [
+        ("Dockerfile", dockerfile.as_bytes()),
+        ("hello.txt", b"hi\n".as_slice()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    let tag = format!("{}/plain:1", tb.ns);
+    let spec = etip_docker::BuildSpec {
+        tag: tag.clone(),
+        dockerfile: "Dockerfile".into(),
+        labels: [
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_NAMESPACE.to_string(), tb.ns.clone()),
+            ("etip.kind".to_string(), "env".to_string()),
+        ]
+        .into(),
+        network: "none".into(),
+        timeout: Duration::from_secs(300),
+    };
+    let mut lines = Vec::new();
+    let id = tb
+        .builder
+        .block_on(
+            engine.build_image(&spec, b.into_inner().unwrap(), &mut |l: &str| {
+                lines.push(l.to_string())
+            }),
+        )
+        .unwrap_or_else(|e| panic!("build failed: {e}\n{}", lines.join("\n")));
+    let info = tb.builder.block_on(engine.image(&tag)).unwrap().unwrap();
+    assert_eq!(info.id, id);
+    assert_eq!(info.labels.get(LABEL_NAMESPACE), Some(&tb.ns));
+    let second = format!("{}/plain", tb.ns);
+    tb.builder.block_on(engine.tag(&tag, &second, "2")).unwrap();
+    assert!(
+        tb.builder
+            .block_on(engine.image(&format!("{second}:2")))
+            .unwrap()
+            .is_some()
+    );
+    tb.builder.block_on(engine.remove_image(&tag)).unwrap();
+    tb.builder
+        .block_on(engine.remove_image(&format!("{second}:2")))
+        .unwrap();
+    assert!(tb.builder.block_on(engine.image(&tag)).unwrap().is_none());
+    // A failing RUN step reports its exit code.
+    let mut b = tar::Builder::new(Vec::new());
+    let df = format!("FROM {}\nRUN exit 7\n", base.tag);
+    let mut h = tar::Header::new_gnu();
+    h.set_size(df.len() as u64);
+    h.set_mode(0o644);
+    h.set_cksum();
+    b.append_data(&mut h, "Dockerfile", df.as_bytes()).unwrap();
+    let err = tb
+        .builder
+        .block_on(engine.build_image(&spec, b.into_inner().unwrap(), &mut |_| {}))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            etip_docker::EngineError::Build {
+                exit_code: Some(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn layer_build_over_its_time_limit_is_a_timeout() {
+    let ns = format!("etiptest-timeout-{}", std::process::id());
+    let out = tempfile::tempdir().unwrap();
+    let cfg = etip_build::config::BuildConfig {
+        namespace: ns.clone(),
+        timeout_secs: 1,
+        java: etip_build::config::JavaConfig {
+            env_setup: vec!["sleep 30".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let b = etip_build::Builder::new(cfg, out.path().to_path_buf())
+        .unwrap_or_else(|e| panic!("these tests need the real Docker engine: {e}"));
+    let (_tmp, repo, c) = fixture_repo("maven");
+    let s = b.build_one(
+        &etip("slow-env", Language::Java, &repo, &c[0], &c[1]),
+        &no_events,
+    );
+    let _ = b.clean(Some(&ns), false);
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::Timeout),
+        "{:?} {:?}",
+        s.reason,
+        s.detail
+    );
+    assert_eq!(s.reason.as_deref(), Some("timeout"));
+    let labels = [format!("{LABEL_NAMESPACE}={ns}")];
+    assert!(
+        b.block_on(b.engine().list_containers(&labels))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn unresolvable_dependency_is_dependency_resolution() {
+    let tb = builder("deps");
+    let (_tmp, repo, _c) = fixture_repo("maven");
+    let pom = std::fs::read_to_string(repo.join("pom.xml")).unwrap();
+    let pom = pom.replace(
+        "  <dependencies>\n",
+        "  <dependencies>\n    <dependency>\n      <groupId>org.example.absent</groupId>\n      <artifactId>absent</artifactId>\n      <version>9.9</version>\n    </dependency>\n",
+    );
+    std::fs::write(repo.join("pom.xml"), pom).unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    };
+    git(&["commit", "-q", "-am", "depend on an artifact nobody has"]);
+    let s = tb.builder.build_one(
+        &etip("mvn-absent-dep", Language::Java, &repo, "HEAD", "HEAD"),
+        &no_events,
+    );
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::DependencyResolution),
+        "{:?}",
+        s.detail
+    );
+    assert_eq!(
+        s.reason.as_deref(),
+        Some("dependency resolution failed (original)")
+    );
+    assert!(s.detail.as_deref().unwrap().contains("org.example.absent"));
+}
