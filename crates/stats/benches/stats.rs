@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use etip_stats::{
-    Alternative, DeltaConfig, MwuMethod, SignTestConfig, binomial_sf_half, iqr_filter,
-    mann_whitney_u, sign_test, sweperf_delta,
+    Alternative, DeltaConfig, MwuMethod, SignTestConfig, binomial_sf_half, mann_whitney_u,
+    sign_test, sweperf_delta,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -30,23 +30,10 @@ fn integers(rng: &mut ChaCha8Rng, n: usize, offset: u32) -> Vec<f64> {
         .collect()
 }
 
-/// SPEC 4.1 verbatim: a complete Mann–Whitney test (copy, sort, rank) per step.
+/// SPEC 4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
 fn naive_delta(base: &[f64], patched: &[f64]) -> f64 {
-    let b = iqr_filter(base, 1.0);
-    let p = iqr_filter(patched, 1.0);
-    let mut delta = 0.0;
-    for i in 0..=1000 {
-        let x = i as f64 / 1000.0;
-        let scaled: Vec<f64> = b.iter().map(|v| v * (1.0 - x)).collect();
-        let r = mann_whitney_u(&scaled, &p, Alternative::Greater, MwuMethod::Auto)
-            .expect("benchmark inputs are valid");
-        if r.p_value < 0.1 {
-            delta = x;
-        } else {
-            break;
-        }
-    }
-    delta
+    etip_stats::sweperf_delta_reference(base, patched, &etip_stats::DeltaConfig::default())
+        .expect("valid inputs")
 }
 
 fn bench_mwu(c: &mut Criterion) {

@@ -7,26 +7,14 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use etip_stats::{Alternative, DeltaConfig, MwuMethod, iqr_filter, mann_whitney_u, sweperf_delta};
+use etip_stats::{DeltaConfig, sweperf_delta};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// SPEC 4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
 fn naive_delta(base: &[f64], patched: &[f64]) -> f64 {
-    let b = iqr_filter(base, 1.0);
-    let p = iqr_filter(patched, 1.0);
-    let mut delta = 0.0;
-    for i in 0..=1000 {
-        let x = i as f64 / 1000.0;
-        let scaled: Vec<f64> = b.iter().map(|v| v * (1.0 - x)).collect();
-        let r = mann_whitney_u(&scaled, &p, Alternative::Greater, MwuMethod::Auto)
-            .expect("inputs are valid");
-        if r.p_value < 0.1 {
-            delta = x;
-        } else {
-            break;
-        }
-    }
-    delta
+    etip_stats::sweperf_delta_reference(base, patched, &etip_stats::DeltaConfig::default())
+        .expect("valid inputs")
 }
 
 /// Median wall time of `f` over `reps` calls.

@@ -236,28 +236,45 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// The literal SPEC 4.1 scan: one complete Mann–Whitney test (copy, sort, rank) per step.
+///
+/// Same inputs, grid, filter and result as [`sweperf_delta`], which computes each step incrementally and
+/// is several times faster. This one exists as the baseline that `sweperf_delta` is checked against
+/// (tests) and measured against (benchmarks).
+pub fn sweperf_delta_reference(
+    base: &[f64],
+    patched: &[f64],
+    cfg: &DeltaConfig,
+) -> Result<f64, StatsError> {
+    check_times("base", base, 1)?;
+    check_times("patched", patched, 1)?;
+    let grid = cfg.grid()?;
+    let (b, p) = match cfg.iqr_k {
+        Some(k) => (iqr_filter(base, k), iqr_filter(patched, k)),
+        None => (base.to_vec(), patched.to_vec()),
+    };
+    check_times("base after the IQR filter", &b, 1)?;
+    check_times("patched after the IQR filter", &p, 1)?;
+    let mut delta = 0.0;
+    for i in 0..=grid.steps {
+        let x = grid.x(i);
+        let scaled: Vec<f64> = b.iter().map(|v| v * (1.0 - x)).collect();
+        let r = crate::mwu::mann_whitney_u(&scaled, &p, Alternative::Greater, MwuMethod::Auto)?;
+        if r.p_value < cfg.p_threshold {
+            delta = x;
+        } else {
+            break;
+        }
+    }
+    Ok(delta)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mwu::mann_whitney_u;
 
-    /// The definition, written the slow way: full MWU per step.
     fn naive(base: &[f64], patched: &[f64]) -> f64 {
-        let b = iqr_filter(base, 1.0);
-        let p = iqr_filter(patched, 1.0);
-        let mut delta = 0.0;
-        for i in 0..=1000 {
-            let x = i as f64 / 1000.0;
-            let scaled: Vec<f64> = b.iter().map(|v| v * (1.0 - x)).collect();
-            let r = mann_whitney_u(&scaled, &p, Alternative::Greater, MwuMethod::Auto)
-                .expect("valid input");
-            if r.p_value < 0.1 {
-                delta = x;
-            } else {
-                break;
-            }
-        }
-        delta
+        sweperf_delta_reference(base, patched, &DeltaConfig::default()).expect("valid input")
     }
 
     #[test]

@@ -36,7 +36,7 @@ mod sample;
 mod sign;
 
 pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
-pub use delta::{DeltaConfig, sweperf_delta};
+pub use delta::{DeltaConfig, sweperf_delta, sweperf_delta_reference};
 pub use error::StatsError;
 pub use mwu::{Alternative, EXACT_BUDGET, MannWhitney, MwuMethod, mann_whitney_u};
 pub use normal::{normal_cdf, normal_sf};

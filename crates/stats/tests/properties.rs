@@ -2,7 +2,7 @@
 
 use etip_stats::{
     Alternative, DeltaConfig, Direction, MwuMethod, Sample, SignTestConfig, binomial_sf_half,
-    bootstrap_speedup_ci, iqr_filter, mann_whitney_u, sign_test, sweperf_delta,
+    bootstrap_speedup_ci, mann_whitney_u, sign_test, sweperf_delta,
 };
 use proptest::prelude::*;
 
@@ -27,21 +27,10 @@ fn p_of(x: &[f64], y: &[f64], alt: Alternative, method: MwuMethod) -> f64 {
         .p_value
 }
 
-/// SPEC 4.1 written the slow way: a full Mann–Whitney test per step.
+/// SPEC 4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
 fn naive_delta(base: &[f64], patched: &[f64]) -> f64 {
-    let b = iqr_filter(base, 1.0);
-    let p = iqr_filter(patched, 1.0);
-    let mut delta = 0.0;
-    for i in 0..=1000 {
-        let x = i as f64 / 1000.0;
-        let scaled: Vec<f64> = b.iter().map(|v| v * (1.0 - x)).collect();
-        if p_of(&scaled, &p, Alternative::Greater, MwuMethod::Auto) < 0.1 {
-            delta = x;
-        } else {
-            break;
-        }
-    }
-    delta
+    etip_stats::sweperf_delta_reference(base, patched, &etip_stats::DeltaConfig::default())
+        .expect("valid inputs")
 }
 
 proptest! {
