@@ -173,6 +173,18 @@ pub struct Limits {
     pub pids: i64,
 }
 
+/// Host configuration of a container etip creates: the limits, swap off, and no network unless enabled.
+fn limited_host_config(limits: &Limits, network_enabled: bool) -> HostConfig {
+    HostConfig {
+        nano_cpus: Some((limits.cpus * 1e9) as i64),
+        memory: Some(limits.memory_bytes),
+        memory_swap: Some(limits.memory_bytes),
+        pids_limit: Some(limits.pids),
+        network_mode: Some(if network_enabled { "bridge" } else { "none" }.into()),
+        ..Default::default()
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -431,21 +443,7 @@ impl Engine {
         let context_tar = context_tar.into();
         let mut labels = spec.labels.clone();
         labels.insert(LABEL_MANAGED.into(), "true".into());
-        let host_config = HostConfig {
-            nano_cpus: Some((spec.limits.cpus * 1e9) as i64),
-            memory: Some(spec.limits.memory_bytes),
-            memory_swap: Some(spec.limits.memory_bytes),
-            pids_limit: Some(spec.limits.pids),
-            network_mode: Some(
-                if spec.network_enabled {
-                    "bridge"
-                } else {
-                    "none"
-                }
-                .into(),
-            ),
-            ..Default::default()
-        };
+        let host_config = limited_host_config(&spec.limits, spec.network_enabled);
         let body = ContainerCreateBody {
             image: Some(spec.parent.clone()),
             cmd: Some(spec.cmd.clone()),
@@ -718,21 +716,7 @@ impl Engine {
         labels
             .entry(LABEL_KIND.into())
             .or_insert_with(|| "run".into());
-        let host_config = HostConfig {
-            nano_cpus: Some((spec.limits.cpus * 1e9) as i64),
-            memory: Some(spec.limits.memory_bytes),
-            memory_swap: Some(spec.limits.memory_bytes),
-            pids_limit: Some(spec.limits.pids),
-            network_mode: Some(
-                if spec.network_enabled {
-                    "bridge"
-                } else {
-                    "none"
-                }
-                .into(),
-            ),
-            ..Default::default()
-        };
+        let host_config = limited_host_config(&spec.limits, spec.network_enabled);
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             cmd: Some(spec.cmd.clone()),
