@@ -64,6 +64,11 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
+    /// The source text this summary was made from.
+    pub fn source(&self) -> &[u8] {
+        &self.source
+    }
+
     /// Hash of the tokens of unit `index` (computed on first use; a unit's own name is left out).
     pub fn unit_hash(&self, index: usize) -> u64 {
         *self.unit_hashes[index].get_or_init(|| {
