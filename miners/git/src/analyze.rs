@@ -52,7 +52,7 @@ pub enum Decision {
     },
 }
 
-const CACHE_LIMIT: usize = 512;
+const CACHE_LIMIT: usize = 1024;
 
 /// Evaluates commits of one repository; owns its `Repository` and parser (one per thread).
 pub struct Worker {
