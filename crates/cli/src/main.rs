@@ -5,6 +5,11 @@ use std::process::ExitCode;
 
 mod cmd;
 
+/// mimalloc for Rust and (through its `override` feature) for the C libraries too: tree-sitter,
+/// libgit2 and SQLite allocate and free many small objects while mining.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Build and use benchmarks of execution time improvement patches (ETIPs).
 #[derive(Debug, Parser)]
 #[command(name = "etip", version, about, long_about = None)]

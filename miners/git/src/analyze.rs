@@ -52,7 +52,7 @@ pub enum Decision {
     },
 }
 
-const CACHE_LIMIT: usize = 512;
+const CACHE_LIMIT: usize = 1024;
 
 /// Evaluates commits of one repository; owns its `Repository` and parser (one per thread).
 pub struct Worker {
@@ -322,9 +322,11 @@ impl Worker {
         };
         let mut hasher = Sha256::new();
         let mut per_file: Vec<Lines> = Vec::with_capacity(files.len());
+        // The blobs stay loaded for rule 4 (reading a blob inflates it from the pack every time).
+        let mut blobs: Vec<(Option<Blob>, Option<Blob>)> = Vec::with_capacity(files.len());
         for f in &files {
-            let old = self.blob(f.old_id, oid)?;
-            let new = self.blob(f.new_id, oid)?;
+            let old = blob(&self.repo, f.old_id, oid)?;
+            let new = blob(&self.repo, f.new_id, oid)?;
             hasher.update(b"F ");
             hasher.update(f.old_path.as_deref().unwrap_or("/dev/null").as_bytes());
             hasher.update(b" ");
@@ -342,6 +344,7 @@ impl Worker {
             stats.insertions += lines.insertions;
             stats.deletions += lines.deletions;
             per_file.push(lines);
+            blobs.push((old, new));
         }
         let diff_hash = hex::encode(hasher.finalize());
 
@@ -353,6 +356,7 @@ impl Worker {
                 &mut self.sem,
                 self.settings.lang,
                 &files,
+                &blobs,
                 &per_file,
                 oid,
             )? {
@@ -402,10 +406,6 @@ impl Worker {
         Ok(Decision::Kept(Box::new(candidate)))
     }
 
-    fn blob(&self, id: Option<Oid>, commit: Oid) -> Result<Option<Blob<'_>>, MineError> {
-        blob(&self.repo, id, commit)
-    }
-
     fn modules(&self, tree: &Tree, files: &[String]) -> Vec<String> {
         let lang = self.settings.lang;
         let mut memo: HashMap<String, bool> = HashMap::new();
@@ -436,11 +436,10 @@ impl Worker {
 }
 
 fn summary(
-    repo: &Repository,
     sem: &mut SemState,
     id: Oid,
+    content: &[u8],
     path: &str,
-    commit: Oid,
     previous: Option<Oid>,
 ) -> Result<Arc<FileSummary>, MineError> {
     sem.tick += 1;
@@ -451,32 +450,30 @@ fn summary(
         sem.by_path.insert(path.to_string(), id);
         return Ok(Arc::clone(s));
     }
-    let blob = repo.find_blob(id).map_err(git_err("read blob", commit))?;
     let base = previous.filter(|p| sem.cache.contains_key(p)).or_else(|| {
         sem.by_path
             .get(path)
             .copied()
             .filter(|p| sem.cache.contains_key(p))
     });
-    let prev = match base.and_then(|p| sem.cache.get(&p).map(|(_, t, _)| (p, t.clone()))) {
-        Some((p, tree)) => Some((
-            repo.find_blob(p).map_err(git_err("read blob", commit))?,
-            tree,
-        )),
-        None => None,
-    };
+    // The cached summary holds the base version's source: no blob to read again.
+    let prev = base.and_then(|p| {
+        sem.cache
+            .get(&p)
+            .map(|(s, t, _)| (Arc::clone(s), t.clone()))
+    });
     if prev.is_some() {
         sem.stats.1 += 1;
     } else {
         sem.stats.2 += 1;
     }
-    sem.stats.3 += blob.content().len() as u64;
+    sem.stats.3 += content.len() as u64;
     let analyzer = sem
         .analyzer
         .as_mut()
         .expect("semantic() only runs with an analyzer");
     let (summary, tree) =
-        analyzer.summarize_after(blob.content(), prev.as_ref().map(|(b, t)| (t, b.content())))?;
+        analyzer.summarize_after(content, prev.as_ref().map(|(b, t)| (t, b.source())))?;
     let summary = Arc::new(summary);
     if sem.cache.len() >= CACHE_LIMIT {
         // Drop the least recently used quarter.
@@ -498,6 +495,7 @@ fn semantic(
     sem: &mut SemState,
     lang: Language,
     files: &[FileDiff],
+    blobs: &[(Option<Blob>, Option<Blob>)],
     lines: &[Lines],
     oid: Oid,
 ) -> Result<Result<BTreeSet<String>, RejectReason>, MineError> {
@@ -549,8 +547,7 @@ fn semantic(
                 reasons.insert(NonSemantic::RenameOnly);
                 continue;
             }
-            let old_blob = blob(repo, Some(old_id), oid)?;
-            let new_blob = blob(repo, Some(new_id), oid)?;
+            let (old_blob, new_blob) = (&blobs[d].0, &blobs[i].1);
             let pair_lines = line_diff(
                 repo,
                 old_blob.as_ref(),
@@ -560,21 +557,18 @@ fn semantic(
                 None,
                 oid,
             )?;
-            drop((old_blob, new_blob));
             let old_s = summary(
-                repo,
                 sem,
                 old_id,
+                content(old_blob),
                 files[d].old_path.as_deref().unwrap_or(""),
-                oid,
                 None,
             )?;
             let new_s = summary(
-                repo,
                 sem,
                 new_id,
+                content(new_blob),
                 f.new_path.as_deref().unwrap_or(""),
-                oid,
                 Some(old_id),
             )?;
             let change = compare(
@@ -608,22 +602,20 @@ fn semantic(
         }
         let old_s = match f.old_id {
             Some(id) => Some(summary(
-                repo,
                 sem,
                 id,
+                content(&blobs[i].0),
                 f.old_path.as_deref().unwrap_or(""),
-                oid,
                 None,
             )?),
             None => None,
         };
         let new_s = match f.new_id {
             Some(id) => Some(summary(
-                repo,
                 sem,
                 id,
+                content(&blobs[i].1),
                 f.new_path.as_deref().unwrap_or(""),
-                oid,
                 f.old_id,
             )?),
             None => None,
@@ -659,6 +651,10 @@ fn semantic(
         Some(NonSemantic::WhitespaceOrComment) => RejectReason::WhitespaceOrCommentOnly,
     };
     Ok(Err(reason))
+}
+
+fn content<'a>(b: &'a Option<Blob>) -> &'a [u8] {
+    b.as_ref().map_or(&[], |b| b.content())
 }
 
 fn blob(repo: &Repository, id: Option<Oid>, commit: Oid) -> Result<Option<Blob<'_>>, MineError> {
@@ -731,13 +727,14 @@ fn line_diff(
             }
             true
         };
-    // No paths: libgit2 would otherwise look up `.gitattributes` diff drivers for every file pair.
+    // Empty paths: with no path libgit2 names both sides `file` and looks up the `.gitattributes`
+    // diff driver of that name for every file pair; an empty path skips the lookup.
     let _ = (old_path, new_path);
     repo.diff_blobs(
         old,
-        None,
+        Some(""),
         new,
-        None,
+        Some(""),
         Some(&mut opts),
         None,
         None,

@@ -64,6 +64,11 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
+    /// The source text this summary was made from.
+    pub fn source(&self) -> &[u8] {
+        &self.source
+    }
+
     /// Hash of the tokens of unit `index` (computed on first use; a unit's own name is left out).
     pub fn unit_hash(&self, index: usize) -> u64 {
         *self.unit_hashes[index].get_or_init(|| {
@@ -136,6 +141,12 @@ struct Kinds {
     import_like: Vec<u16>,
     expression_statement: u16,
     strings: Vec<u16>,
+    /// Field ids (looking a field up by name scans the grammar's field names every time).
+    f_name: u16,
+    f_body: u16,
+    f_parameters: u16,
+    f_value: u16,
+    f_type: u16,
 }
 
 impl Kinds {
@@ -152,7 +163,13 @@ impl Kinds {
                 .filter(|id| *id != 0)
                 .collect()
         };
+        let field = |name: &str| lang.field_id_for_name(name).map_or(0, |f| f.get());
         Kinds {
+            f_name: field("name"),
+            f_body: field("body"),
+            f_parameters: field("parameters"),
+            f_value: field("value"),
+            f_type: field("type"),
             comment: ids(comment),
             atomic: ids(atomic),
             import_like: ids(import_like),
@@ -573,10 +590,10 @@ impl<'s> Ctx<'s> {
                 | "record_declaration"
                 | "annotation_type_declaration" => {
                     let name = node
-                        .child_by_field_name("name")
+                        .child_by_field_id(self.kinds.f_name)
                         .map(|n| self.text(n).to_string())
                         .unwrap_or_else(|| "?".into());
-                    if let Some(body) = node.child_by_field_name("body") {
+                    if let Some(body) = node.child_by_field_id(self.kinds.f_body) {
                         scope.push(name);
                         self.java_members(body, scope);
                         scope.pop();
@@ -590,18 +607,18 @@ impl<'s> Ctx<'s> {
                 "method_declaration"
                 | "constructor_declaration"
                 | "compact_constructor_declaration" => {
-                    let Some(body) = node.child_by_field_name("body") else {
+                    let Some(body) = node.child_by_field_id(self.kinds.f_body) else {
                         continue;
                     };
                     let member = if node.kind() == "method_declaration" {
-                        node.child_by_field_name("name")
+                        node.child_by_field_id(self.kinds.f_name)
                             .map(|n| self.text(n).to_string())
                             .unwrap_or_else(|| "?".into())
                     } else {
                         "<init>".to_string()
                     };
                     let params = node
-                        .child_by_field_name("parameters")
+                        .child_by_field_id(self.kinds.f_parameters)
                         .map(|p| self.java_param_types(p))
                         .unwrap_or_default();
                     let owner = scope.join(".");
@@ -620,8 +637,8 @@ impl<'s> Ctx<'s> {
                         node.children_by_field_name("declarator", &mut c2).collect();
                     for decl in decls {
                         let (Some(name), Some(value)) = (
-                            decl.child_by_field_name("name"),
-                            decl.child_by_field_name("value"),
+                            decl.child_by_field_id(self.kinds.f_name),
+                            decl.child_by_field_id(self.kinds.f_value),
                         ) else {
                             continue;
                         };
@@ -652,7 +669,7 @@ impl<'s> Ctx<'s> {
                 }
                 "enum_constant" => {
                     let owner = scope.join(".");
-                    let name_node = node.child_by_field_name("name");
+                    let name_node = node.child_by_field_id(self.kinds.f_name);
                     let constant = name_node
                         .map(|n| self.text(n).to_string())
                         .unwrap_or_else(|| "?".into());
@@ -673,7 +690,7 @@ impl<'s> Ctx<'s> {
         let mut cursor = params.walk();
         let mut types = Vec::new();
         for p in params.named_children(&mut cursor) {
-            if let Some(t) = p.child_by_field_name("type") {
+            if let Some(t) = p.child_by_field_id(self.kinds.f_type) {
                 let mut s: String = self.text(t).split_whitespace().collect();
                 if p.kind() == "spread_parameter" {
                     s.push_str("...");
