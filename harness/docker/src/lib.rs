@@ -428,6 +428,22 @@ impl Engine {
         Ok(info.id)
     }
 
+    /// Creates a container from `body`; `what` and `image` name it in the error.
+    async fn create_from_body(
+        &self,
+        options: Option<bollard::query_parameters::CreateContainerOptions>,
+        body: ContainerCreateBody,
+        what: &'static str,
+        image: &str,
+    ) -> Result<String, EngineError> {
+        let created = self
+            .docker
+            .create_container(options, body)
+            .await
+            .map_err(|e| EngineError::api(what, image, e))?;
+        Ok(created.id)
+    }
+
     /// Builds an image layer in one container: creates a container from `spec.parent` with the
     /// network disabled (unless `spec.network_enabled`) and the limits of `spec.limits`, extracts
     /// `context_tar` at `/`, runs `spec.cmd`, and commits the result as `spec.tag` with
@@ -452,15 +468,9 @@ impl Engine {
             host_config: Some(host_config),
             ..Default::default()
         };
-        let created = self
-            .docker
-            .create_container(
-                None::<bollard::query_parameters::CreateContainerOptions>,
-                body,
-            )
-            .await
-            .map_err(|e| EngineError::api("creating a build container", &spec.parent, e))?;
-        let id = created.id;
+        let id = self
+            .create_from_body(None, body, "creating a build container", &spec.parent)
+            .await?;
         let result = self.build_in(&id, spec, labels, context_tar, on_log).await;
         let removed = self.remove_container(&id).await;
         let image_id = result?;
@@ -727,15 +737,9 @@ impl Engine {
             host_config: Some(host_config),
             ..Default::default()
         };
-        let created = self
-            .docker
-            .create_container(
-                None::<bollard::query_parameters::CreateContainerOptions>,
-                body,
-            )
-            .await
-            .map_err(|e| EngineError::api("creating a container", &spec.image, e))?;
-        let id = created.id;
+        let id = self
+            .create_from_body(None, body, "creating a container", &spec.image)
+            .await?;
         let result = self.run_created(&id, spec.limits.timeout).await;
         let removed = self.remove_container(&id).await;
         let out = result?;
@@ -820,12 +824,8 @@ impl Engine {
             network_disabled: Some(true),
             ..Default::default()
         };
-        let created = self
-            .docker
-            .create_container(options, body)
+        self.create_from_body(options, body, "creating a container", image)
             .await
-            .map_err(|e| EngineError::api("creating a container", image, e))?;
-        Ok(created.id)
     }
 }
 
