@@ -15,6 +15,7 @@ use etip_core::candidate::{Candidate, DiffStats, Language, SCHEMA_VERSION};
 use etip_lang::profile;
 use etip_lang::semantic::Tree as SyntaxTree;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
+use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
 use git2::{Blob, Commit, DiffOptions, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
 
@@ -66,6 +67,8 @@ struct SemState {
     analyzer: Option<Analyzer>,
     /// (cache hits, incremental parses, full parses, bytes parsed)
     stats: (u64, u64, u64, u64),
+    /// Work of the window judgements of modified Java files.
+    windows: WindowStats,
     /// Latest cached version of each path: a base for incremental parsing when the exact old blob
     /// is not cached (its tree-sitter edit spans everything that differs).
     by_path: HashMap<String, Oid>,
@@ -82,6 +85,8 @@ impl Drop for Worker {
             incremental,
             full,
             bytes,
+            window_file_bytes = self.sem.windows.file_bytes,
+            window_parsed_bytes = self.sem.windows.parsed_bytes,
             "tree-sitter work of one mining worker"
         );
     }
@@ -230,6 +235,7 @@ impl Worker {
             sem: SemState {
                 analyzer,
                 stats: (0, 0, 0, 0),
+                windows: WindowStats::default(),
                 by_path: HashMap::new(),
                 cache: HashMap::new(),
                 tick: 0,
@@ -536,6 +542,7 @@ fn semantic(
 
     let mut names = BTreeSet::new();
     let mut reasons = BTreeSet::new();
+    let mut undecided_kind = Vec::new();
     for (i, f) in files.iter().enumerate() {
         if used.contains(&i) {
             continue; // analysed with its added partner
@@ -600,41 +607,57 @@ fn semantic(
             }
             continue;
         }
-        let old_s = match f.old_id {
-            Some(id) => Some(summary(
-                sem,
-                id,
-                content(&blobs[i].0),
-                f.old_path.as_deref().unwrap_or(""),
-                None,
-            )?),
-            None => None,
-        };
-        let new_s = match f.new_id {
-            Some(id) => Some(summary(
-                sem,
-                id,
-                content(&blobs[i].1),
-                f.new_path.as_deref().unwrap_or(""),
-                f.old_id,
-            )?),
-            None => None,
-        };
-        let change = compare(
-            lang,
-            old_s.as_deref().map(|s| Side {
-                summary: s,
-                path: f.old_path.as_deref().unwrap_or(""),
-                rows: &lines[i].deleted,
-            }),
-            new_s.as_deref().map(|s| Side {
-                summary: s,
-                path: f.new_path.as_deref().unwrap_or(""),
-                rows: &lines[i].added,
-            }),
-        );
-        match change {
+        if let (Language::Java, Some(old_path), Some(new_path)) =
+            (lang, f.old_path.as_deref(), f.new_path.as_deref())
+        {
+            // A modified Java file: tokens and member windows decide most changes without
+            // parsing the whole file (exactly as the whole-file comparison would).
+            let analyzer = sem
+                .analyzer
+                .as_mut()
+                .expect("semantic() only runs with an analyzer");
+            let modified = Modified {
+                old: content(&blobs[i].0),
+                new: content(&blobs[i].1),
+                old_path,
+                new_path,
+                deleted: &lines[i].deleted,
+                added: &lines[i].added,
+            };
+            match judge_java(analyzer, &modified, &mut sem.windows)? {
+                Windowed::Decided(FileChange::Semantic(n)) => {
+                    names.extend(n);
+                    continue;
+                }
+                Windowed::Decided(FileChange::NotSemantic(r)) => {
+                    reasons.insert(r);
+                    continue;
+                }
+                Windowed::NoUnitChanged => {
+                    undecided_kind.push(i);
+                    continue;
+                }
+                Windowed::NeedsFullParse => {}
+            }
+        }
+        match whole_files(sem, lang, f, &blobs[i], &lines[i])? {
             FileChange::Semantic(n) => names.extend(n),
+            FileChange::NotSemantic(r) => {
+                reasons.insert(r);
+            }
+        }
+    }
+    if !names.is_empty() {
+        return Ok(Ok(names));
+    }
+    // No file is semantic: the rejection names the kind of change, which for these files takes
+    // whole-file parses.
+    for i in undecided_kind {
+        match whole_files(sem, lang, &files[i], &blobs[i], &lines[i])? {
+            FileChange::Semantic(n) => {
+                // Cannot happen (the windows are exact); keep the whole-file answer if it does.
+                names.extend(n);
+            }
             FileChange::NotSemantic(r) => {
                 reasons.insert(r);
             }
@@ -651,6 +674,49 @@ fn semantic(
         Some(NonSemantic::WhitespaceOrComment) => RejectReason::WhitespaceOrCommentOnly,
     };
     Ok(Err(reason))
+}
+
+/// The semantic rule on whole-file summaries of both versions of one file change.
+fn whole_files(
+    sem: &mut SemState,
+    lang: Language,
+    f: &FileDiff,
+    blobs: &(Option<Blob>, Option<Blob>),
+    lines: &Lines,
+) -> Result<FileChange, MineError> {
+    let old_s = match f.old_id {
+        Some(id) => Some(summary(
+            sem,
+            id,
+            content(&blobs.0),
+            f.old_path.as_deref().unwrap_or(""),
+            None,
+        )?),
+        None => None,
+    };
+    let new_s = match f.new_id {
+        Some(id) => Some(summary(
+            sem,
+            id,
+            content(&blobs.1),
+            f.new_path.as_deref().unwrap_or(""),
+            f.old_id,
+        )?),
+        None => None,
+    };
+    Ok(compare(
+        lang,
+        old_s.as_deref().map(|s| Side {
+            summary: s,
+            path: f.old_path.as_deref().unwrap_or(""),
+            rows: &lines.deleted,
+        }),
+        new_s.as_deref().map(|s| Side {
+            summary: s,
+            path: f.new_path.as_deref().unwrap_or(""),
+            rows: &lines.added,
+        }),
+    ))
 }
 
 fn content<'a>(b: &'a Option<Blob>) -> &'a [u8] {

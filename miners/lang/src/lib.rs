@@ -16,8 +16,10 @@
 //! assert!(java.ast_equal(a, b).expect("parses"));
 //! ```
 
+pub mod java_layout;
 pub mod profile;
 pub mod semantic;
+pub mod window;
 
 pub use etip_core::candidate::Language;
 

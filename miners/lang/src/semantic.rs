@@ -284,6 +284,27 @@ impl Analyzer {
             .ok_or(LangError::Parse { lang: self.lang })
     }
 
+    /// Parses only `ranges` of `source` (node positions stay those of the whole source).
+    pub(crate) fn parse_included(
+        &mut self,
+        source: &[u8],
+        ranges: &[tree_sitter::Range],
+    ) -> Result<Tree, LangError> {
+        self.parser.reset();
+        self.parser
+            .set_included_ranges(ranges)
+            .map_err(|_| LangError::Parse { lang: self.lang })?;
+        let tree = self.parser.parse(source, None);
+        // Back to whole documents for the next parse.
+        let _ = self.parser.set_included_ranges(&[]);
+        tree.ok_or(LangError::Parse { lang: self.lang })
+    }
+
+    /// The summary of a tree parsed from `source`.
+    pub(crate) fn summary_from_tree(&self, tree: Tree, source: &[u8]) -> FileSummary {
+        self.summary_of(tree, source)
+    }
+
     /// Summarises one version of a file.
     pub fn summarize(&mut self, source: &[u8]) -> Result<FileSummary, LangError> {
         self.summarize_after(source, None).map(|(s, _)| s)

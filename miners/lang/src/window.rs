@@ -1,0 +1,431 @@
+//! The semantic rule for a modified Java file without parsing the whole file.
+//!
+//! [`judge_java`] gives exactly the answer of [`crate::semantic::compare`] on full parses of both
+//! versions, or says that it cannot ([`Windowed::NeedsFullParse`]), in which case the caller parses
+//! the whole files. It works in three steps, cheapest first:
+//!
+//! 1. **Tokens.** Both versions are tokenised ([`Layout`]). Equal token lists mean equal syntax
+//!    trees: only whitespace or comments changed. Equal token lists once `package` and `import`
+//!    declarations are left out mean an import-only change (a rename when the package changed).
+//! 2. **Windows.** Each version's member segments touched by its changed rows are selected, with
+//!    every initializer block (they share keys) and, until nothing changes, the segments that the
+//!    line diff aligns with a selected segment of the other version. The segments left out must then
+//!    pair up exactly: the same number on both sides, in the same order, byte-identical, in the same
+//!    top-level type, and the top-level types must have the same names and kinds. Otherwise the file
+//!    is parsed whole.
+//! 3. **Parse the windows.** tree-sitter parses only the type headers, the selected segments and the
+//!    closing braces (included ranges; node positions stay those of the whole file) and
+//!    [`crate::semantic::compare`] runs on the two partial summaries.
+//!
+//! Why step 3 equals the full comparison: a left-out segment is byte-identical on both sides and
+//! Java parses a member independently of its neighbours, so its units have the same keys and token
+//! hashes in both versions; none of its rows changed. A touched unit's counterpart by key is therefore
+//! never a left-out unit (that would give its own side two units with one key, which Java forbids for
+//! members other than initializer blocks, and a type's initializer blocks are all in the window when
+//! it has several of one kind), and a left-out unit
+//! always has a counterpart, so the units without one — the rename candidates — all lie in the
+//! windows. When the windows show no semantic change the *kind* of non-semantic change needs
+//! whole-file token hashes: step 1 answers the common cases, the rest is
+//! [`Windowed::NeedsFullParse`]. A partial parse with syntax errors is also parsed whole.
+//!
+//! The argument assumes that the file compiles: a file that declares the same method twice in one
+//! class, or whose left-out part has a syntax error, may be judged differently by the windows than by
+//! a whole-file parse (the scan already refuses conflict markers and unbalanced brackets).
+
+use etip_core::candidate::Language;
+use tree_sitter::{Point, Range as TsRange};
+
+use crate::LangError;
+use crate::java_layout::Layout;
+use crate::semantic::{Analyzer, FileChange, NonSemantic, Side, compare};
+
+/// One modified Java file: both versions, their paths and their changed rows (0-based, sorted).
+#[derive(Debug, Clone, Copy)]
+pub struct Modified<'a> {
+    /// Old version.
+    pub old: &'a [u8],
+    /// New version.
+    pub new: &'a [u8],
+    /// Path of the old version.
+    pub old_path: &'a str,
+    /// Path of the new version.
+    pub new_path: &'a str,
+    /// Rows removed from the old version.
+    pub deleted: &'a [usize],
+    /// Rows added in the new version.
+    pub added: &'a [usize],
+}
+
+/// Outcome of [`judge_java`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Windowed {
+    /// The answer [`compare`] gives on whole-file parses.
+    Decided(FileChange),
+    /// No unit changed, so the change is not semantic, but naming its kind (whitespace or comment,
+    /// import, declaration) takes whole-file parses: only needed when no other file of the commit
+    /// is semantic.
+    NoUnitChanged,
+    /// Not decidable from tokens and windows: parse both versions whole.
+    NeedsFullParse,
+}
+
+/// Work a window judgement did, for statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowStats {
+    /// Bytes of the two versions.
+    pub file_bytes: u64,
+    /// Bytes handed to tree-sitter.
+    pub parsed_bytes: u64,
+}
+
+/// Runs of unchanged rows: (first old row, first new row, length).
+fn unchanged_runs(
+    old_rows: usize,
+    new_rows: usize,
+    deleted: &[usize],
+    added: &[usize],
+) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    let (mut i, mut j, mut d, mut a) = (0, 0, 0, 0);
+    while i < old_rows && j < new_rows {
+        if d < deleted.len() && deleted[d] == i {
+            d += 1;
+            i += 1;
+        } else if a < added.len() && added[a] == j {
+            a += 1;
+            j += 1;
+        } else {
+            match runs.last_mut() {
+                Some(r) if r.0 + r.2 == i && r.1 + r.2 == j => r.2 += 1,
+                _ => runs.push((i, j, 1)),
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    runs
+}
+
+/// The rows of the other version that rows `s..=e` of this version align with (conservatively wide).
+fn map_rows(
+    runs: &[(usize, usize, usize)],
+    s: usize,
+    e: usize,
+    other_rows: usize,
+) -> (usize, usize) {
+    // Runs as (this start, other start, len) for the direction asked.
+    let lo = match runs.iter().rev().find(|r| r.0 <= s) {
+        Some(r) if s < r.0 + r.2 => r.1 + (s - r.0),
+        Some(r) => r.1 + r.2,
+        None => 0,
+    };
+    let hi = match runs.iter().find(|r| r.0 + r.2 > e) {
+        Some(r) if r.0 <= e => r.1 + (e - r.0),
+        Some(r) => r.1.saturating_sub(1),
+        None => other_rows.saturating_sub(1),
+    };
+    (
+        lo.saturating_sub(1),
+        (hi + 1)
+            .min(other_rows.saturating_sub(1))
+            .max(lo.saturating_sub(1)),
+    )
+}
+
+/// For each type, the segment that declares it (`None` for top-level types).
+fn declaring_segments(layout: &Layout) -> Vec<Option<usize>> {
+    let mut decl = vec![None; layout.types.len()];
+    for (k, seg) in layout.segments.iter().enumerate() {
+        if let Some(t) = seg.nested {
+            decl[t] = Some(k);
+        }
+    }
+    decl
+}
+
+/// Whether type `ty` is in the window: top-level types always, member types when their declaring
+/// segment is selected.
+fn type_in_window(decl: &[Option<usize>], sel: &[bool], ty: usize) -> bool {
+    decl[ty].is_none_or(|k| sel[k])
+}
+
+/// Selects the enclosing member types of selected segments and every initializer block of a type in
+/// the window; whether anything was new.
+fn close_over_types(layout: &Layout, decl: &[Option<usize>], sel: &mut [bool]) -> bool {
+    let mut grew = false;
+    // Segments come after the segment that declares their type: one backward pass reaches the top.
+    for k in (0..layout.segments.len()).rev() {
+        if sel[k] {
+            if let Some(d) = decl[layout.segments[k].ty] {
+                if !sel[d] {
+                    sel[d] = true;
+                    grew = true;
+                }
+            }
+        }
+    }
+    // Initializer blocks of one kind share a key only when a type has several of them.
+    let mut count: std::collections::HashMap<(usize, bool), usize> =
+        std::collections::HashMap::new();
+    for seg in layout.segments.iter().filter(|s| s.initializer) {
+        *count.entry((seg.ty, seg.static_initializer)).or_default() += 1;
+    }
+    for k in 0..layout.segments.len() {
+        let seg = &layout.segments[k];
+        if !sel[k]
+            && seg.initializer
+            && count[&(seg.ty, seg.static_initializer)] > 1
+            && type_in_window(decl, sel, seg.ty)
+        {
+            sel[k] = true;
+            grew = true;
+        }
+    }
+    grew
+}
+
+/// The segments left out of the window whose type is in it (a left-out member type covers its own
+/// segments), in source order.
+fn left_out(layout: &Layout, decl: &[Option<usize>], sel: &[bool]) -> Vec<usize> {
+    (0..layout.segments.len())
+        .filter(|&k| !sel[k] && type_in_window(decl, sel, layout.segments[k].ty))
+        .collect()
+}
+
+/// Names and kinds of the types enclosing `ty`, outermost first, with `ty` itself.
+fn type_path(layout: &Layout, ty: usize) -> Vec<(&str, crate::java_layout::TypeKind)> {
+    let mut path = Vec::new();
+    let mut t = Some(ty);
+    while let Some(i) = t {
+        let d = &layout.types[i];
+        path.push((d.name.as_str(), d.kind));
+        t = d.parent;
+    }
+    path.reverse();
+    path
+}
+
+/// The rows of each segment that belong to it alone: all of them, except for a member type, whose
+/// body rows belong to its own segments: its header and its closing brace.
+fn own_spans(layout: &Layout) -> Vec<[(usize, usize); 2]> {
+    layout
+        .segments
+        .iter()
+        .map(|seg| match seg.nested {
+            Some(t) => {
+                let d = &layout.types[t];
+                let close = layout.row(d.close.start);
+                [
+                    (layout.row(d.header.start), layout.row(d.header.end - 1)),
+                    (close, close),
+                ]
+            }
+            None => [seg.rows, seg.rows],
+        })
+        .collect()
+}
+
+/// Selects the segments of `to` that the selected segments of `from` align with; whether any was new.
+fn spread(
+    from: &[[(usize, usize); 2]],
+    sel_from: &[bool],
+    runs: &[(usize, usize, usize)],
+    other_rows: usize,
+    to: &[[(usize, usize); 2]],
+    sel_to: &mut [bool],
+) -> bool {
+    let mut grew = false;
+    for (spans, _) in from.iter().zip(sel_from).filter(|(_, s)| **s) {
+        for span in spans {
+            let (lo, hi) = map_rows(runs, span.0, span.1, other_rows);
+            for (k, other) in to.iter().enumerate() {
+                if !sel_to[k] && other.iter().any(|r| overlaps(*r, lo, hi)) {
+                    sel_to[k] = true;
+                    grew = true;
+                }
+            }
+        }
+    }
+    grew
+}
+
+fn touched(rows: (usize, usize), changed: &[usize]) -> bool {
+    let i = changed.partition_point(|r| *r < rows.0);
+    i < changed.len() && changed[i] <= rows.1
+}
+
+fn overlaps(rows: (usize, usize), lo: usize, hi: usize) -> bool {
+    rows.0 <= hi && rows.1 >= lo
+}
+
+fn row_count(src: &[u8]) -> usize {
+    src.iter().filter(|b| **b == b'\n').count() + 1
+}
+
+/// Decides a modified Java file (see the module docs). `stats` accumulates the work done.
+pub fn judge_java(
+    analyzer: &mut Analyzer,
+    change: &Modified,
+    stats: &mut WindowStats,
+) -> Result<Windowed, LangError> {
+    if analyzer.language() != Language::Java {
+        return Ok(Windowed::NeedsFullParse);
+    }
+    stats.file_bytes += (change.old.len() + change.new.len()) as u64;
+    let (Some(la), Some(lb)) = (Layout::scan(change.old), Layout::scan(change.new)) else {
+        return Ok(Windowed::NeedsFullParse);
+    };
+    // 1. Tokens.
+    if la.same_tokens(change.old, &lb, change.new) {
+        return Ok(Windowed::Decided(FileChange::NotSemantic(
+            NonSemantic::WhitespaceOrComment,
+        )));
+    }
+    if la.same_code(change.old, &lb, change.new) {
+        return Ok(Windowed::Decided(FileChange::NotSemantic(
+            if la.package != lb.package {
+                NonSemantic::RenameOnly
+            } else {
+                NonSemantic::ImportOnly
+            },
+        )));
+    }
+    // 2. Windows.
+    let (rows_a, rows_b) = (row_count(change.old), row_count(change.new));
+    let runs_ab = unchanged_runs(rows_a, rows_b, change.deleted, change.added);
+    let runs_ba: Vec<(usize, usize, usize)> = runs_ab.iter().map(|r| (r.1, r.0, r.2)).collect();
+    let (spans_a, spans_b) = (own_spans(&la), own_spans(&lb));
+    let mut sel_a: Vec<bool> = spans_a
+        .iter()
+        .map(|sp| sp.iter().any(|r| touched(*r, change.deleted)))
+        .collect();
+    let mut sel_b: Vec<bool> = spans_b
+        .iter()
+        .map(|sp| sp.iter().any(|r| touched(*r, change.added)))
+        .collect();
+    let (decl_a, decl_b) = (declaring_segments(&la), declaring_segments(&lb));
+    loop {
+        let mut grew = close_over_types(&la, &decl_a, &mut sel_a);
+        grew |= close_over_types(&lb, &decl_b, &mut sel_b);
+        grew |= spread(&spans_a, &sel_a, &runs_ab, rows_b, &spans_b, &mut sel_b);
+        grew |= spread(&spans_b, &sel_b, &runs_ba, rows_a, &spans_a, &mut sel_a);
+        if !grew {
+            break;
+        }
+    }
+    let left_a = left_out(&la, &decl_a, &sel_a);
+    let left_b = left_out(&lb, &decl_b, &sel_b);
+    if left_a.len() != left_b.len()
+        || left_a.iter().zip(&left_b).any(|(&a, &b)| {
+            let (x, y) = (&la.segments[a], &lb.segments[b]);
+            x.constants != y.constants
+                || change.old[x.bytes.clone()] != change.new[y.bytes.clone()]
+                || type_path(&la, x.ty) != type_path(&lb, y.ty)
+        })
+    {
+        return Ok(Windowed::NeedsFullParse);
+    }
+    // 3. Parse the windows.
+    let mut summaries = Vec::with_capacity(2);
+    for (layout, sel, src) in [(&la, &sel_a, change.old), (&lb, &sel_b, change.new)] {
+        let ranges = window_ranges(layout, sel);
+        stats.parsed_bytes += ranges
+            .iter()
+            .map(|r| (r.end_byte - r.start_byte) as u64)
+            .sum::<u64>();
+        let tree = analyzer.parse_included(src, &ranges)?;
+        if tree.root_node().has_error() {
+            return Ok(Windowed::NeedsFullParse);
+        }
+        let mut summary = analyzer.summary_from_tree(tree, src);
+        summary.package = layout.package.clone();
+        summaries.push(summary);
+    }
+    let result = compare(
+        Language::Java,
+        Some(Side {
+            summary: &summaries[0],
+            path: change.old_path,
+            rows: change.deleted,
+        }),
+        Some(Side {
+            summary: &summaries[1],
+            path: change.new_path,
+            rows: change.added,
+        }),
+    );
+    Ok(match result {
+        FileChange::Semantic(_) => Windowed::Decided(result),
+        FileChange::NotSemantic(_) => Windowed::NoUnitChanged,
+    })
+}
+
+/// Included ranges of a window: each top-level type's header, its selected segments (a selected
+/// member type contributes its header, its own selected segments and its closing brace), its closing
+/// brace.
+fn window_ranges(layout: &Layout, sel: &[bool]) -> Vec<TsRange> {
+    let range = |s: usize, e: usize| {
+        let (r0, c0) = layout.point(s);
+        let (r1, c1) = layout.point(e);
+        TsRange {
+            start_byte: s,
+            end_byte: e,
+            start_point: Point {
+                row: r0,
+                column: c0,
+            },
+            end_point: Point {
+                row: r1,
+                column: c1,
+            },
+        }
+    };
+    fn add_type(
+        layout: &Layout,
+        sel: &[bool],
+        ty: usize,
+        range: &dyn Fn(usize, usize) -> TsRange,
+        out: &mut Vec<TsRange>,
+    ) {
+        let decl = &layout.types[ty];
+        out.push(range(decl.header.start, decl.header.end));
+        let mut k = decl.segments.start;
+        while k < decl.segments.end {
+            let seg = &layout.segments[k];
+            match seg.nested {
+                Some(inner) => {
+                    if sel[k] {
+                        add_type(layout, sel, inner, range, out);
+                    }
+                    // Skip the member type's own segments.
+                    k = layout.types[inner].segments.end;
+                    continue;
+                }
+                None if sel[k] => out.push(range(seg.bytes.start, seg.bytes.end)),
+                None => {}
+            }
+            k += 1;
+        }
+        out.push(range(decl.close.start, decl.close.end));
+    }
+    let mut out = Vec::new();
+    for ty in (0..layout.types.len()).filter(|t| layout.types[*t].parent.is_none()) {
+        add_type(layout, sel, ty, &range, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_and_mapping() {
+        // old: 0 1 2 3 4 ; row 2 replaced by two rows, row 4 deleted.
+        let runs = unchanged_runs(5, 5, &[2, 4], &[2, 3]);
+        assert_eq!(runs, vec![(0, 0, 2), (3, 4, 1)]);
+        assert_eq!(map_rows(&runs, 0, 1, 5), (0, 2));
+        assert_eq!(map_rows(&runs, 2, 2, 5), (1, 4));
+        assert_eq!(map_rows(&runs, 4, 4, 5), (4, 4));
+    }
+}
