@@ -85,8 +85,7 @@ impl Drop for Worker {
             incremental,
             full,
             bytes,
-            window_file_bytes = self.sem.windows.file_bytes,
-            window_parsed_bytes = self.sem.windows.parsed_bytes,
+            windows = ?self.sem.windows,
             "tree-sitter work of one mining worker"
         );
     }

@@ -97,7 +97,7 @@ pub struct Layout {
     pub tokens: Vec<Token>,
     /// `package` name with whitespace removed, if declared.
     pub package: Option<String>,
-    /// Byte ranges of the `package` and `import` declarations (from keyword to `;`).
+    /// Token index ranges of the `package` and `import` declarations (from keyword to `;`).
     pub imports: Vec<Range<usize>>,
     /// Types in source order (an enclosing type before its members).
     pub types: Vec<TypeDecl>,
@@ -250,6 +250,22 @@ impl Layout {
         Some(layout)
     }
 
+    /// Indices of the tokens inside `bytes` (token boundaries).
+    pub fn tokens_in(&self, bytes: &Range<usize>) -> Range<usize> {
+        let start = self
+            .tokens
+            .partition_point(|t| (t.start as usize) < bytes.start);
+        let end = self
+            .tokens
+            .partition_point(|t| (t.end as usize) <= bytes.end);
+        start..end.max(start)
+    }
+
+    /// Text of token `t`.
+    pub fn token_text<'s>(&self, src: &'s [u8], t: usize) -> &'s [u8] {
+        self.text(src, t)
+    }
+
     /// The 0-based row of byte `at`.
     pub fn row(&self, at: usize) -> usize {
         self.line_starts.partition_point(|s| *s <= at) - 1
@@ -351,7 +367,6 @@ impl Layout {
                 if e >= n {
                     return None;
                 }
-                let (s, end) = (self.tokens[k].start as usize, self.tokens[e].end as usize);
                 if is_package {
                     if self.package.is_some() {
                         return None;
@@ -366,7 +381,7 @@ impl Layout {
                     }
                     self.package = Some(name);
                 }
-                self.imports.push(s..end);
+                self.imports.push(k..e + 1);
                 t = e + 1;
                 continue;
             };
@@ -578,19 +593,27 @@ impl Layout {
 
     /// Like [`Layout::same_tokens`] with the `package` and `import` declarations left out.
     pub fn same_code(&self, src: &[u8], other: &Layout, other_src: &[u8]) -> bool {
-        let code = |l: &Layout| -> Vec<Token> {
-            l.tokens
-                .iter()
-                .filter(|t| !l.imports.iter().any(|r| r.contains(&(t.start as usize))))
-                .copied()
-                .collect()
-        };
-        let (a, b) = (code(self), code(other));
-        a.len() == b.len()
-            && a.iter().zip(&b).all(|(x, y)| {
-                src[x.start as usize..x.end as usize] == other_src[y.start as usize..y.end as usize]
-            })
+        let count = |l: &Layout| l.tokens.len() - l.imports.iter().map(|r| r.len()).sum::<usize>();
+        if count(self) != count(other) {
+            return false;
+        }
+        code_tokens(self).zip(code_tokens(other)).all(|(x, y)| {
+            let (x, y) = (self.tokens[x], other.tokens[y]);
+            src[x.start as usize..x.end as usize] == other_src[y.start as usize..y.end as usize]
+        })
     }
+}
+
+/// Indices of the tokens outside `package` and `import` declarations.
+fn code_tokens(l: &Layout) -> impl Iterator<Item = usize> + '_ {
+    let mut next = 0usize;
+    let imports = &l.imports;
+    (0..l.tokens.len()).filter(move |&t| {
+        while next < imports.len() && imports[next].end <= t {
+            next += 1;
+        }
+        !(next < imports.len() && imports[next].contains(&t))
+    })
 }
 
 fn has_conflict_markers(src: &[u8]) -> bool {

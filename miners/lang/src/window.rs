@@ -13,6 +13,11 @@
 //!    pair up exactly: the same number on both sides, in the same order, byte-identical, in the same
 //!    top-level type, and the top-level types must have the same names and kinds. Otherwise the file
 //!    is parsed whole.
+//!    When every selected segment pairs up in order with one of the other version — member types
+//!    and method or constructor declarations with the same header tokens (hence the same key), the
+//!    rest token-identical — the comparison needs no parser: a method changed exactly when a
+//!    changed row falls in its body on either side and the body's tokens differ (`>>` read as two
+//!    `>`, as tree-sitter reads generics).
 //! 3. **Parse the windows.** tree-sitter parses only the type headers, the selected segments and the
 //!    closing braces (included ranges; node positions stay those of the whole file) and
 //!    [`crate::semantic::compare`] runs on the two partial summaries.
@@ -29,14 +34,14 @@
 //! [`Windowed::NeedsFullParse`]. A partial parse with syntax errors is also parsed whole.
 //!
 //! The argument assumes that the file compiles: a file that declares the same method twice in one
-//! class, or whose left-out part has a syntax error, may be judged differently by the windows than by
-//! a whole-file parse (the scan already refuses conflict markers and unbalanced brackets).
+//! class, or with a syntax error outside the parsed windows, may be judged differently by the windows
+//! than by a whole-file parse (the scan already refuses conflict markers and unbalanced brackets).
 
 use etip_core::candidate::Language;
 use tree_sitter::{Point, Range as TsRange};
 
 use crate::LangError;
-use crate::java_layout::Layout;
+use crate::java_layout::{Layout, TokKind};
 use crate::semantic::{Analyzer, FileChange, NonSemantic, Side, compare};
 
 /// One modified Java file: both versions, their paths and their changed rows (0-based, sorted).
@@ -76,6 +81,21 @@ pub struct WindowStats {
     pub file_bytes: u64,
     /// Bytes handed to tree-sitter.
     pub parsed_bytes: u64,
+    /// Files decided from their tokens alone.
+    pub by_tokens: u64,
+    /// Files decided from their windows, from tokens (method and constructor bodies).
+    pub by_body_tokens: u64,
+    /// Files decided from their windows, parsed.
+    pub by_windows: u64,
+    /// Files whose windows showed no changed unit.
+    pub no_unit_changed: u64,
+    /// Files left to whole-file parses: the layout scan refused a version, the left-out segments did
+    /// not pair up, or a window had syntax errors.
+    pub refused_scan: u64,
+    /// See `refused_scan`.
+    pub refused_pairing: u64,
+    /// See `refused_scan`.
+    pub refused_errors: u64,
 }
 
 /// Runs of unchanged rows: (first old row, first new row, length).
@@ -106,7 +126,9 @@ fn unchanged_runs(
     runs
 }
 
-/// The rows of the other version that rows `s..=e` of this version align with (conservatively wide).
+/// The rows of the other version that rows `s..=e` of this version align with: from the image of the
+/// first unchanged row at or after `s` to that of the last at or before `e`, widened over changed
+/// rows at either end (`lo > hi` when the rows are all inserted ones).
 fn map_rows(
     runs: &[(usize, usize, usize)],
     s: usize,
@@ -124,12 +146,7 @@ fn map_rows(
         Some(r) => r.1.saturating_sub(1),
         None => other_rows.saturating_sub(1),
     };
-    (
-        lo.saturating_sub(1),
-        (hi + 1)
-            .min(other_rows.saturating_sub(1))
-            .max(lo.saturating_sub(1)),
-    )
+    (lo, hi)
 }
 
 /// For each type, the segment that declares it (`None` for top-level types).
@@ -172,11 +189,11 @@ fn close_over_types(layout: &Layout, decl: &[Option<usize>], sel: &mut [bool]) -
     }
     for k in 0..layout.segments.len() {
         let seg = &layout.segments[k];
-        if !sel[k]
-            && seg.initializer
-            && count[&(seg.ty, seg.static_initializer)] > 1
-            && type_in_window(decl, sel, seg.ty)
-        {
+        // An enum's constant list is structure: without it the first member in the window would
+        // be read as a constant (`E() { }` parses as one).
+        let needed =
+            seg.constants || (seg.initializer && count[&(seg.ty, seg.static_initializer)] > 1);
+        if !sel[k] && needed && type_in_window(decl, sel, seg.ty) {
             sel[k] = true;
             grew = true;
         }
@@ -273,15 +290,18 @@ pub fn judge_java(
     }
     stats.file_bytes += (change.old.len() + change.new.len()) as u64;
     let (Some(la), Some(lb)) = (Layout::scan(change.old), Layout::scan(change.new)) else {
+        stats.refused_scan += 1;
         return Ok(Windowed::NeedsFullParse);
     };
     // 1. Tokens.
     if la.same_tokens(change.old, &lb, change.new) {
+        stats.by_tokens += 1;
         return Ok(Windowed::Decided(FileChange::NotSemantic(
             NonSemantic::WhitespaceOrComment,
         )));
     }
     if la.same_code(change.old, &lb, change.new) {
+        stats.by_tokens += 1;
         return Ok(Windowed::Decided(FileChange::NotSemantic(
             if la.package != lb.package {
                 NonSemantic::RenameOnly
@@ -323,7 +343,21 @@ pub fn judge_java(
                 || type_path(&la, x.ty) != type_path(&lb, y.ty)
         })
     {
+        stats.refused_pairing += 1;
         return Ok(Windowed::NeedsFullParse);
+    }
+    // 2b. Bodies from tokens.
+    if let Some(names) = bodies_from_tokens(
+        (&la, change.old, &sel_a, change.deleted),
+        (&lb, change.new, &sel_b, change.added),
+    ) {
+        stats.by_body_tokens += 1;
+        return Ok(if names.is_empty() {
+            stats.no_unit_changed += 1;
+            Windowed::NoUnitChanged
+        } else {
+            Windowed::Decided(FileChange::Semantic(names))
+        });
     }
     // 3. Parse the windows.
     let mut summaries = Vec::with_capacity(2);
@@ -335,6 +369,7 @@ pub fn judge_java(
             .sum::<u64>();
         let tree = analyzer.parse_included(src, &ranges)?;
         if tree.root_node().has_error() {
+            stats.refused_errors += 1;
             return Ok(Windowed::NeedsFullParse);
         }
         let mut summary = analyzer.summary_from_tree(tree, src);
@@ -355,9 +390,254 @@ pub fn judge_java(
         }),
     );
     Ok(match result {
-        FileChange::Semantic(_) => Windowed::Decided(result),
-        FileChange::NotSemantic(_) => Windowed::NoUnitChanged,
+        FileChange::Semantic(_) => {
+            stats.by_windows += 1;
+            Windowed::Decided(result)
+        }
+        FileChange::NotSemantic(_) => {
+            stats.no_unit_changed += 1;
+            Windowed::NoUnitChanged
+        }
     })
+}
+
+/// One side of [`bodies_from_tokens`]: layout, source, selected segments, changed rows.
+type TokenSide<'a> = (&'a Layout, &'a [u8], &'a [bool], &'a [usize]);
+
+/// Java modifiers that may precede a member's type or name.
+const MODIFIERS: [&[u8]; 13] = [
+    b"public",
+    b"protected",
+    b"private",
+    b"static",
+    b"final",
+    b"abstract",
+    b"synchronized",
+    b"native",
+    b"strictfp",
+    b"default",
+    b"transient",
+    b"volatile",
+    b"sealed",
+];
+
+/// A method or constructor declaration with a body, seen through its tokens.
+struct BodyMember {
+    /// Tokens before the body's `{`.
+    header: std::ops::Range<usize>,
+    /// Tokens of the body, braces included.
+    body: std::ops::Range<usize>,
+    /// `<init>` for a constructor, else the method's name.
+    member: String,
+}
+
+/// Reads a segment as a method or constructor declaration with a body; `None` for anything else
+/// (fields, initializers, member types, records, odd headers).
+fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
+    let s = &layout.segments[seg];
+    if s.nested.is_some() || s.initializer || s.constants {
+        return None;
+    }
+    let toks = layout.tokens_in(&s.bytes);
+    let text = |t: usize| layout.token_text(src, t);
+    if toks.is_empty() || text(toks.end - 1) != b"}" {
+        return None;
+    }
+    // Skip annotations and modifiers, then an optional type-parameter list.
+    let mut t = toks.start;
+    let mut rest_start = None;
+    while t < toks.end {
+        match text(t) {
+            b"@" => {
+                t += 2;
+                while t < toks.end && text(t) == b"." {
+                    t += 2;
+                }
+                if t < toks.end && text(t) == b"(" {
+                    t = skip_tokens(layout, src, t, toks.end)?;
+                }
+            }
+            w if MODIFIERS.contains(&w) => t += 1,
+            _ => {
+                rest_start = Some(t);
+                break;
+            }
+        }
+    }
+    let mut t = rest_start?;
+    if text(t) == b"<" {
+        let mut depth = 0i32;
+        while t < toks.end {
+            match text(t) {
+                b"<" => depth += 1,
+                b">" => depth -= 1,
+                b">>" => depth -= 2,
+                b">>>" => depth -= 3,
+                b"(" | b"{" | b";" => return None,
+                _ => {}
+            }
+            t += 1;
+            if depth <= 0 {
+                break;
+            }
+        }
+        if depth != 0 {
+            return None;
+        }
+    }
+    let type_start = t;
+    // The name is the word before the parameter list: the first `(`.
+    while t < toks.end && text(t) != b"(" {
+        match text(t) {
+            b"{" | b"}" | b";" | b"=" | b"@" | b"class" | b"interface" | b"enum" | b"record" => {
+                return None;
+            }
+            _ => t += 1,
+        }
+    }
+    if t >= toks.end || t == type_start || layout.tokens[t - 1].kind != TokKind::Word {
+        return None;
+    }
+    let name_tok = t - 1;
+    let after_params = skip_tokens(layout, src, t, toks.end)?;
+    // Then only `throws` clauses or array dimensions up to the body.
+    let mut b = after_params;
+    while b < toks.end && text(b) != b"{" {
+        match layout.tokens[b].kind {
+            TokKind::Word => {}
+            TokKind::Punct if matches!(text(b), b"." | b"," | b"[" | b"]" | b"<" | b">" | b"?") => {
+            }
+            _ => return None,
+        }
+        b += 1;
+    }
+    if b >= toks.end || skip_tokens(layout, src, b, toks.end)? != toks.end {
+        return None;
+    }
+    let constructor = name_tok == type_start;
+    let name = String::from_utf8_lossy(text(name_tok)).into_owned();
+    let member = if constructor {
+        if name != layout.types[s.ty].name {
+            return None;
+        }
+        "<init>".to_string()
+    } else {
+        name
+    };
+    Some(BodyMember {
+        header: toks.start..b,
+        body: b..toks.end,
+        member,
+    })
+}
+
+/// Index after the bracket group opened at token `t` (within `end`).
+fn skip_tokens(layout: &Layout, src: &[u8], t: usize, end: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for k in t..end {
+        match layout.token_text(src, k) {
+            b"(" | b"[" | b"{" => depth += 1,
+            b")" | b"]" | b"}" => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Token texts of `range` with `>>` and `>>>` split into `>`s: tree-sitter reads `List<List<T>>` and
+/// `List<List<T> >` alike.
+fn normalized<'s>(
+    layout: &'s Layout,
+    src: &'s [u8],
+    range: std::ops::Range<usize>,
+) -> impl Iterator<Item = &'s [u8]> + 's {
+    range.flat_map(move |t| {
+        let text = layout.token_text(src, t);
+        let n = match text {
+            b">>" => 2,
+            b">>>" => 3,
+            _ => 1,
+        };
+        (0..n).map(move |_| if n > 1 { &b">"[..] } else { text })
+    })
+}
+
+fn same_tokens(
+    (la, sa): (&Layout, &[u8]),
+    ra: std::ops::Range<usize>,
+    (lb, sb): (&Layout, &[u8]),
+    rb: std::ops::Range<usize>,
+) -> bool {
+    normalized(la, sa, ra).eq(normalized(lb, sb, rb))
+}
+
+/// The window comparison without a parser, when every selected segment pairs up in order with one
+/// of the other version of the same kind and type: member types with the same header tokens,
+/// method and constructor declarations with the same header tokens (so the same key), anything
+/// else token-identical. A method or constructor then changed exactly when a changed row falls in
+/// its body on either side and the body's tokens differ. Returns the changed members' qualified
+/// names (sorted; empty when none changed), or `None` when the segments do not pair up this way.
+fn bodies_from_tokens(a: TokenSide, b: TokenSide) -> Option<Vec<String>> {
+    let (la, sa, sel_a, rows_a) = a;
+    let (lb, sb, sel_b, rows_b) = b;
+    let picked_a: Vec<usize> = (0..la.segments.len()).filter(|k| sel_a[*k]).collect();
+    let picked_b: Vec<usize> = (0..lb.segments.len()).filter(|k| sel_b[*k]).collect();
+    if picked_a.len() != picked_b.len() || la.package != lb.package {
+        return None;
+    }
+    let mut names = Vec::new();
+    for (&x, &y) in picked_a.iter().zip(&picked_b) {
+        let (gx, gy) = (&la.segments[x], &lb.segments[y]);
+        if gx.constants != gy.constants
+            || gx.initializer != gy.initializer
+            || gx.nested.is_some() != gy.nested.is_some()
+            || type_path(la, gx.ty) != type_path(lb, gy.ty)
+        {
+            return None;
+        }
+        if let (Some(tx), Some(ty)) = (gx.nested, gy.nested) {
+            let hx = la.tokens_in(&la.types[tx].header);
+            let hy = lb.tokens_in(&lb.types[ty].header);
+            if !same_tokens((la, sa), hx, (lb, sb), hy) {
+                return None;
+            }
+            continue;
+        }
+        let (rx, ry) = (la.tokens_in(&gx.bytes), lb.tokens_in(&gy.bytes));
+        if same_tokens((la, sa), rx.clone(), (lb, sb), ry.clone()) {
+            continue; // same units, same hashes
+        }
+        let (Some(mx), Some(my)) = (body_member(la, sa, x), body_member(lb, sb, y)) else {
+            return None;
+        };
+        if mx.member != my.member || !same_tokens((la, sa), mx.header, (lb, sb), my.header) {
+            return None;
+        }
+        let span = |l: &Layout, body: &std::ops::Range<usize>| {
+            (
+                l.row(l.tokens[body.start].start as usize),
+                l.row(l.tokens[body.end - 1].start as usize),
+            )
+        };
+        let touched_here =
+            touched(span(la, &mx.body), rows_a) || touched(span(lb, &my.body), rows_b);
+        if touched_here && !same_tokens((la, sa), mx.body, (lb, sb), my.body) {
+            let owner: Vec<&str> = type_path(lb, gy.ty).iter().map(|(n, _)| *n).collect();
+            let unit = format!("{}#{}", owner.join("."), my.member);
+            names.push(match &lb.package {
+                Some(p) if !p.is_empty() => format!("{p}.{unit}"),
+                _ => unit,
+            });
+        }
+    }
+    names.sort();
+    names.dedup();
+    Some(names)
 }
 
 /// Included ranges of a window: each top-level type's header, its selected segments (a selected
@@ -424,8 +704,15 @@ mod tests {
         // old: 0 1 2 3 4 ; row 2 replaced by two rows, row 4 deleted.
         let runs = unchanged_runs(5, 5, &[2, 4], &[2, 3]);
         assert_eq!(runs, vec![(0, 0, 2), (3, 4, 1)]);
-        assert_eq!(map_rows(&runs, 0, 1, 5), (0, 2));
-        assert_eq!(map_rows(&runs, 2, 2, 5), (1, 4));
-        assert_eq!(map_rows(&runs, 4, 4, 5), (4, 4));
+        assert_eq!(map_rows(&runs, 0, 1, 5), (0, 1));
+        assert_eq!(map_rows(&runs, 2, 2, 5), (2, 3));
+        assert_eq!(map_rows(&runs, 1, 3, 5), (1, 4));
+        assert_eq!(map_rows(&runs, 4, 4, 5), (5, 4));
+        // Rows 2 and 3 of the new version replace row 2 of the old one.
+        let back: Vec<_> = runs.iter().map(|r| (r.1, r.0, r.2)).collect();
+        assert_eq!(map_rows(&back, 2, 3, 5), (2, 2));
+        // Pure insertions align with nothing.
+        let inserted = [(0, 0, 2), (4, 2, 3)];
+        assert_eq!(map_rows(&inserted, 2, 3, 5), (2, 1));
     }
 }

@@ -191,6 +191,10 @@ public final class LruCache<K, V extends Comparable<V>> implements Cache<K, V> {
             this.description = description;
         }
 
+        Policy() {
+            this("unnamed");
+        }
+
         abstract int score(int age, int uses);
 
         String describe() {
