@@ -757,6 +757,40 @@ fn line_diff(
         deletions: 0,
     };
     let mut norm = String::new();
+    let mut feed = |hasher: &mut Option<&mut Sha256>, sign: u8, content: &[u8]| {
+        if let Some(h) = hasher.as_deref_mut() {
+            norm.clear();
+            for word in String::from_utf8_lossy(content).split_whitespace() {
+                if !norm.is_empty() {
+                    norm.push(' ');
+                }
+                norm.push_str(word);
+            }
+            if !norm.is_empty() {
+                h.update([sign]);
+                h.update(norm.as_bytes());
+                h.update(b"\n");
+            }
+        }
+    };
+    // One block of added or removed lines (added and deleted files among them): libgit2's exact
+    // answer without hashing every line of both versions.
+    let (old_bytes, new_bytes) = (
+        old.map_or(&[][..], |b| b.content()),
+        new.map_or(&[][..], |b| b.content()),
+    );
+    if let Some(block) = crate::linediff::single_block(old_bytes, new_bytes) {
+        let (sign, rows, count) = match block.side {
+            crate::linediff::Side::Old => (b'-', &mut out.deleted, &mut out.deletions),
+            crate::linediff::Side::New => (b'+', &mut out.added, &mut out.insertions),
+        };
+        *count = u32::try_from(block.lines.len()).unwrap_or(u32::MAX);
+        rows.extend(block.rows);
+        for line in &block.lines {
+            feed(&mut hasher, sign, line);
+        }
+        return Ok(out);
+    }
     let mut on_line =
         |_: git2::DiffDelta, _: Option<git2::DiffHunk>, line: git2::DiffLine| -> bool {
             let sign = match line.origin() {
@@ -776,20 +810,7 @@ fn line_diff(
                 }
                 _ => return true,
             };
-            if let Some(h) = hasher.as_deref_mut() {
-                norm.clear();
-                for word in String::from_utf8_lossy(line.content()).split_whitespace() {
-                    if !norm.is_empty() {
-                        norm.push(' ');
-                    }
-                    norm.push_str(word);
-                }
-                if !norm.is_empty() {
-                    h.update([sign]);
-                    h.update(norm.as_bytes());
-                    h.update(b"\n");
-                }
-            }
+            feed(&mut hasher, sign, line.content());
             true
         };
     // Empty paths: with no path libgit2 names both sides `file` and looks up the `.gitattributes`

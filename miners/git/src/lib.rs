@@ -17,6 +17,7 @@
 //! ```
 
 pub mod analyze;
+pub mod linediff;
 pub mod links;
 pub mod rules;
 
