@@ -182,9 +182,9 @@ fn sigkill_at_any_point_then_rerun_gives_the_same_file() {
     let case = dir.path().join("repeated");
     std::fs::create_dir(&case).unwrap();
     let out = case.join("candidates.jsonl");
-    for _ in 0..3 {
+    for fraction in [0.3, 0.5, 0.7] {
         let mut child = etip(&repo, &out).spawn().unwrap();
-        std::thread::sleep(full.mul_f64(0.25).max(Duration::from_millis(20)));
+        std::thread::sleep(full.mul_f64(fraction).max(Duration::from_millis(20)));
         let _ = child.kill();
         child.wait().unwrap();
     }

@@ -467,7 +467,9 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     // the same worker, whose cached tree of the previous version makes the next parse incremental;
     // four blocks per worker still balance the load.
     let chunk = (pending.len() / (jobs * 4)).max(64);
-    let (tx, rx) = crossbeam_channel::bounded::<Result<(Oid, Decision), MineError>>(1024);
+    // Decisions travel in small batches: one message (and one wake-up of the recording thread)
+    // per few commits instead of per commit.
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<Result<(Oid, Decision), MineError>>>(64);
     let mut outcome: Result<(), MineError> = Ok(());
     std::thread::scope(|scope| {
         for _ in 0..jobs {
@@ -479,7 +481,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                 let mut worker = match Worker::new(&repo_path, settings) {
                     Ok(w) => w,
                     Err(e) => {
-                        let _ = tx.send(Err(e));
+                        let _ = tx.send(vec![Err(e)]);
                         return;
                     }
                 };
@@ -488,11 +490,22 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                     if start >= pending.len() {
                         break;
                     }
+                    let mut batch = Vec::with_capacity(16);
                     for &oid in &pending[start..(start + chunk).min(pending.len())] {
                         let r = worker.evaluate(oid).map(|d| (oid, d));
-                        if tx.send(r).is_err() {
+                        let failed = r.is_err();
+                        batch.push(r);
+                        if (batch.len() >= 16 || failed)
+                            && tx.send(std::mem::take(&mut batch)).is_err()
+                        {
                             return;
                         }
+                        if failed || stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                    }
+                    if !batch.is_empty() && tx.send(batch).is_err() {
+                        return;
                     }
                 }
             });
@@ -512,7 +525,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             }
             Ok(())
         };
-        for msg in rx.iter() {
+        for msg in rx.iter().flatten() {
             let step = (|| -> Result<(), MineError> {
                 let (oid, decision) = msg?;
                 batch.push(to_record(oid, decision));
