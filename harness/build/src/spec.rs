@@ -6,7 +6,7 @@ use etip_core::instance::Language;
 use sha2::{Digest, Sha256};
 
 /// Bumped whenever the generated Dockerfiles or scripts change meaning.
-pub const LAYER_RECIPE_VERSION: &str = "layers-1";
+pub const LAYER_RECIPE_VERSION: &str = "layers-2";
 
 /// Where things live inside the images.
 pub const ORIGINAL_DIR: &str = "/work/original";
@@ -87,12 +87,21 @@ fn maven_command(cfg: &BuildConfig) -> String {
     }
 }
 
+/// How etip makes a layer, as the comment heading the equivalent Dockerfiles.
+const HOW: &str = "\
+# Equivalent Dockerfile; etip does not run it. It extracts the context and runs the script in
+# one container (network none unless env_network opens it for the env layer; CPU, memory and
+# time limits), archives the files the script created or changed plus whiteouts for the ones it
+# deleted, and loads that archive as one layer on the parent image, with the labels, WORKDIR
+# /work and CMD [\"/bin/bash\"]. Files left under /tmp are not kept.
+";
+
 /// The env layer as an equivalent Dockerfile (written to the log folder and part of the content
-/// key). etip builds it in one container and commits it ([`etip_docker::Engine::build_layer`]):
-/// the context holds `opt/etip/scripts/` and `opt/etip/env-src/` (the build descriptors).
+/// key). etip builds it in one container ([`etip_docker::Engine::build_layer`]): the context holds
+/// `opt/etip/scripts/` and `opt/etip/env-src/` (the build descriptors).
 pub fn env_dockerfile(base: &str) -> String {
     format!(
-        "# equivalent Dockerfile: etip runs the script in one container and commits it\n\
+        "{HOW}\
          FROM {base}\n\
          COPY opt/ /opt/\n\
          RUN sh /opt/etip/scripts/env.sh\n"
@@ -153,10 +162,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
 /// The instance layer as an equivalent Dockerfile (context: `work/original/`, `work/patched/`,
 /// `work/.etip/build.sh`).
 pub fn instance_dockerfile(env: &str) -> String {
-    format!(
-        "# equivalent Dockerfile: etip runs the script in one container and commits it\n\
-         FROM {env}\nCOPY work/ /work/\nRUN sh /work/.etip/build.sh\n"
-    )
+    format!("{HOW}FROM {env}\nCOPY work/ /work/\nRUN sh /work/.etip/build.sh\n")
 }
 
 /// Script of the instance layer: builds the original, then the patched tree.
@@ -293,7 +299,7 @@ mod tests {
         let p = instance_script(&cfg, Language::Python);
         assert!(p.contains("pip install --no-build-isolation --no-deps -e ."));
         let e = env_script(&cfg, Language::Java, "17");
-        assert!(e.contains("cp -rs /usr/share/maven-repo /opt/etip/m2"));
+        assert!(e.contains("ln -s /usr/share/maven-repo /opt/etip/m2"));
         assert!(e.contains("test -DfailIfNoTests=false"));
     }
 
