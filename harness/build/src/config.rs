@@ -23,7 +23,7 @@
 //! maven_opts = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"   # MAVEN_OPTS of image builds only
 //! settings = ""                 # path of a settings.xml copied into the image (-s)
 //! env_setup = ["ln -s /usr/share/maven-repo /opt/etip/m2"]
-//! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]
+//! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]   # env layer; skipped when args has -o
 //! compile_goals = ["test-compile"]
 //!
 //! [python]

@@ -538,6 +538,7 @@ impl Builder {
                     network_enabled: self.cfg.env_network != "none",
                     limits: self.build_limits(),
                     tree_cache: Some(self.tree_cache()),
+                    cache_tree: true,
                 }
                 .with_context(ctx))
             })
@@ -639,6 +640,7 @@ impl Builder {
                         network_enabled: false,
                         limits: self.build_limits(),
                         tree_cache: Some(self.tree_cache()),
+                        cache_tree: false,
                     }
                     .with_context(ctx))
                 },

@@ -127,7 +127,15 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                     cmd.replace('\'', "")
                 ));
             }
-            s.push_str(&format!(
+            let args = maven_args(cfg);
+            if args.iter().any(|a| a == "-o" || a == "--offline") {
+                // Offline, Maven cannot add anything to the local repository: a resolution run
+                // would only cost time (its failure never stopped the build either).
+                s.push_str(
+                    "echo 'etip: Maven runs offline (-o): dependencies come from the local repository as is, nothing to resolve here'\n",
+                );
+            } else {
+                s.push_str(&format!(
                 "cd /opt/etip/env-src || exit {EXIT_SETUP}\n\
                  {choose}\n\
                  echo \"etip: resolving dependencies with $M\"\n\
@@ -135,9 +143,10 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                  rc=$?\n\
                  if [ $rc -ne 0 ]; then echo \"etip: dependency pre-resolution from the build descriptors failed (exit $rc); the instance build resolves what it needs\"; fi\n",
                 choose = maven_command(cfg),
-                args = words(&maven_args(cfg)),
+                args = words(&args),
                 goals = words(&cfg.java.resolve_goals),
             ));
+            }
         }
         Language::Python => {
             s.push_str(&format!(
@@ -300,7 +309,14 @@ mod tests {
         assert!(p.contains("pip install --no-build-isolation --no-deps -e ."));
         let e = env_script(&cfg, Language::Java, "17");
         assert!(e.contains("ln -s /usr/share/maven-repo /opt/etip/m2"));
-        assert!(e.contains("test -DfailIfNoTests=false"));
+        // Offline (the default `-o`), nothing is resolved in the env layer.
+        assert!(e.contains("Maven runs offline"));
+        assert!(!e.contains("test -DfailIfNoTests=false"));
+        let mut online = cfg.clone();
+        online.java.args = vec!["-B".into(), "-Dmaven.repo.local=/opt/etip/m2".into()];
+        let e = env_script(&online, Language::Java, "17");
+        assert!(e.contains("-B -Dmaven.repo.local=/opt/etip/m2 test -DfailIfNoTests=false"));
+        assert!(!e.contains("Maven runs offline"));
     }
 
     #[test]

@@ -620,6 +620,7 @@ fn layer_from_changed_files_is_exact() {
         limits,
         network_enabled: false,
         tree_cache: Some(cache.clone()),
+        cache_tree: true,
     };
     let tag1 = format!("{}/layer:one", tb.ns);
     let mut log = String::new();

@@ -151,8 +151,11 @@ pub struct LayerSpec {
     /// Network for the build; off unless set.
     pub network_enabled: bool,
     /// Where lists of images' files are kept, so a layer on a parent made earlier skips listing
-    /// the parent's files (optional: without it each build lists them).
+    /// the parent's files (optional: without it each build lists them). The parent's list is
+    /// stored when the build had to make it.
     pub tree_cache: Option<TreeCache>,
+    /// Also store the new image's list in `tree_cache` (for images other layers are built on).
+    pub cache_tree: bool,
 }
 
 /// The tar extracted at `/` before a layer's command runs: in memory, or a file streamed to the
@@ -672,7 +675,9 @@ impl Engine {
             if walked_parent {
                 cache.put(parent_id, &collected.before);
             }
-            cache.put(&image_id, &collected.after);
+            if spec.cache_tree {
+                cache.put(&image_id, &collected.after);
+            }
         }
         tracing::debug!(
             tag = %spec.tag,
