@@ -610,6 +610,9 @@ fn layer_from_changed_files_is_exact() {
         rm -r /etc/skel
         rm -r /etc/update-motd.d && echo file > /etc/update-motd.d
         rm /etc/issue && mkdir /etc/issue && echo inside > /etc/issue/x
+        mv /etc/host.conf /etc/host.conf.moved
+        ls /etc/ld.so.conf.d > /opt/t/ld-list
+        mv /etc/ld.so.conf.d /etc/ld.so.conf.moved
         echo scratch > /tmp/scratch";
     let spec = |tag: &str, parent: &str, script: &str| etip_docker::LayerSpec {
         parent: parent.to_string(),
@@ -639,7 +642,9 @@ fn layer_from_changed_files_is_exact() {
         done
         readlink /opt/t/link; cat /opt/t/link /opt/t/ctx-kept /etc/issue/x /etc/update-motd.d
         tail -1 /etc/debian_version; etip-hello
-        for p in /etc/motd /etc/skel /opt/t/ctx-deleted /tmp/scratch /.etip-layer; do
+        ls /etc/ld.so.conf.moved | cmp - /opt/t/ld-list && test -s /etc/host.conf.moved && echo moved
+        for p in /etc/motd /etc/skel /opt/t/ctx-deleted /tmp/scratch /.etip-layer /etc/host.conf \
+                 /etc/ld.so.conf.d; do
           test -e \"$p\" && echo \"$p still exists\"
         done; echo end";
     let out = run(&tb, &tag1, &[], check);
@@ -658,7 +663,7 @@ fn layer_from_changed_files_is_exact() {
          /etc/update-motd.d 644 0:0 regular file 1\n\
          /etc/issue 755 0:0 directory 2\n\
          /etc/issue/x 644 0:0 regular file 1\n\
-         new.txt\nnew\nkept\ninside\nfile\nappended\nhello\nend\n",
+         new.txt\nnew\nkept\ninside\nfile\nappended\nhello\nmoved\nend\n",
         "{}",
         out.stderr
     );
@@ -720,7 +725,7 @@ fn layer_from_changed_files_is_exact() {
         "ls -A /opt/t; cat /opt/t/hard; test -e /etc/motd || echo no motd",
     );
     assert_eq!(
-        out.stdout, "a b\nctx-kept\nhard\nnew\nno motd\n",
+        out.stdout, "a b\nctx-kept\nhard\nld-list\nnew\nno motd\n",
         "{}",
         out.stderr
     );
