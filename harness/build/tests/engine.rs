@@ -771,3 +771,59 @@ fn layer_from_changed_files_is_exact() {
     );
     assert!(tb.builder.block_on(engine.image(&tag1)).unwrap().is_none());
 }
+
+/// When the changes cannot be collected (here the command removes `find`, which the wrapper needs
+/// afterwards) the build fails as an engine-side layer error with the wrapper's message, leaves no
+/// image and removes the container.
+#[test]
+fn layer_collection_failure_is_reported() {
+    let tb = builder("layerfail");
+    let base = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let engine = tb.builder.engine();
+    let tag = format!("{}/layer:broken", tb.ns);
+    let spec = etip_docker::LayerSpec {
+        parent: base.tag.clone(),
+        tag: tag.clone(),
+        cmd: vec!["rm".into(), "/usr/bin/find".into()],
+        labels: [
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_NAMESPACE.to_string(), tb.ns.clone()),
+        ]
+        .into(),
+        workdir: "/".into(),
+        limits: Limits {
+            cpus: 1.0,
+            memory_bytes: 512 << 20,
+            timeout: Duration::from_secs(120),
+            pids: 256,
+        },
+        network_enabled: false,
+        tree_cache: None,
+        cache_tree: false,
+    };
+    let err = tb
+        .builder
+        .block_on(engine.build_layer(
+            &spec,
+            tar::Builder::new(Vec::new()).into_inner().unwrap(),
+            &mut |_| {},
+        ))
+        .unwrap_err();
+    match &err {
+        etip_docker::EngineError::Layer { log, .. } => {
+            assert!(log.contains("listing the changed files"), "{log}")
+        }
+        other => panic!("expected a layer error, got {other}"),
+    }
+    assert!(tb.builder.block_on(engine.image(&tag)).unwrap().is_none());
+    let labels = [format!("{LABEL_NAMESPACE}={}", tb.ns)];
+    assert!(
+        tb.builder
+            .block_on(engine.list_containers(&labels))
+            .unwrap()
+            .is_empty()
+    );
+}
