@@ -317,8 +317,8 @@ pub async fn bootstrap(
 }
 
 /// Removes what an offline test image never needs: package caches, manual pages, translations and
-/// documentation except copyright files. Fewer files also make every later layer commit faster
-/// (the engine walks the whole tree to compute a layer's diff on some storage drivers).
+/// documentation except copyright files. Fewer files also make every later layer faster (each
+/// layer build walks the whole tree to find what its script changed).
 fn prune_rootfs(rootfs: &Path) {
     fn walk(dir: &Path, keep: &dyn Fn(&Path) -> bool) {
         let Ok(rd) = std::fs::read_dir(dir) else {

@@ -22,8 +22,8 @@
 //! args = ["-o", "-B", "-Dmaven.repo.local=/opt/etip/m2"]
 //! maven_opts = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"   # MAVEN_OPTS of image builds only
 //! settings = ""                 # path of a settings.xml copied into the image (-s)
-//! env_setup = ["cp -rs /usr/share/maven-repo /opt/etip/m2"]
-//! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]
+//! env_setup = ["ln -s /usr/share/maven-repo /opt/etip/m2"]
+//! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]   # env layer; skipped when args has -o
 //! compile_goals = ["test-compile"]
 //!
 //! [python]
@@ -147,7 +147,7 @@ impl Default for JavaConfig {
                 .to_vec(),
             maven_opts: "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC".into(),
             settings: String::new(),
-            env_setup: vec!["cp -rs /usr/share/maven-repo /opt/etip/m2".into()],
+            env_setup: vec!["ln -s /usr/share/maven-repo /opt/etip/m2".into()],
             resolve_goals: [
                 "test",
                 "-DfailIfNoTests=false",

@@ -37,7 +37,7 @@ use etip_core::instance::{
 };
 use etip_docker::{
     CleanFilter, CleanReport, Engine, EngineError, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE,
-    LayerContext, LayerSpec, Limits,
+    LayerContext, LayerSpec, Limits, TreeCache,
 };
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -537,6 +537,8 @@ impl Builder {
                     ),
                     network_enabled: self.cfg.env_network != "none",
                     limits: self.build_limits(),
+                    tree_cache: Some(self.tree_cache()),
+                    cache_tree: true,
                 }
                 .with_context(ctx))
             })
@@ -637,6 +639,8 @@ impl Builder {
                         ),
                         network_enabled: false,
                         limits: self.build_limits(),
+                        tree_cache: Some(self.tree_cache()),
+                        cache_tree: false,
                     }
                     .with_context(ctx))
                 },
@@ -664,6 +668,11 @@ impl Builder {
     fn tag_lock(&self, tag: &str) -> Arc<Mutex<()>> {
         let mut locks = self.layer_locks.lock().unwrap_or_else(|p| p.into_inner());
         locks.entry(tag.to_string()).or_default().clone()
+    }
+
+    /// Lists of the files of the images this builder made or built on (`<out>/trees/`).
+    fn tree_cache(&self) -> TreeCache {
+        TreeCache::new(self.out.join("trees"))
     }
 
     /// Limits of a layer build: all CPUs, the configured memory and time.

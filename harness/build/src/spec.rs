@@ -6,7 +6,7 @@ use etip_core::instance::Language;
 use sha2::{Digest, Sha256};
 
 /// Bumped whenever the generated Dockerfiles or scripts change meaning.
-pub const LAYER_RECIPE_VERSION: &str = "layers-1";
+pub const LAYER_RECIPE_VERSION: &str = "layers-2";
 
 /// Where things live inside the images.
 pub const ORIGINAL_DIR: &str = "/work/original";
@@ -87,12 +87,21 @@ fn maven_command(cfg: &BuildConfig) -> String {
     }
 }
 
+/// How etip makes a layer, as the comment heading the equivalent Dockerfiles.
+const HOW: &str = "\
+# Equivalent Dockerfile; etip does not run it. It extracts the context and runs the script in
+# one container (network none unless env_network opens it for the env layer; CPU, memory and
+# time limits), archives the files the script created or changed plus whiteouts for the ones it
+# deleted, and loads that archive as one layer on the parent image, with the labels, WORKDIR
+# /work and CMD [\"/bin/bash\"]. Files left under /tmp are not kept.
+";
+
 /// The env layer as an equivalent Dockerfile (written to the log folder and part of the content
-/// key). etip builds it in one container and commits it ([`etip_docker::Engine::build_layer`]):
-/// the context holds `opt/etip/scripts/` and `opt/etip/env-src/` (the build descriptors).
+/// key). etip builds it in one container ([`etip_docker::Engine::build_layer`]): the context holds
+/// `opt/etip/scripts/` and `opt/etip/env-src/` (the build descriptors).
 pub fn env_dockerfile(base: &str) -> String {
     format!(
-        "# equivalent Dockerfile: etip runs the script in one container and commits it\n\
+        "{HOW}\
          FROM {base}\n\
          COPY opt/ /opt/\n\
          RUN sh /opt/etip/scripts/env.sh\n"
@@ -118,7 +127,15 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                     cmd.replace('\'', "")
                 ));
             }
-            s.push_str(&format!(
+            let args = maven_args(cfg);
+            if args.iter().any(|a| a == "-o" || a == "--offline") {
+                // Offline, Maven cannot add anything to the local repository: a resolution run
+                // would only cost time (its failure never stopped the build either).
+                s.push_str(
+                    "echo 'etip: Maven runs offline (-o): dependencies come from the local repository as is, nothing to resolve here'\n",
+                );
+            } else {
+                s.push_str(&format!(
                 "cd /opt/etip/env-src || exit {EXIT_SETUP}\n\
                  {choose}\n\
                  echo \"etip: resolving dependencies with $M\"\n\
@@ -126,9 +143,10 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                  rc=$?\n\
                  if [ $rc -ne 0 ]; then echo \"etip: dependency pre-resolution from the build descriptors failed (exit $rc); the instance build resolves what it needs\"; fi\n",
                 choose = maven_command(cfg),
-                args = words(&maven_args(cfg)),
+                args = words(&args),
                 goals = words(&cfg.java.resolve_goals),
             ));
+            }
         }
         Language::Python => {
             s.push_str(&format!(
@@ -153,10 +171,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
 /// The instance layer as an equivalent Dockerfile (context: `work/original/`, `work/patched/`,
 /// `work/.etip/build.sh`).
 pub fn instance_dockerfile(env: &str) -> String {
-    format!(
-        "# equivalent Dockerfile: etip runs the script in one container and commits it\n\
-         FROM {env}\nCOPY work/ /work/\nRUN sh /work/.etip/build.sh\n"
-    )
+    format!("{HOW}FROM {env}\nCOPY work/ /work/\nRUN sh /work/.etip/build.sh\n")
 }
 
 /// Script of the instance layer: builds the original, then the patched tree.
@@ -293,8 +308,15 @@ mod tests {
         let p = instance_script(&cfg, Language::Python);
         assert!(p.contains("pip install --no-build-isolation --no-deps -e ."));
         let e = env_script(&cfg, Language::Java, "17");
-        assert!(e.contains("cp -rs /usr/share/maven-repo /opt/etip/m2"));
-        assert!(e.contains("test -DfailIfNoTests=false"));
+        assert!(e.contains("ln -s /usr/share/maven-repo /opt/etip/m2"));
+        // Offline (the default `-o`), nothing is resolved in the env layer.
+        assert!(e.contains("Maven runs offline"));
+        assert!(!e.contains("test -DfailIfNoTests=false"));
+        let mut online = cfg.clone();
+        online.java.args = vec!["-B".into(), "-Dmaven.repo.local=/opt/etip/m2".into()];
+        let e = env_script(&online, Language::Java, "17");
+        assert!(e.contains("-B -Dmaven.repo.local=/opt/etip/m2 test -DfailIfNoTests=false"));
+        assert!(!e.contains("Maven runs offline"));
     }
 
     #[test]

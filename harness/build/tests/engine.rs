@@ -555,3 +555,275 @@ fn unresolvable_dependency_is_dependency_resolution() {
     );
     assert!(s.detail.as_deref().unwrap().contains("org.example.absent"));
 }
+
+/// The layer of a build container holds exactly what its command added, changed and deleted
+/// (whiteouts), with modes, owners, symlinks and hard links; the image has the labels, working
+/// directory and command; a second layer on it (parent file list from the cache) sees the first
+/// one's files and can delete them; a failing command reports its exit code; `clean` removes both.
+#[test]
+fn layer_from_changed_files_is_exact() {
+    let tb = builder("layer");
+    let base = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let engine = tb.builder.engine();
+    let cache = etip_docker::TreeCache::new(tb.out.path().join("trees"));
+    let labels = |kind: &str| -> std::collections::HashMap<String, String> {
+        [
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_NAMESPACE.to_string(), tb.ns.clone()),
+            ("etip.kind".to_string(), kind.to_string()),
+        ]
+        .into()
+    };
+    let limits = Limits {
+        cpus: 1.0,
+        memory_bytes: 512 << 20,
+        timeout: Duration::from_secs(120),
+        pids: 256,
+    };
+    // The context: a kept file and one the command deletes.
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data, mode) in [
+        ("opt/t/ctx-kept", b"kept\n".as_slice(), 0o640),
+        ("opt/t/ctx-deleted", b"gone\n".as_slice(), 0o644),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(mode);
+        h.set_mtime(0);
+        h.set_cksum();
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    let script = "set -e
+        printf 'new\\n' > /opt/t/new.txt
+        printf '#!/bin/sh\\necho hello\\n' > /usr/local/bin/etip-hello
+        chmod 755 /usr/local/bin/etip-hello
+        ln -s new.txt /opt/t/link
+        ln /opt/t/new.txt /opt/t/hard
+        mkdir -m 700 /opt/t/empty && chown 65534:65534 /opt/t/empty
+        printf 'odd\\n' > '/opt/t/a b'
+        echo appended >> /etc/debian_version
+        chmod 600 /etc/issue.net
+        rm /etc/motd /opt/t/ctx-deleted
+        rm -r /etc/skel
+        rm -r /etc/update-motd.d && echo file > /etc/update-motd.d
+        rm /etc/issue && mkdir /etc/issue && echo inside > /etc/issue/x
+        mv /etc/host.conf /etc/host.conf.moved
+        ls /etc/ld.so.conf.d > /opt/t/ld-list
+        mv /etc/ld.so.conf.d /etc/ld.so.conf.moved
+        echo scratch > /tmp/scratch";
+    let spec = |tag: &str, parent: &str, script: &str| etip_docker::LayerSpec {
+        parent: parent.to_string(),
+        tag: tag.to_string(),
+        cmd: vec!["sh".into(), "-c".into(), script.to_string()],
+        labels: labels("env"),
+        workdir: "/opt/t".into(),
+        limits,
+        network_enabled: false,
+        tree_cache: Some(cache.clone()),
+        cache_tree: true,
+    };
+    let tag1 = format!("{}/layer:one", tb.ns);
+    let mut log = String::new();
+    let id1 = tb
+        .builder
+        .block_on(engine.build_layer(
+            &spec(&tag1, &base.tag, script),
+            b.into_inner().unwrap(),
+            &mut |l: &str| log.push_str(l),
+        ))
+        .unwrap_or_else(|e| panic!("layer build failed: {e}\n{log}"));
+    let check = "cd /opt/t; pwd
+        for p in /opt/t/ctx-kept /opt/t/new.txt /opt/t/hard /opt/t/link /opt/t/empty '/opt/t/a b' \
+                 /usr/local/bin/etip-hello /etc/issue.net /etc/update-motd.d /etc/issue /etc/issue/x; do
+          stat -c '%n %a %u:%g %F %h' \"$p\"
+        done
+        readlink /opt/t/link; cat /opt/t/link /opt/t/ctx-kept /etc/issue/x /etc/update-motd.d
+        tail -1 /etc/debian_version; etip-hello
+        ls /etc/ld.so.conf.moved | cmp - /opt/t/ld-list && test -s /etc/host.conf.moved && echo moved
+        for p in /etc/motd /etc/skel /opt/t/ctx-deleted /tmp/scratch /.etip-layer /etc/host.conf \
+                 /etc/ld.so.conf.d; do
+          test -e \"$p\" && echo \"$p still exists\"
+        done; echo end";
+    let out = run(&tb, &tag1, &[], check);
+    assert_eq!(out.exit_code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout,
+        "/opt/t\n\
+         /opt/t/ctx-kept 640 0:0 regular file 1\n\
+         /opt/t/new.txt 644 0:0 regular file 2\n\
+         /opt/t/hard 644 0:0 regular file 2\n\
+         /opt/t/link 777 0:0 symbolic link 1\n\
+         /opt/t/empty 700 65534:65534 directory 2\n\
+         /opt/t/a b 644 0:0 regular file 1\n\
+         /usr/local/bin/etip-hello 755 0:0 regular file 1\n\
+         /etc/issue.net 600 0:0 regular file 1\n\
+         /etc/update-motd.d 644 0:0 regular file 1\n\
+         /etc/issue 755 0:0 directory 2\n\
+         /etc/issue/x 644 0:0 regular file 1\n\
+         new.txt\nnew\nkept\ninside\nfile\nappended\nhello\nmoved\nend\n",
+        "{}",
+        out.stderr
+    );
+    // The image: labels, working directory, command, one layer more than its parent.
+    let img = tb
+        .builder
+        .block_on(engine.client().inspect_image(&tag1))
+        .unwrap();
+    assert_eq!(img.id.as_deref(), Some(id1.as_str()));
+    let cfg = img.config.unwrap();
+    let l = cfg.labels.unwrap();
+    assert_eq!(l.get(LABEL_NAMESPACE), Some(&tb.ns));
+    assert_eq!(l.get(LABEL_MANAGED).map(String::as_str), Some("true"));
+    assert_eq!(l.get("etip.kind").map(String::as_str), Some("env"));
+    assert_eq!(cfg.working_dir.as_deref(), Some("/opt/t"));
+    assert_eq!(cfg.cmd, Some(vec!["/bin/bash".to_string()]));
+    assert!(
+        cfg.env
+            .unwrap()
+            .iter()
+            .any(|e| e.starts_with("PATH=/usr/local/sbin"))
+    );
+    let parent_layers = tb
+        .builder
+        .block_on(engine.client().inspect_image(&base.tag))
+        .unwrap()
+        .root_fs
+        .unwrap()
+        .layers
+        .unwrap();
+    let layers = img.root_fs.unwrap().layers.unwrap();
+    assert_eq!(layers.len(), parent_layers.len() + 1);
+    assert_eq!(layers[..parent_layers.len()], parent_layers[..]);
+
+    // A second layer on it lists its parent's files from the cache, and deletes the first's.
+    let tag2 = format!("{}/layer:two", tb.ns);
+    let id2 = tb
+        .builder
+        .block_on(engine.build_layer(
+            &spec(
+                &tag2,
+                &tag1,
+                "rm /opt/t/new.txt /opt/t/link && rm -r /opt/t/empty",
+            ),
+            tar::Builder::new(Vec::new()).into_inner().unwrap(),
+            &mut |_| {},
+        ))
+        .unwrap();
+    assert!(
+        std::fs::read_dir(tb.out.path().join("trees"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().contains(&id1[7..])),
+        "the first layer's file list is cached"
+    );
+    let out = run(
+        &tb,
+        &id2,
+        &[],
+        "ls -A /opt/t; cat /opt/t/hard; test -e /etc/motd || echo no motd",
+    );
+    assert_eq!(
+        out.stdout, "a b\nctx-kept\nhard\nld-list\nnew\nno motd\n",
+        "{}",
+        out.stderr
+    );
+
+    // A failing command: its exit code, no image, no container left.
+    let tag3 = format!("{}/layer:three", tb.ns);
+    let err = tb
+        .builder
+        .block_on(engine.build_layer(
+            &spec(&tag3, &tag1, "echo failing; exit 7"),
+            tar::Builder::new(Vec::new()).into_inner().unwrap(),
+            &mut |_| {},
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            etip_docker::EngineError::Build {
+                exit_code: Some(7),
+                log,
+                ..
+            } if log.contains("failing")
+        ),
+        "{err}"
+    );
+    assert!(tb.builder.block_on(engine.image(&tag3)).unwrap().is_none());
+    let ns_labels = [format!("{LABEL_NAMESPACE}={}", tb.ns)];
+    assert!(
+        tb.builder
+            .block_on(engine.list_containers(&ns_labels))
+            .unwrap()
+            .is_empty()
+    );
+
+    // clean removes both images.
+    let report = tb.builder.clean(Some(&tb.ns), false).unwrap();
+    assert_eq!(report.images.len(), 2, "{report:?}");
+    assert!(
+        tb.builder
+            .block_on(engine.list_images(&ns_labels))
+            .unwrap()
+            .is_empty()
+    );
+    assert!(tb.builder.block_on(engine.image(&tag1)).unwrap().is_none());
+}
+
+/// When the changes cannot be collected (here the command removes `find`, which the wrapper needs
+/// afterwards) the build fails as an engine-side layer error with the wrapper's message, leaves no
+/// image and removes the container.
+#[test]
+fn layer_collection_failure_is_reported() {
+    let tb = builder("layerfail");
+    let base = tb
+        .builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("bootstrap");
+    let engine = tb.builder.engine();
+    let tag = format!("{}/layer:broken", tb.ns);
+    let spec = etip_docker::LayerSpec {
+        parent: base.tag.clone(),
+        tag: tag.clone(),
+        cmd: vec!["rm".into(), "/usr/bin/find".into()],
+        labels: [
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_NAMESPACE.to_string(), tb.ns.clone()),
+        ]
+        .into(),
+        workdir: "/".into(),
+        limits: Limits {
+            cpus: 1.0,
+            memory_bytes: 512 << 20,
+            timeout: Duration::from_secs(120),
+            pids: 256,
+        },
+        network_enabled: false,
+        tree_cache: None,
+        cache_tree: false,
+    };
+    let err = tb
+        .builder
+        .block_on(engine.build_layer(
+            &spec,
+            tar::Builder::new(Vec::new()).into_inner().unwrap(),
+            &mut |_| {},
+        ))
+        .unwrap_err();
+    match &err {
+        etip_docker::EngineError::Layer { log, .. } => {
+            assert!(log.contains("listing the changed files"), "{log}")
+        }
+        other => panic!("expected a layer error, got {other}"),
+    }
+    assert!(tb.builder.block_on(engine.image(&tag)).unwrap().is_none());
+    let labels = [format!("{LABEL_NAMESPACE}={}", tb.ns)];
+    assert!(
+        tb.builder
+            .block_on(engine.list_containers(&labels))
+            .unwrap()
+            .is_empty()
+    );
+}

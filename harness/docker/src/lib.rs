@@ -4,6 +4,8 @@
 //!
 //! - import a root filesystem tar as an image ([`Engine::import_rootfs`]),
 //! - build an image from a tar context ([`Engine::build_image`]), network disabled by default,
+//! - build one image layer by running a command in a container and loading the files it changed
+//!   as a layer on its parent, without `docker commit` ([`Engine::build_layer`], [`layer`]),
 //! - inspect, tag, list and remove images and containers by label,
 //! - run a command in a fresh container with a disabled network, CPU/memory limits and a time limit,
 //!   collecting its exit code and logs and always removing the container ([`Engine::run`]).
@@ -37,6 +39,9 @@ use futures_util::{Stream, StreamExt};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+pub mod layer;
+pub use layer::TreeCache;
+
 /// Label present (value `"true"`) on every image and container etip creates.
 pub const LABEL_MANAGED: &str = "etip.managed";
 /// Label with the kind of object: `base`, `env`, `instance` or `run`.
@@ -64,6 +69,13 @@ pub enum EngineError {
     },
     #[error("reading the build context {path}: {detail}")]
     Context { path: String, detail: String },
+    #[error("making the layer {tag} failed: {detail}")]
+    Layer {
+        tag: String,
+        detail: String,
+        /// The build container's output.
+        log: String,
+    },
     #[error("building image {tag} timed out after {secs} s")]
     BuildTimeout { tag: String, secs: u64, log: String },
     #[error("{action} failed on {object}: {source}")]
@@ -138,6 +150,12 @@ pub struct LayerSpec {
     pub limits: Limits,
     /// Network for the build; off unless set.
     pub network_enabled: bool,
+    /// Where lists of images' files are kept, so a layer on a parent made earlier skips listing
+    /// the parent's files (optional: without it each build lists them). The parent's list is
+    /// stored when the build had to make it.
+    pub tree_cache: Option<TreeCache>,
+    /// Also store the new image's list in `tree_cache` (for images other layers are built on).
+    pub cache_tree: bool,
 }
 
 /// The tar extracted at `/` before a layer's command runs: in memory, or a file streamed to the
@@ -444,12 +462,14 @@ impl Engine {
         Ok(created.id)
     }
 
-    /// Builds an image layer in one container: creates a container from `spec.parent` with the
-    /// network disabled (unless `spec.network_enabled`) and the limits of `spec.limits`, extracts
-    /// `context_tar` at `/`, runs `spec.cmd`, and commits the result as `spec.tag` with
-    /// `spec.labels` and `CMD ["/bin/bash"]`. Costs one container and one commit, whatever the number
-    /// of files or labels (the classic builder pays a container and a commit per instruction). The
-    /// container is always removed. Returns the new image's id.
+    /// Builds an image layer in one container, without `docker commit` (see [`layer`]): creates a
+    /// container from `spec.parent` with the network disabled (unless `spec.network_enabled`) and
+    /// the limits of `spec.limits`, uploads `context_tar`, and runs `spec.cmd` under
+    /// [`layer::WRAPPER`], which extracts the context at `/` first and archives the changed files
+    /// afterwards. etip then adds whiteouts for deleted files and loads the layer with an image
+    /// config derived from the parent's (`spec.labels`, `WorkingDir spec.workdir`,
+    /// `CMD ["/bin/bash"]`) as `spec.tag`. The cost grows with the files the command changed, not
+    /// with the image's size. The container is always removed. Returns the new image's id.
     pub async fn build_layer(
         &self,
         spec: &LayerSpec,
@@ -457,12 +477,20 @@ impl Engine {
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
         let context_tar = context_tar.into();
+        let parent = self
+            .docker
+            .inspect_image(&spec.parent)
+            .await
+            .map_err(|e| EngineError::api("inspecting image", &spec.parent, e))?;
+        let parent_id = parent.id.clone().unwrap_or_default();
         let mut labels = spec.labels.clone();
         labels.insert(LABEL_MANAGED.into(), "true".into());
         let host_config = limited_host_config(&spec.limits, spec.network_enabled);
         let body = ContainerCreateBody {
             image: Some(spec.parent.clone()),
-            cmd: Some(spec.cmd.clone()),
+            // Like a Dockerfile `RUN`: the parent's entrypoint is not used.
+            entrypoint: Some(Vec::new()),
+            cmd: Some(layer::wrapped_command(&spec.cmd)),
             labels: Some(labels.clone()),
             network_disabled: Some(!spec.network_enabled),
             host_config: Some(host_config),
@@ -471,56 +499,73 @@ impl Engine {
         let id = self
             .create_from_body(None, body, "creating a build container", &spec.parent)
             .await?;
-        let result = self.build_in(&id, spec, labels, context_tar, on_log).await;
+        let work = tempfile::tempdir().map_err(|e| EngineError::Context {
+            path: std::env::temp_dir().display().to_string(),
+            detail: format!("creating a temporary folder: {e}"),
+        });
+        let result = match work {
+            Ok(work) => {
+                let r = self
+                    .build_in(
+                        &id,
+                        spec,
+                        &parent,
+                        &parent_id,
+                        labels,
+                        context_tar,
+                        work.path(),
+                        on_log,
+                    )
+                    .await;
+                drop(work);
+                r
+            }
+            Err(e) => Err(e),
+        };
         let removed = self.remove_container(&id).await;
         let image_id = result?;
         removed?;
         Ok(image_id)
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn build_in(
         &self,
         id: &str,
         spec: &LayerSpec,
+        parent: &bollard::models::ImageInspect,
+        parent_id: &str,
         labels: HashMap<String, String>,
         context_tar: LayerContext,
+        work: &std::path::Path,
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
         let t0 = Instant::now();
-        let body = match context_tar {
-            LayerContext::Bytes(bytes) => bollard::body_full(bytes.into()),
-            LayerContext::File(path) => {
-                let file =
-                    tokio::fs::File::open(&path)
-                        .await
-                        .map_err(|e| EngineError::Context {
-                            path: path.display().to_string(),
-                            detail: e.to_string(),
-                        })?;
-                bollard::body_try_stream(futures_util::stream::unfold(file, |mut f| async move {
-                    use tokio::io::AsyncReadExt;
-                    let mut buf = vec![0u8; 256 * 1024];
-                    match f.read(&mut buf).await {
-                        Ok(0) => None,
-                        Ok(n) => {
-                            buf.truncate(n);
-                            Some((Ok(Bytes::from(buf)), f))
-                        }
-                        Err(e) => Some((Err(e), f)),
-                    }
-                }))
+        let cached_tree = spec.tree_cache.as_ref().and_then(|c| c.get(parent_id));
+        let walked_parent = cached_tree.is_none();
+        let pieces = layer::upload_pieces(&context_tar, cached_tree).map_err(|detail| {
+            EngineError::Context {
+                path: match &context_tar {
+                    LayerContext::File(p) => p.display().to_string(),
+                    LayerContext::Bytes(_) => "the build context".into(),
+                },
+                detail,
             }
-        };
+        })?;
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
             .path("/")
             .build();
         self.docker
-            .upload_to_container(id, Some(options), body)
+            .upload_to_container(
+                id,
+                Some(options),
+                bollard::body_try_stream(layer::stream_pieces(pieces)),
+            )
             .await
             .map_err(|e| EngineError::api("uploading the build context to", id, e))?;
         let t_upload = t0.elapsed();
         let out = self.run_created(id, spec.limits.timeout).await?;
-        let t_run = t0.elapsed() - t_upload;
+        let t_run = t0.elapsed();
         let mut log = out.stdout.clone();
         log.push_str(&out.stderr);
         for line in log.lines() {
@@ -533,51 +578,122 @@ impl Engine {
                 log,
             });
         }
+        let fail = layer::layer_error(&spec.tag, &log);
         if out.exit_code != Some(0) {
+            return Err(fail(format!(
+                "the build container exited with code {}",
+                out.exit_code.unwrap_or(-1)
+            )));
+        }
+
+        // The stage: exit code, file lists, changed files.
+        let download = work.join("stage.tar");
+        {
+            use tokio::io::AsyncWriteExt;
+            let options = bollard::query_parameters::DownloadFromContainerOptionsBuilder::new()
+                .path(&format!("{}/out", layer::STAGE))
+                .build();
+            let mut file = tokio::fs::File::create(&download)
+                .await
+                .map_err(|e| fail(format!("creating {}: {e}", download.display())))?;
+            let mut s = self.docker.download_from_container(id, Some(options));
+            while let Some(chunk) = s.next().await {
+                let chunk = chunk
+                    .map_err(|e| EngineError::api("downloading the layer's files from", id, e))?;
+                file.write_all(&chunk)
+                    .await
+                    .map_err(|e| fail(format!("writing {}: {e}", download.display())))?;
+            }
+            file.flush()
+                .await
+                .map_err(|e| fail(format!("writing {}: {e}", download.display())))?;
+        }
+        let t_download = t0.elapsed();
+        let collected = layer::read_collected(&download).map_err(&fail)?;
+        if collected.rc != 0 {
             return Err(EngineError::Build {
                 tag: spec.tag.clone(),
                 detail: format!(
                     "the command {:?} returned a non-zero code: {}",
-                    spec.cmd,
-                    out.exit_code.unwrap_or(-1)
+                    spec.cmd, collected.rc
                 ),
-                exit_code: out.exit_code,
+                exit_code: Some(collected.rc),
                 log,
             });
         }
-        let (repo, tag) = spec
-            .tag
-            .rsplit_once(':')
-            .unwrap_or((spec.tag.as_str(), "latest"));
-        let mut label_words: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}={}", serde_quote(v)))
-            .collect();
-        label_words.sort();
-        let changes = format!(
-            "LABEL {}\nCMD [\"/bin/bash\"]\nWORKDIR {}",
-            label_words.join(" "),
-            spec.workdir
-        );
-        let options = bollard::query_parameters::CommitContainerOptionsBuilder::new()
-            .container(id)
-            .repo(repo)
-            .tag(tag)
-            .changes(&changes)
-            .build();
-        let committed = self
+        let whiteouts = layer::whiteouts(&collected.before, &collected.after).map_err(&fail)?;
+        let tail = layer::layer_tail(&whiteouts).map_err(&fail)?;
+        let (layer_pieces, layer_len, diff_id) =
+            layer::assemble_layer(&download, &collected, tail).map_err(&fail)?;
+        let history = self
             .docker
-            .commit_container(options, bollard::models::ContainerConfig::default())
+            .image_history(&spec.parent)
             .await
-            .map_err(|e| EngineError::api("committing the build container as", &spec.tag, e))?;
+            .map_err(|e| EngineError::api("reading the history of image", &spec.parent, e))?;
+        let config = layer::image_config(
+            parent,
+            &history,
+            &layer::ConfigSpec {
+                labels: &labels,
+                workdir: &spec.workdir,
+                cmd: vec!["/bin/bash".into()],
+                created_by: spec.cmd.join(" "),
+                diff_id: &diff_id,
+            },
+        )
+        .map_err(&fail)?;
+        let parent_layers = parent
+            .root_fs
+            .as_ref()
+            .and_then(|r| r.layers.as_ref())
+            .map_or(0, Vec::len);
+        let (pieces, image_id) =
+            layer::load_pieces(&spec.tag, parent_layers, config, layer_pieces, layer_len)
+                .map_err(&fail)?;
+        let options = bollard::query_parameters::ImportImageOptionsBuilder::new()
+            .quiet(true)
+            .build();
+        let mut s = self.docker.import_image(
+            options,
+            bollard::body_try_stream(layer::stream_pieces(pieces)),
+            None,
+        );
+        while let Some(item) = s.next().await {
+            item.map_err(|e| EngineError::api("loading the layer as image", &spec.tag, e))?;
+        }
+        let info = self
+            .image(&spec.tag)
+            .await?
+            .ok_or_else(|| fail("the engine loaded the image but the tag does not exist".into()))?;
+        if info.id != image_id {
+            return Err(fail(format!(
+                "the tag points at {} instead of the loaded image {image_id}",
+                info.id
+            )));
+        }
+        if let Some(cache) = &spec.tree_cache {
+            if walked_parent {
+                cache.put(parent_id, &collected.before);
+            }
+            if spec.cache_tree {
+                cache.put(&image_id, &collected.after);
+            }
+        }
         tracing::debug!(
             tag = %spec.tag,
             upload_s = t_upload.as_secs_f64(),
-            run_s = t_run.as_secs_f64(),
-            commit_s = (t0.elapsed() - t_upload - t_run).as_secs_f64(),
+            run_s = (t_run - t_upload).as_secs_f64(),
+            download_s = (t_download - t_run).as_secs_f64(),
+            load_s = (t0.elapsed() - t_download).as_secs_f64(),
+            walked_parent,
+            parent_files = layer::tree_len(&collected.before),
+            files = layer::tree_len(&collected.after),
+            whiteouts = whiteouts.len(),
+            layer_bytes = layer_len,
+            steps = ?collected.steps,
             "layer built"
         );
-        Ok(committed.id)
+        Ok(image_id)
     }
 
     /// Pulls `name` from its registry (for configured base images such as `eclipse-temurin:17-jdk`).
@@ -827,11 +943,6 @@ impl Engine {
         self.create_from_body(options, body, "creating a container", image)
             .await
     }
-}
-
-/// Quotes a label value for a Dockerfile `LABEL` instruction.
-fn serde_quote(v: &str) -> String {
-    format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// Extracts the exit code from the classic builder's "returned a non-zero code: N" message.
