@@ -463,12 +463,25 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     let jobs = cfg.jobs.max(1).min(pending.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    // Large blocks of consecutive commits per worker: a file's consecutive changes then mostly land on
-    // the same worker, whose cached tree of the previous version makes the next parse incremental;
-    // four blocks per worker still balance the load.
-    let chunk = (pending.len() / (jobs * 4)).max(64);
-    // Decisions travel in small batches: one message (and one wake-up of the recording thread)
-    // per few commits instead of per commit.
+    // Blocks of consecutive commits per worker, shrinking as the work runs out (guided
+    // scheduling): large blocks first, so that a file's consecutive changes mostly land on the same
+    // worker and its caches, small ones at the end, so that the workers finish together.
+    let grab = |next: &AtomicUsize| -> Option<std::ops::Range<usize>> {
+        let mut start = next.load(Ordering::Relaxed);
+        loop {
+            let remaining = pending.len().checked_sub(start).filter(|r| *r > 0)?;
+            let size = (remaining / (jobs * 2)).clamp(16, 1024).min(remaining);
+            match next.compare_exchange_weak(
+                start,
+                start + size,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(start..start + size),
+                Err(now) => start = now,
+            }
+        }
+    };
     let (tx, rx) = crossbeam_channel::bounded::<Vec<Result<(Oid, Decision), MineError>>>(64);
     let mut outcome: Result<(), MineError> = Ok(());
     std::thread::scope(|scope| {
@@ -486,12 +499,9 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                     }
                 };
                 while !stop.load(Ordering::Relaxed) {
-                    let start = next.fetch_add(chunk, Ordering::Relaxed);
-                    if start >= pending.len() {
-                        break;
-                    }
+                    let Some(block) = grab(next) else { break };
                     let mut batch = Vec::with_capacity(16);
-                    for &oid in &pending[start..(start + chunk).min(pending.len())] {
+                    for &oid in &pending[block] {
                         let r = worker.evaluate(oid).map(|d| (oid, d));
                         let failed = r.is_err();
                         batch.push(r);

@@ -288,9 +288,14 @@ impl Layout {
 
     /// Index of the token after the bracket that closes the one opened at `t`.
     fn skip_group(&self, src: &[u8], t: usize) -> Option<usize> {
+        self.skip_group_before(src, t, self.tokens.len())
+    }
+
+    /// Index of the token after the bracket that closes the one opened at token `t`, looking no
+    /// further than token `end`; `None` when it is not closed there.
+    pub fn skip_group_before(&self, src: &[u8], t: usize, end: usize) -> Option<usize> {
         let mut depth = 0usize;
-        let mut k = t;
-        while k < self.tokens.len() {
+        for k in t..end.min(self.tokens.len()) {
             if self.tokens[k].kind == TokKind::Punct {
                 match self.text(src, k) {
                     b"{" | b"(" | b"[" => depth += 1,
@@ -303,7 +308,6 @@ impl Layout {
                     _ => {}
                 }
             }
-            k += 1;
         }
         None
     }

@@ -454,7 +454,7 @@ fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
                     t += 2;
                 }
                 if t < toks.end && text(t) == b"(" {
-                    t = skip_tokens(layout, src, t, toks.end)?;
+                    t = layout.skip_group_before(src, t, toks.end)?;
                 }
             }
             w if MODIFIERS.contains(&w) => t += 1,
@@ -499,7 +499,7 @@ fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
         return None;
     }
     let name_tok = t - 1;
-    let after_params = skip_tokens(layout, src, t, toks.end)?;
+    let after_params = layout.skip_group_before(src, t, toks.end)?;
     // Then only `throws` clauses or array dimensions up to the body.
     let mut b = after_params;
     while b < toks.end && text(b) != b"{" {
@@ -511,7 +511,7 @@ fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
         }
         b += 1;
     }
-    if b >= toks.end || skip_tokens(layout, src, b, toks.end)? != toks.end {
+    if b >= toks.end || layout.skip_group_before(src, b, toks.end)? != toks.end {
         return None;
     }
     let constructor = name_tok == type_start;
@@ -529,24 +529,6 @@ fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
         body: b..toks.end,
         member,
     })
-}
-
-/// Index after the bracket group opened at token `t` (within `end`).
-fn skip_tokens(layout: &Layout, src: &[u8], t: usize, end: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for k in t..end {
-        match layout.token_text(src, k) {
-            b"(" | b"[" | b"{" => depth += 1,
-            b")" | b"]" | b"}" => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Token texts of `range` with `>>` and `>>>` split into `>`s: tree-sitter reads `List<List<T>>` and
