@@ -37,6 +37,8 @@ pub struct Token {
     pub start: u32,
     /// End byte (exclusive).
     pub end: u32,
+    /// +1 for an opening bracket (`(`, `[`, `{`), -1 for a closing one, else 0.
+    pub bracket: i8,
 }
 
 /// Kind of a top-level type declaration.
@@ -124,19 +126,43 @@ fn op_len(src: &[u8], i: usize) -> usize {
     }
 }
 
+/// Byte classes of the lexer: whitespace, identifier bytes, anything else.
+const WS: u8 = 1;
+const WORD: u8 = 2;
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c == b' ' || c == b'\t' || c == b'\n' || c == b'\r' || c == 0x0c {
+            WS
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80 {
+            WORD
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
 fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+    CLASS[b as usize] == WORD
 }
 
 /// Tokenises `src`; `None` on an unterminated comment or literal.
 fn lex(src: &[u8]) -> Option<Vec<Token>> {
     let mut out = Vec::with_capacity(src.len() / 5);
     let n = src.len();
+    let close_comment = memchr::memmem::Finder::new(b"*/");
     let mut i = 0;
     while i < n {
         let c = src[i];
-        if c.is_ascii_whitespace() || c == 0x0c {
+        if CLASS[c as usize] == WS {
             i += 1;
+            while i < n && CLASS[src[i] as usize] == WS {
+                i += 1;
+            }
             continue;
         }
         let start = i;
@@ -146,7 +172,7 @@ fn lex(src: &[u8]) -> Option<Vec<Token>> {
                 continue;
             }
             b'/' if src.get(i + 1) == Some(&b'*') => {
-                let end = memchr::memmem::find(&src[i + 2..], b"*/")?;
+                let end = close_comment.find(&src[i + 2..])?;
                 i += 2 + end + 2;
                 continue;
             }
@@ -205,10 +231,16 @@ fn lex(src: &[u8]) -> Option<Vec<Token>> {
         if i > n {
             return None;
         }
+        let bracket = match (kind, c) {
+            (TokKind::Punct, b'(' | b'[' | b'{') => 1,
+            (TokKind::Punct, b')' | b']' | b'}') => -1,
+            _ => 0,
+        };
         out.push(Token {
             kind,
             start: s,
             end: e,
+            bracket,
         });
     }
     Some(out)
@@ -294,19 +326,19 @@ impl Layout {
     /// Index of the token after the bracket that closes the one opened at token `t`, looking no
     /// further than token `end`; `None` when it is not closed there.
     pub fn skip_group_before(&self, src: &[u8], t: usize, end: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for k in t..end.min(self.tokens.len()) {
-            if self.tokens[k].kind == TokKind::Punct {
-                match self.text(src, k) {
-                    b"{" | b"(" | b"[" => depth += 1,
-                    b"}" | b")" | b"]" => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(k + 1);
-                        }
-                    }
-                    _ => {}
-                }
+        let _ = src;
+        let mut depth = 0i64;
+        for (k, tok) in self.tokens[..end.min(self.tokens.len())]
+            .iter()
+            .enumerate()
+            .skip(t)
+        {
+            depth += i64::from(tok.bracket);
+            if depth < 0 {
+                return None;
+            }
+            if depth == 0 && tok.bracket < 0 {
+                return Some(k + 1);
             }
         }
         None
