@@ -126,6 +126,19 @@ fn op_len(src: &[u8], i: usize) -> usize {
     }
 }
 
+/// Modifiers a type declaration may carry (`non-sealed` is three tokens: such files are parsed
+/// whole).
+const TYPE_MODIFIERS: [&[u8]; 8] = [
+    b"public",
+    b"protected",
+    b"private",
+    b"abstract",
+    b"static",
+    b"final",
+    b"strictfp",
+    b"sealed",
+];
+
 /// Byte classes of the lexer: whitespace, identifier bytes, anything else.
 const WS: u8 = 1;
 const WORD: u8 = 2;
@@ -385,8 +398,10 @@ impl Layout {
                     b"interface" => kind = Some(TypeKind::Interface),
                     b"enum" => kind = Some(TypeKind::Enum),
                     // Records (and anything unknown at the top level): parse whole files.
-                    b"record" | b"module" | b"open" => return None,
-                    _ => {}
+                    w if TYPE_MODIFIERS.contains(&w) => {}
+                    // Records, modules and anything that is not a modifier (a syntax error):
+                    // parse whole files.
+                    _ => return None,
                 }
                 k += 1;
                 if kind.is_some() {
@@ -497,20 +512,32 @@ impl Layout {
     }
 
     /// The kind and name of a member type declared by tokens `from..to` (its header), if any.
+    /// Only annotations and modifiers may come before the keyword; anything else is not read as a
+    /// member type (a method, or a syntax error that whole-file parses will meet).
     fn member_type(&self, src: &[u8], from: usize, to: usize) -> Option<(TypeKind, String)> {
         let mut k = from;
         while k < to {
             let kind = match self.text(src, k) {
                 b"class" => Some(TypeKind::Class),
-                b"interface" if k > from && self.is(src, k - 1, b"@") => Some(TypeKind::Annotation),
+                b"@" if self.is(src, k + 1, b"interface") => {
+                    k += 1;
+                    Some(TypeKind::Annotation)
+                }
                 b"interface" => Some(TypeKind::Interface),
                 b"enum" => Some(TypeKind::Enum),
-                b"(" => {
-                    // Annotation arguments.
-                    k = self.skip_group(src, k)?;
+                b"@" => {
+                    // An annotation: `@` qualified name, optional arguments.
+                    k += 2;
+                    while self.is(src, k, b".") {
+                        k += 2;
+                    }
+                    if self.is(src, k, b"(") {
+                        k = self.skip_group(src, k)?;
+                    }
                     continue;
                 }
-                _ => None,
+                w if TYPE_MODIFIERS.contains(&w) => None,
+                _ => return None,
             };
             if let Some(kind) = kind {
                 let name = self.tokens.get(k + 1).filter(|t| t.kind == TokKind::Word)?;

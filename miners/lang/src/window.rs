@@ -33,9 +33,11 @@
 //! whole-file token hashes: step 1 answers the common cases, the rest is
 //! [`Windowed::NeedsFullParse`]. A partial parse with syntax errors is also parsed whole.
 //!
-//! The argument assumes that the file compiles: a file that declares the same method twice in one
-//! class, or with a syntax error outside the parsed windows, may be judged differently by the windows
-//! than by a whole-file parse (the scan already refuses conflict markers and unbalanced brackets).
+//! The argument assumes that no two members of a type share a key. Files that declare two methods or
+//! constructors with the same name and parameter types in one type (a bad merge in old history, or
+//! generic overloads that differ only in their type parameters) are parsed whole, and the scan refuses conflict
+//! markers and unbalanced brackets; a syntax error of another kind outside the parsed windows, or
+//! two fields of one name, could still make the windows judge differently from a whole-file parse.
 
 use etip_core::candidate::Language;
 use tree_sitter::{Point, Range as TsRange};
@@ -311,6 +313,10 @@ pub fn judge_java(
         )));
     }
     // 2. Windows.
+    if duplicate_signatures(&la, change.old) || duplicate_signatures(&lb, change.new) {
+        stats.refused_pairing += 1;
+        return Ok(Windowed::NeedsFullParse);
+    }
     let (rows_a, rows_b) = (row_count(change.old), row_count(change.new));
     let runs_ab = unchanged_runs(rows_a, rows_b, change.deleted, change.added);
     let runs_ba: Vec<(usize, usize, usize)> = runs_ab.iter().map(|r| (r.1, r.0, r.2)).collect();
@@ -429,6 +435,8 @@ struct BodyMember {
     body: std::ops::Range<usize>,
     /// `<init>` for a constructor, else the method's name.
     member: String,
+    /// Tokens of the parameter list, parentheses included.
+    params: std::ops::Range<usize>,
 }
 
 /// Reads a segment as a method or constructor declaration with a body; `None` for anything else
@@ -528,6 +536,88 @@ fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
         header: toks.start..b,
         body: b..toks.end,
         member,
+        params: t..after_params,
+    })
+}
+
+/// A method's signature as tree-sitter's unit key sees it: its name and the tokens of its parameter
+/// types (annotations, `final` and parameter names left out).
+fn signature(layout: &Layout, src: &[u8], m: &BodyMember) -> Vec<u8> {
+    let text = |t: usize| layout.token_text(src, t);
+    let mut key = m.member.as_bytes().to_vec();
+    key.push(b'(');
+    // Split the parameters at commas outside generics.
+    let inner = m.params.start + 1..m.params.end.saturating_sub(1);
+    let mut params: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut angle = 0i32;
+    for t in inner {
+        match text(t) {
+            b"<" => angle += 1,
+            b">" => angle -= 1,
+            b">>" => angle -= 2,
+            b">>>" => angle -= 3,
+            b"," if angle == 0 => {
+                params.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(p) = params.last_mut() {
+            p.push(t);
+        }
+    }
+    for p in params.iter().filter(|p| !p.is_empty()) {
+        let mut toks: &[usize] = p;
+        // Trailing dimensions after the name, then the name itself.
+        while toks.len() >= 2
+            && text(toks[toks.len() - 1]) == b"]"
+            && text(toks[toks.len() - 2]) == b"["
+        {
+            toks = &toks[..toks.len() - 2];
+        }
+        if let Some((_, ty)) = toks.split_last() {
+            let mut k = 0;
+            while k < ty.len() {
+                match text(ty[k]) {
+                    b"final" => k += 1,
+                    b"@" => {
+                        k += 2;
+                        while k + 1 < ty.len() && text(ty[k]) == b"." {
+                            k += 2;
+                        }
+                        if k < ty.len() && text(ty[k]) == b"(" {
+                            let mut depth = 0;
+                            while k < ty.len() {
+                                depth += i32::from(layout.tokens[ty[k]].bracket);
+                                k += 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    w => {
+                        key.extend_from_slice(w);
+                        key.push(b' ');
+                        k += 1;
+                    }
+                }
+            }
+        }
+        key.push(b',');
+    }
+    key
+}
+
+/// Whether some type declares two methods or constructors with the same signature as the unit keys
+/// see it — a file that does not compile (bad merges in old history), or generic overloads such as
+/// `<T extends List<?>> T m(T x)` beside `<T extends Map<?, ?>> T m(T x)`: such units share a key,
+/// which only a whole-file parse numbers right.
+fn duplicate_signatures(layout: &Layout, src: &[u8]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    (0..layout.segments.len()).any(|k| {
+        body_member(layout, src, k)
+            .is_some_and(|m| !seen.insert((layout.segments[k].ty, signature(layout, src, &m))))
     })
 }
 

@@ -251,4 +251,20 @@ fn token_checks_name_the_kind_without_parsing() {
         stats.parsed_bytes * 10 < 2 * CORPUS.len() as u64,
         "{stats:?}"
     );
+    // Two methods with one signature (a bad merge) share a unit key: parsed whole.
+    let twice = CORPUS.replace(
+        "    public int size() {\n        return count;\n    }\n",
+        "    public int size() {\n        return count;\n    }\n\n    public int size() {\n        return count + 0;\n    }\n",
+    );
+    assert_ne!(twice, CORPUS);
+    assert_eq!(judge(&mut an, &mut stats, &twice), Windowed::NeedsFullParse);
+    // So is a type whose header does not read as modifiers and a keyword (a syntax error).
+    let broken = CORPUS.replace(
+        "public final class LruCache",
+        "public finalX class LruCache",
+    );
+    assert_eq!(
+        judge(&mut an, &mut stats, &broken),
+        Windowed::NeedsFullParse
+    );
 }
