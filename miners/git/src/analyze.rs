@@ -541,7 +541,6 @@ fn semantic(
 
     let mut names = BTreeSet::new();
     let mut reasons = BTreeSet::new();
-    let mut undecided_kind = Vec::new();
     for (i, f) in files.iter().enumerate() {
         if used.contains(&i) {
             continue; // analysed with its added partner
@@ -632,31 +631,11 @@ fn semantic(
                     reasons.insert(r);
                     continue;
                 }
-                Windowed::NoUnitChanged => {
-                    undecided_kind.push(i);
-                    continue;
-                }
                 Windowed::NeedsFullParse => {}
             }
         }
         match whole_files(sem, lang, f, &blobs[i], &lines[i])? {
             FileChange::Semantic(n) => names.extend(n),
-            FileChange::NotSemantic(r) => {
-                reasons.insert(r);
-            }
-        }
-    }
-    if !names.is_empty() {
-        return Ok(Ok(names));
-    }
-    // No file is semantic: the rejection names the kind of change, which for these files takes
-    // whole-file parses.
-    for i in undecided_kind {
-        match whole_files(sem, lang, &files[i], &blobs[i], &lines[i])? {
-            FileChange::Semantic(n) => {
-                // Cannot happen (the windows are exact); keep the whole-file answer if it does.
-                names.extend(n);
-            }
             FileChange::NotSemantic(r) => {
                 reasons.insert(r);
             }

@@ -259,13 +259,24 @@ fn lex(src: &[u8]) -> Option<Vec<Token>> {
     Some(out)
 }
 
-/// End of a numeric literal starting at `i`: a superset of Java's (digits, letters, `_`, `.`, and a
-/// sign after an exponent letter), so that two sources with equal token lists are the same program.
+/// End of a numeric literal starting at `i`: digits, letters, `_`, `.`, and a sign after an exponent
+/// letter — Java's maximal munch for every valid literal, so that equal token lists mean the same
+/// tokens for tree-sitter too.
 fn number_end(src: &[u8], mut i: usize) -> usize {
     let n = src.len();
+    // A sign continues a literal only after its exponent letter: `p` in hexadecimal floating-point
+    // literals (where `e` is a digit: `0x1e+3` is a sum), `e` in decimal ones.
+    let hex = src[i] == b'0' && matches!(src.get(i + 1), Some(b'x' | b'X'));
     while i < n {
         let b = src[i];
-        let sign = (b == b'+' || b == b'-') && matches!(src[i - 1], b'e' | b'E' | b'p' | b'P');
+        let exponent = |prev: u8| {
+            if hex {
+                matches!(prev, b'p' | b'P')
+            } else {
+                matches!(prev, b'e' | b'E')
+            }
+        };
+        let sign = (b == b'+' || b == b'-') && exponent(src[i - 1]);
         if !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || sign) {
             break;
         }
@@ -432,7 +443,8 @@ impl Layout {
                     }
                     self.package = Some(name);
                 }
-                self.imports.push(k..e + 1);
+                // Annotations before `package` belong to the declaration (package-info.java).
+                self.imports.push(first..e + 1);
                 t = e + 1;
                 continue;
             };
@@ -668,7 +680,7 @@ impl Layout {
 }
 
 /// Indices of the tokens outside `package` and `import` declarations.
-fn code_tokens(l: &Layout) -> impl Iterator<Item = usize> + '_ {
+pub(crate) fn code_tokens(l: &Layout) -> impl Iterator<Item = usize> + '_ {
     let mut next = 0usize;
     let imports = &l.imports;
     (0..l.tokens.len()).filter(move |&t| {
@@ -725,8 +737,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            texts("1.5e+3f 0x1F .5 a.b"),
-            vec!["1.5e+3f", "0x1F", ".5", "a", ".", "b"]
+            texts("1.5e+3f 0x1F .5 a.b 0x1e+3 0x1p-3"),
+            vec![
+                "1.5e+3f", "0x1F", ".5", "a", ".", "b", "0x1e", "+", "3", "0x1p-3"
+            ]
         );
         assert_eq!(
             texts("String s = \"\"\"\n  a \"\" \\\"\"\" b\n  \"\"\"; /* x */ y"),

@@ -43,7 +43,7 @@ use etip_core::candidate::Language;
 use tree_sitter::{Point, Range as TsRange};
 
 use crate::LangError;
-use crate::java_layout::{Layout, TokKind};
+use crate::java_layout::{Layout, TokKind, code_tokens};
 use crate::semantic::{Analyzer, FileChange, NonSemantic, Side, compare};
 
 /// One modified Java file: both versions, their paths and their changed rows (0-based, sorted).
@@ -68,10 +68,6 @@ pub struct Modified<'a> {
 pub enum Windowed {
     /// The answer [`compare`] gives on whole-file parses.
     Decided(FileChange),
-    /// No unit changed, so the change is not semantic, but naming its kind (whitespace or comment,
-    /// import, declaration) takes whole-file parses: only needed when no other file of the commit
-    /// is semantic.
-    NoUnitChanged,
     /// Not decidable from tokens and windows: parse both versions whole.
     NeedsFullParse,
 }
@@ -89,7 +85,7 @@ pub struct WindowStats {
     pub by_body_tokens: u64,
     /// Files decided from their windows, parsed.
     pub by_windows: u64,
-    /// Files whose windows showed no changed unit.
+    /// Files whose windows showed no changed unit (declaration-only changes).
     pub no_unit_changed: u64,
     /// Files left to whole-file parses: the layout scan refused a version, the left-out segments did
     /// not pair up, or a window had syntax errors.
@@ -295,14 +291,18 @@ pub fn judge_java(
         stats.refused_scan += 1;
         return Ok(Windowed::NeedsFullParse);
     };
-    // 1. Tokens.
-    if la.same_tokens(change.old, &lb, change.new) {
+    // 1. Tokens (`>>` read as two `>`, as tree-sitter reads generics).
+    let all = |l: &Layout| 0..l.tokens.len();
+    if same_token_lists((&la, change.old, all(&la)), (&lb, change.new, all(&lb))) {
         stats.by_tokens += 1;
         return Ok(Windowed::Decided(FileChange::NotSemantic(
             NonSemantic::WhitespaceOrComment,
         )));
     }
-    if la.same_code(change.old, &lb, change.new) {
+    if same_token_lists(
+        (&la, change.old, code_tokens(&la)),
+        (&lb, change.new, code_tokens(&lb)),
+    ) {
         stats.by_tokens += 1;
         return Ok(Windowed::Decided(FileChange::NotSemantic(
             if la.package != lb.package {
@@ -360,7 +360,7 @@ pub fn judge_java(
         stats.by_body_tokens += 1;
         return Ok(if names.is_empty() {
             stats.no_unit_changed += 1;
-            Windowed::NoUnitChanged
+            no_unit_changed()
         } else {
             Windowed::Decided(FileChange::Semantic(names))
         });
@@ -402,9 +402,48 @@ pub fn judge_java(
         }
         FileChange::NotSemantic(_) => {
             stats.no_unit_changed += 1;
-            Windowed::NoUnitChanged
+            no_unit_changed()
         }
     })
+}
+
+/// The answer when no unit changed and step 1 found the token lists different, with and without
+/// imports: the whole-file comparison then finds the token hashes different too (tree-sitter's
+/// leaves are these tokens, `>>` split in generics), so the change touched declarations only.
+fn no_unit_changed() -> Windowed {
+    Windowed::Decided(FileChange::NotSemantic(NonSemantic::NoBodyChange))
+}
+
+/// Token `t`'s text with `>>` and `>>>` as repeated `>`: (repeats, text).
+fn split_shift<'s>(l: &Layout, src: &'s [u8], t: usize) -> (usize, &'s [u8]) {
+    let text = l.token_text(src, t);
+    match text {
+        b">>" => (2, &b">"[..]),
+        b">>>" => (3, &b">"[..]),
+        _ => (1, text),
+    }
+}
+
+/// Whether two token lists read the same, `>>` and `>>>` split into `>`s.
+fn same_token_lists(
+    (la, sa, ta): (&Layout, &[u8], impl Iterator<Item = usize>),
+    (lb, sb, tb): (&Layout, &[u8], impl Iterator<Item = usize>),
+) -> bool {
+    let mut a = ta.flat_map(|t| {
+        let (n, text) = split_shift(la, sa, t);
+        std::iter::repeat_n(text, n)
+    });
+    let mut b = tb.flat_map(|t| {
+        let (n, text) = split_shift(lb, sb, t);
+        std::iter::repeat_n(text, n)
+    });
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x == y => {}
+            _ => return false,
+        }
+    }
 }
 
 /// One side of [`bodies_from_tokens`]: layout, source, selected segments, changed rows.
@@ -621,31 +660,13 @@ fn duplicate_signatures(layout: &Layout, src: &[u8]) -> bool {
     })
 }
 
-/// Token texts of `range` with `>>` and `>>>` split into `>`s: tree-sitter reads `List<List<T>>` and
-/// `List<List<T> >` alike.
-fn normalized<'s>(
-    layout: &'s Layout,
-    src: &'s [u8],
-    range: std::ops::Range<usize>,
-) -> impl Iterator<Item = &'s [u8]> + 's {
-    range.flat_map(move |t| {
-        let text = layout.token_text(src, t);
-        let n = match text {
-            b">>" => 2,
-            b">>>" => 3,
-            _ => 1,
-        };
-        (0..n).map(move |_| if n > 1 { &b">"[..] } else { text })
-    })
-}
-
 fn same_tokens(
     (la, sa): (&Layout, &[u8]),
     ra: std::ops::Range<usize>,
     (lb, sb): (&Layout, &[u8]),
     rb: std::ops::Range<usize>,
 ) -> bool {
-    normalized(la, sa, ra).eq(normalized(lb, sb, rb))
+    same_token_lists((la, sa, ra), (lb, sb, rb))
 }
 
 /// The window comparison without a parser, when every selected segment pairs up in order with one
