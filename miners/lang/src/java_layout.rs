@@ -453,20 +453,7 @@ impl Layout {
             }
             let name = String::from_utf8_lossy(self.text(src, k)).into_owned();
             // Up to the body's `{` at bracket depth 0 (type parameters use `<>`, not brackets).
-            let mut b = k + 1;
-            while b < n && !self.is(src, b, b"{") {
-                if self.is(src, b, b"(") || self.is(src, b, b"[") {
-                    b = self.skip_group(src, b)?;
-                    continue;
-                }
-                if self.is(src, b, b";") || self.is(src, b, b"}") {
-                    return None;
-                }
-                b += 1;
-            }
-            if b >= n {
-                return None;
-            }
+            let b = self.scan_until(src, k + 1, &[b"{"], &[b";"])?;
             let close = self.type_decl(src, kind, name, first, b, None)?;
             t = close + 1;
         }
@@ -493,6 +480,25 @@ impl Layout {
             nested: None,
         });
         self.segments.len() - 1
+    }
+
+    /// Index of the first token from `from` on that is one of `stop`, skipping bracket groups;
+    /// `None` at one of `fail`, at an unmatched closing bracket or at the end.
+    fn scan_until(&self, src: &[u8], from: usize, stop: &[&[u8]], fail: &[&[u8]]) -> Option<usize> {
+        let mut t = from;
+        while t < self.tokens.len() {
+            let text = self.text(src, t);
+            if stop.contains(&text) {
+                return Some(t);
+            }
+            match self.tokens[t].bracket {
+                _ if fail.contains(&text) => return None,
+                1 => t = self.skip_group(src, t)?,
+                -1 => return None,
+                _ => t += 1,
+            }
+        }
+        None
     }
 
     /// Records a type whose declaration starts at token `first` and whose body opens at token
@@ -568,19 +574,7 @@ impl Layout {
         if is_enum {
             // Constants up to the first `;` at this level, or to the closing brace.
             let start = t;
-            while t < n && !self.is(src, t, b";") && !self.is(src, t, b"}") {
-                if self.is(src, t, b"(") || self.is(src, t, b"{") || self.is(src, t, b"[") {
-                    t = self.skip_group(src, t)?;
-                    continue;
-                }
-                if self.is(src, t, b")") || self.is(src, t, b"]") {
-                    return None;
-                }
-                t += 1;
-            }
-            if t >= n {
-                return None;
-            }
+            t = self.scan_until(src, t, &[b";", b"}"], &[])?;
             if self.is(src, t, b";") {
                 self.push_segment(ty, start, t, false, true);
                 t += 1;
