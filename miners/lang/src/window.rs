@@ -2,42 +2,48 @@
 //!
 //! [`judge_java`] gives exactly the answer of [`crate::semantic::compare`] on full parses of both
 //! versions, or says that it cannot ([`Windowed::NeedsFullParse`]), in which case the caller parses
-//! the whole files. It works in three steps, cheapest first:
+//! the whole files. It works cheapest first:
 //!
-//! 1. **Tokens.** Both versions are tokenised ([`Layout`]). Equal token lists mean equal syntax
-//!    trees: only whitespace or comments changed. Equal token lists once `package` and `import`
-//!    declarations are left out mean an import-only change (a rename when the package changed).
-//! 2. **Windows.** Each version's member segments touched by its changed rows are selected, with
-//!    every initializer block (they share keys) and, until nothing changes, the segments that the
-//!    line diff aligns with a selected segment of the other version. The segments left out must then
-//!    pair up exactly: the same number on both sides, in the same order, byte-identical, in the same
-//!    top-level type, and the top-level types must have the same names and kinds. Otherwise the file
-//!    is parsed whole.
-//!    When every selected segment pairs up in order with one of the other version — member types
-//!    and method or constructor declarations with the same header tokens (hence the same key), the
-//!    rest token-identical — the comparison needs no parser: a method changed exactly when a
-//!    changed row falls in its body on either side and the body's tokens differ (`>>` read as two
-//!    `>`, as tree-sitter reads generics).
-//! 3. **Parse the windows.** tree-sitter parses only the type headers, the selected segments and the
-//!    closing braces (included ranges; node positions stay those of the whole file) and
-//!    [`crate::semantic::compare`] runs on the two partial summaries.
+//! 1. **Tokens.** Both versions are tokenised ([`Layout`]; `>>` and `>>>` are read as `>`s, as
+//!    tree-sitter reads generics, and literals follow Java's maximal munch, so equal token lists are
+//!    equal leaves for tree-sitter). Equal lists: only whitespace or comments changed. Equal lists
+//!    once the `package` and `import` declarations (with their annotations) are left out: an
+//!    import-only change, a rename when the package changed.
+//! 2. **Windows.** Files in which two methods or constructors of one type share a signature are
+//!    parsed whole (see below). Each version's member segments touched by its changed rows are
+//!    selected and then, until nothing changes: the member types enclosing a selected segment, the
+//!    constant list of an enum in the window (without it the first member would read as a
+//!    constant), the initializer blocks of a type in the window that has several of one kind (they
+//!    share a key), and the segments that the line diff aligns with a selected segment of the other
+//!    version. The segments left out (those of types in the window) must then pair up exactly: the
+//!    same number on both sides, in the same order, byte-identical, in types with the same names and
+//!    kinds all the way up; otherwise the file is parsed whole.
+//! 3. **Bodies from tokens.** When every selected segment pairs up in order with one of the other
+//!    version — member types and method or constructor declarations with the same header tokens
+//!    (hence the same key), the rest token-identical — no parser is needed: a method changed exactly
+//!    when a changed row falls in its body on either side and the body's tokens differ.
+//! 4. **Parse the windows.** Otherwise tree-sitter parses only the type headers, the selected
+//!    segments and the closing braces, member types again segment by segment (included ranges; node
+//!    positions stay those of the whole file), and [`crate::semantic::compare`] runs on the two
+//!    partial summaries; a window with syntax errors sends the file to whole-file parses.
 //!
-//! Why step 3 equals the full comparison: a left-out segment is byte-identical on both sides and
-//! Java parses a member independently of its neighbours, so its units have the same keys and token
-//! hashes in both versions; none of its rows changed. A touched unit's counterpart by key is therefore
-//! never a left-out unit (that would give its own side two units with one key, which Java forbids for
-//! members other than initializer blocks, and a type's initializer blocks are all in the window when
-//! it has several of one kind), and a left-out unit
-//! always has a counterpart, so the units without one — the rename candidates — all lie in the
-//! windows. When the windows show no semantic change the *kind* of non-semantic change needs
-//! whole-file token hashes: step 1 answers the common cases, the rest is
-//! [`Windowed::NeedsFullParse`]. A partial parse with syntax errors is also parsed whole.
+//! Why the windows equal the full comparison: a left-out segment is byte-identical on both sides
+//! and Java parses a member independently of its neighbours, so its units have the same keys and
+//! token hashes in both versions, and none of its rows changed. A touched unit's counterpart by key
+//! is therefore never a left-out unit (that would give its own side two units with one key), and a
+//! left-out unit always has a counterpart, so the units without one — the rename candidates — all
+//! lie in the windows. When the windows show no changed unit, the kind of non-semantic change
+//! follows from step 1: token lists that differ with and without imports mean whole-file token
+//! hashes that differ too, which leaves a declaration-only change.
 //!
-//! The argument assumes that no two members of a type share a key. Files that declare two methods or
-//! constructors with the same name and parameter types in one type (a bad merge in old history, or
-//! generic overloads that differ only in their type parameters) are parsed whole, and the scan refuses conflict
-//! markers and unbalanced brackets; a syntax error of another kind outside the parsed windows, or
-//! two fields of one name, could still make the windows judge differently from a whole-file parse.
+//! The argument assumes that no two members of a type share a key. Files that declare two methods
+//! or constructors with the same name and parameter types in one type (a bad merge in old history,
+//! or generic overloads that differ only in their type parameters) are parsed whole, and the scan
+//! refuses records at the top level, conflict markers, unbalanced brackets and type headers that do
+//! not read as modifiers and a keyword. A syntax error of another kind outside the parsed windows,
+//! or two fields of one name in one type, could still make the windows judge differently from a
+//! whole-file parse. Checked by `tests/window.rs` (random edits against whole-file parses) and, on
+//! real history, by `examples/window_check.rs`.
 
 use etip_core::candidate::Language;
 use tree_sitter::{Point, Range as TsRange};
