@@ -96,6 +96,26 @@ impl Grid {
     }
 }
 
+/// Checks both samples, makes the grid and applies the configured IQR filter (shared by the search
+/// and the literal definition).
+fn prepare(
+    base: &[f64],
+    patched: &[f64],
+    cfg: &DeltaConfig,
+) -> Result<(Grid, Vec<f64>, Vec<f64>), StatsError> {
+    check_times("base", base, 1)?;
+    check_times("patched", patched, 1)?;
+    let grid = cfg.grid()?;
+    let (b, p) = match cfg.iqr_k {
+        Some(k) => (iqr_filter(base, k), iqr_filter(patched, k)),
+        None => (base.to_vec(), patched.to_vec()),
+    };
+    // Possible only with a tiny k (e.g. k = 0 on two distinct points).
+    check_times("base after the IQR filter", &b, 1)?;
+    check_times("patched after the IQR filter", &p, 1)?;
+    Ok((grid, b, p))
+}
+
 /// SWE-Perf δ (minimum gain) of one efficiency test (SPEC 4.1).
 ///
 /// After the optional IQR filter on each sample, x runs over
@@ -119,16 +139,7 @@ impl Grid {
 /// # Ok::<(), etip_stats::StatsError>(())
 /// ```
 pub fn sweperf_delta(base: &[f64], patched: &[f64], cfg: &DeltaConfig) -> Result<f64, StatsError> {
-    check_times("base", base, 1)?;
-    check_times("patched", patched, 1)?;
-    let grid = cfg.grid()?;
-    let (b, p) = match cfg.iqr_k {
-        Some(k) => (iqr_filter(base, k), iqr_filter(patched, k)),
-        None => (base.to_vec(), patched.to_vec()),
-    };
-    // Possible only with a tiny k (e.g. k = 0 on two distinct points).
-    check_times("base after the IQR filter", &b, 1)?;
-    check_times("patched after the IQR filter", &p, 1)?;
+    let (grid, b, p) = prepare(base, patched, cfg)?;
     let b = sorted_copy(&b);
     let p = sorted_copy(&p);
     let (n1, n2) = (b.len(), p.len());
@@ -246,15 +257,7 @@ pub fn sweperf_delta_reference(
     patched: &[f64],
     cfg: &DeltaConfig,
 ) -> Result<f64, StatsError> {
-    check_times("base", base, 1)?;
-    check_times("patched", patched, 1)?;
-    let grid = cfg.grid()?;
-    let (b, p) = match cfg.iqr_k {
-        Some(k) => (iqr_filter(base, k), iqr_filter(patched, k)),
-        None => (base.to_vec(), patched.to_vec()),
-    };
-    check_times("base after the IQR filter", &b, 1)?;
-    check_times("patched after the IQR filter", &p, 1)?;
+    let (grid, b, p) = prepare(base, patched, cfg)?;
     let mut delta = 0.0;
     for i in 0..=grid.steps {
         let x = grid.x(i);
