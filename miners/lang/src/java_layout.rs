@@ -390,14 +390,7 @@ impl Layout {
                         k += 2;
                         break;
                     }
-                    // Annotation: `@` qualified name, optional arguments.
-                    k += 2;
-                    while self.is(src, k, b".") {
-                        k += 2;
-                    }
-                    if self.is(src, k, b"(") {
-                        k = self.skip_group(src, k)?;
-                    }
+                    k = self.skip_annotation(src, k, n)?;
                     continue;
                 }
                 if self.tokens[k].kind != TokKind::Word {
@@ -482,6 +475,21 @@ impl Layout {
         self.segments.len() - 1
     }
 
+    /// Index of the token after the annotation whose `@` is token `at` (a qualified name and
+    /// optional arguments), looking no further than token `end`; `None` when its arguments do not
+    /// close there.
+    pub fn skip_annotation(&self, src: &[u8], at: usize, end: usize) -> Option<usize> {
+        let end = end.min(self.tokens.len());
+        let mut k = at + 2;
+        while k < end && self.text(src, k) == b"." {
+            k += 2;
+        }
+        if k < end && self.text(src, k) == b"(" {
+            k = self.skip_group_before(src, k, end)?;
+        }
+        Some(k)
+    }
+
     /// Index of the first token from `from` on that is one of `stop`, skipping bracket groups;
     /// `None` at one of `fail`, at an unmatched closing bracket or at the end.
     fn scan_until(&self, src: &[u8], from: usize, stop: &[&[u8]], fail: &[&[u8]]) -> Option<usize> {
@@ -544,14 +552,7 @@ impl Layout {
                 b"interface" => Some(TypeKind::Interface),
                 b"enum" => Some(TypeKind::Enum),
                 b"@" => {
-                    // An annotation: `@` qualified name, optional arguments.
-                    k += 2;
-                    while self.is(src, k, b".") {
-                        k += 2;
-                    }
-                    if self.is(src, k, b"(") {
-                        k = self.skip_group(src, k)?;
-                    }
+                    k = self.skip_annotation(src, k, self.tokens.len())?;
                     continue;
                 }
                 w if TYPE_MODIFIERS.contains(&w) => None,

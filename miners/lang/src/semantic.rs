@@ -896,39 +896,34 @@ pub fn compare(lang: Language, old: Option<Side>, new: Option<Side>) -> FileChan
     };
     let old_unmatched: std::cell::OnceCell<Vec<u64>> = std::cell::OnceCell::new();
     let new_unmatched: std::cell::OnceCell<Vec<u64>> = std::cell::OnceCell::new();
+    // Unit `i` of `side` changed: its counterpart by key hashes differently, or, without one, no
+    // unmatched unit of the other side has its hash (computed once per side, on demand).
     let changed = |side: &Side,
                    i: usize,
+                   own_keys: &HashMap<&str, usize>,
                    other: Option<Side>,
                    other_keys: &HashMap<&str, usize>,
-                   other_unmatched: &dyn Fn() -> Vec<u64>|
+                   other_unmatched: &std::cell::OnceCell<Vec<u64>>|
      -> bool {
         let h = side.summary.unit_hash(i);
         match (other, other_keys.get(side.summary.units[i].key.as_str())) {
             (Some(o), Some(&j)) => o.summary.unit_hash(j) != h,
-            _ => !other_unmatched().contains(&h),
+            _ => !other_unmatched
+                .get_or_init(|| unmatched(other, own_keys))
+                .contains(&h),
         }
     };
     let mut names = Vec::new();
     if let Some(n) = new {
         for i in touched(&n.summary.units, n.rows) {
-            let other_unmatched = || {
-                old_unmatched
-                    .get_or_init(|| unmatched(old, &new_keys))
-                    .clone()
-            };
-            if changed(&n, i, old, &old_keys, &other_unmatched) {
+            if changed(&n, i, &new_keys, old, &old_keys, &old_unmatched) {
                 names.push(qualified_name(lang, &n, &n.summary.units[i]));
             }
         }
     }
     if let Some(o) = old {
         for i in touched(&o.summary.units, o.rows) {
-            let other_unmatched = || {
-                new_unmatched
-                    .get_or_init(|| unmatched(new, &old_keys))
-                    .clone()
-            };
-            if changed(&o, i, new, &new_keys, &other_unmatched) {
+            if changed(&o, i, &old_keys, new, &new_keys, &new_unmatched) {
                 let u = &o.summary.units[i];
                 // Report the new side's name when the unit still exists there.
                 let name = match (new, new_keys.get(u.key.as_str())) {

@@ -501,15 +501,7 @@ fn body_member(layout: &Layout, src: &[u8], seg: usize) -> Option<BodyMember> {
     let mut rest_start = None;
     while t < toks.end {
         match text(t) {
-            b"@" => {
-                t += 2;
-                while t < toks.end && text(t) == b"." {
-                    t += 2;
-                }
-                if t < toks.end && text(t) == b"(" {
-                    t = layout.skip_group_before(src, t, toks.end)?;
-                }
-            }
+            b"@" => t = layout.skip_annotation(src, t, toks.end)?,
             w if MODIFIERS.contains(&w) => t += 1,
             _ => {
                 rest_start = Some(t);
@@ -626,20 +618,11 @@ fn signature(layout: &Layout, src: &[u8], m: &BodyMember) -> Vec<u8> {
                 match text(ty[k]) {
                     b"final" => k += 1,
                     b"@" => {
-                        k += 2;
-                        while k + 1 < ty.len() && text(ty[k]) == b"." {
-                            k += 2;
-                        }
-                        if k < ty.len() && text(ty[k]) == b"(" {
-                            let mut depth = 0;
-                            while k < ty.len() {
-                                depth += i32::from(layout.tokens[ty[k]].bracket);
-                                k += 1;
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                        }
+                        // `ty` holds consecutive token indices.
+                        let end = ty[ty.len() - 1] + 1;
+                        k = layout
+                            .skip_annotation(src, ty[k], end)
+                            .map_or(ty.len(), |after| k + (after - ty[k]));
                     }
                     w => {
                         key.extend_from_slice(w);
