@@ -193,25 +193,27 @@ pub async fn bootstrap(
     on_line: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BaseImage, BootstrapError> {
     let (key, tag) = base_tag(cfg)?;
-    if !force && let Some(img) = engine.image(&tag).await? {
-        return Ok(BaseImage {
-            tag,
-            image_id: img.id,
-            key,
-            built: false,
-            secs: 0.0,
-        });
+    // The image as it exists (checked again once the locks are held: another build may have
+    // made it meanwhile).
+    let existing = || async {
+        Ok::<_, BootstrapError>(match force {
+            true => None,
+            false => engine.image(&tag).await?.map(|img| BaseImage {
+                tag: tag.clone(),
+                image_id: img.id,
+                key: key.clone(),
+                built: false,
+                secs: 0.0,
+            }),
+        })
+    };
+    if let Some(img) = existing().await? {
+        return Ok(img);
     }
     let _guard = IN_PROCESS.lock().await;
     let _lock = FileLock::acquire(std::env::temp_dir().join(format!("etip-bootstrap-{key}.lock")))?;
-    if !force && let Some(img) = engine.image(&tag).await? {
-        return Ok(BaseImage {
-            tag,
-            image_id: img.id,
-            key,
-            built: false,
-            secs: 0.0,
-        });
+    if let Some(img) = existing().await? {
+        return Ok(img);
     }
     let start = Instant::now();
     let debootstrap = find_debootstrap().ok_or(BootstrapError::NoDebootstrap)?;
