@@ -917,15 +917,27 @@ enum LayerFailure {
     Build(EngineError, String),
 }
 
-fn classify_env_failure(f: LayerFailure, version: &str, lang: Language) -> Failure {
+/// The failures every layer shares (engine, context, time limit); a failed build run comes back
+/// as its error and log for the layer's own classification.
+fn common_failure(f: LayerFailure, layer: &str) -> Result<Failure, (EngineError, String)> {
     match f {
-        LayerFailure::Engine(e) => Failure::new(FailureKind::Engine, e.to_string()),
-        LayerFailure::Context(e) => Failure::new(FailureKind::Checkout, e),
-        LayerFailure::Build(EngineError::BuildTimeout { secs, .. }, _) => Failure::new(
+        LayerFailure::Engine(e) => Ok(Failure::new(FailureKind::Engine, e.to_string())),
+        LayerFailure::Context(e) => Ok(Failure::new(FailureKind::Checkout, e)),
+        LayerFailure::Build(EngineError::BuildTimeout { secs, .. }, _) => Ok(Failure::new(
             FailureKind::Timeout,
-            format!("the env layer build exceeded {secs} s"),
-        ),
-        LayerFailure::Build(
+            format!("the {layer} layer build exceeded {secs} s"),
+        )),
+        LayerFailure::Build(e, log) => Err((e, log)),
+    }
+}
+
+fn classify_env_failure(f: LayerFailure, version: &str, lang: Language) -> Failure {
+    let (e, log) = match common_failure(f, "env") {
+        Ok(failure) => return failure,
+        Err(build) => build,
+    };
+    match (e, log) {
+        (
             EngineError::Build {
                 exit_code: Some(spec::EXIT_TOOLCHAIN),
                 ..
@@ -939,25 +951,21 @@ fn classify_env_failure(f: LayerFailure, version: &str, lang: Language) -> Failu
             },
             detail: tail(&log, 20),
         },
-        LayerFailure::Build(e @ EngineError::Build { .. }, log) => Failure::new(
+        (e @ EngineError::Build { .. }, log) => Failure::new(
             FailureKind::DependencyResolution,
             format!("{e}\n{}", tail(&log, 40)),
         ),
-        LayerFailure::Build(e, log) => {
-            Failure::new(FailureKind::Engine, format!("{e}\n{}", tail(&log, 20)))
-        }
+        (e, log) => Failure::new(FailureKind::Engine, format!("{e}\n{}", tail(&log, 20))),
     }
 }
 
 fn classify_instance_failure(f: LayerFailure) -> Failure {
-    match f {
-        LayerFailure::Engine(e) => Failure::new(FailureKind::Engine, e.to_string()),
-        LayerFailure::Context(e) => Failure::new(FailureKind::Checkout, e),
-        LayerFailure::Build(EngineError::BuildTimeout { secs, .. }, _) => Failure::new(
-            FailureKind::Timeout,
-            format!("the instance layer build exceeded {secs} s"),
-        ),
-        LayerFailure::Build(
+    let (e, log) = match common_failure(f, "instance") {
+        Ok(failure) => return failure,
+        Err(build) => build,
+    };
+    match (e, log) {
+        (
             e @ EngineError::Build {
                 exit_code: Some(code @ (spec::EXIT_ORIGINAL | spec::EXIT_PATCHED)),
                 ..
@@ -991,9 +999,7 @@ fn classify_instance_failure(f: LayerFailure) -> Failure {
                 Failure::new(FailureKind::PatchedCompile, detail)
             }
         }
-        LayerFailure::Build(e, log) => {
-            Failure::new(FailureKind::Engine, format!("{e}\n{}", tail(&log, 20)))
-        }
+        (e, log) => Failure::new(FailureKind::Engine, format!("{e}\n{}", tail(&log, 20))),
     }
 }
 
