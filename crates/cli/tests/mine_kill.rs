@@ -114,9 +114,13 @@ fn build_repo(dir: &Path) -> PathBuf {
 }
 
 fn etip(repo: &Path, out: &Path) -> Command {
+    etip_jobs(repo, out, "2")
+}
+
+fn etip_jobs(repo: &Path, out: &Path, jobs: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_etip"));
     cmd.args([
-        "mine", "local", "--lang", "java", "--jobs", "2", "--format", "json",
+        "mine", "local", "--lang", "java", "--jobs", jobs, "--format", "json",
     ])
     .arg("--repo")
     .arg(repo)
@@ -137,6 +141,39 @@ fn run_to_end(repo: &Path, out: &Path) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// Child processes of `pid` (from each process's parent id in `/proc/*/stat`).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Whether `pid` runs (a zombie waiting to be reaped does not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().to_string())
+        })
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
 #[test]
 fn sigkill_at_any_point_then_rerun_gives_the_same_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,7 +188,20 @@ fn sigkill_at_any_point_then_rerun_gives_the_same_file() {
     assert!(reference_summary["candidates"].as_u64().unwrap() > 100);
     assert!(reference_summary["rejected"]["duplicate"].as_u64().unwrap() > 10);
 
+    // One worker thread, three worker processes: the same file.
+    for jobs in ["1", "3"] {
+        let out = dir.path().join(format!("jobs{jobs}.jsonl"));
+        let output = etip_jobs(&repo, &out, jobs).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), reference, "--jobs {jobs}");
+    }
+
     let mut interrupted = 0;
+    let mut with_workers = 0;
     for (n, fraction) in [0.05, 0.2, 0.4, 0.6, 0.8, 0.95].into_iter().enumerate() {
         let case = dir.path().join(format!("case{n}"));
         std::fs::create_dir(&case).unwrap();
@@ -159,8 +209,21 @@ fn sigkill_at_any_point_then_rerun_gives_the_same_file() {
         let mut child = etip(&repo, &out).spawn().unwrap();
         std::thread::sleep(full.mul_f64(fraction));
         if child.try_wait().unwrap().is_none() {
+            let workers = children(child.id());
+            with_workers += usize::from(!workers.is_empty());
             child.kill().unwrap(); // SIGKILL on Unix
             interrupted += 1;
+            child.wait().unwrap();
+            // Worker processes notice their parent is gone (closed stdin, broken stdout) and exit.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while workers.iter().any(|w| alive(*w)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let left: Vec<u32> = workers.into_iter().filter(|w| alive(*w)).collect();
+            assert!(
+                left.is_empty(),
+                "worker processes {left:?} outlived their killed parent"
+            );
         }
         child.wait().unwrap();
         let resumed = run_to_end(&repo, &out);
@@ -176,6 +239,11 @@ fn sigkill_at_any_point_then_rerun_gives_the_same_file() {
         interrupted >= 3,
         "only {interrupted} of 6 runs were still running when killed (full run took {full:?}); \
          the test repository is too small for this machine"
+    );
+
+    assert!(
+        with_workers >= 2,
+        "only {with_workers} kills found worker processes running"
     );
 
     // Several kills of the same run in a row, then completion.

@@ -23,7 +23,7 @@ use crate::rules::RejectReason;
 use crate::{MineError, links};
 
 /// Settings a worker needs to evaluate commits.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EvalSettings {
     /// Language profile.
     pub lang: Language,
@@ -37,6 +37,19 @@ pub struct EvalSettings {
     pub source: String,
     /// Prefix of candidate ids (`owner__name` or the directory name).
     pub id_prefix: String,
+}
+
+/// A commit with its tree and its first parent's: what stage 1 needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitIds {
+    /// The commit.
+    pub commit: Oid,
+    /// Its tree.
+    pub tree: Oid,
+    /// Its first parent (`None` for a root commit).
+    pub parent: Option<Oid>,
+    /// The first parent's tree.
+    pub parent_tree: Option<Oid>,
 }
 
 /// The decision about one commit.
@@ -251,12 +264,16 @@ impl Worker {
 
     /// Evaluates one commit against its first parent.
     pub fn evaluate(&mut self, oid: Oid) -> Result<Decision, MineError> {
-        let lang = self.settings.lang;
+        let ids = self.ids(oid)?;
+        self.evaluate_ids(&ids)
+    }
+
+    /// The tree and first parent of `oid`.
+    pub fn ids(&self, oid: Oid) -> Result<CommitIds, MineError> {
         let commit = self
             .repo
             .find_commit(oid)
             .map_err(git_err("read commit", oid))?;
-        let tree = commit.tree().map_err(git_err("read tree", oid))?;
         let parent = if commit.parent_count() > 0 {
             Some(
                 commit
@@ -266,8 +283,29 @@ impl Worker {
         } else {
             None
         };
-        let parent_tree = match &parent {
-            Some(p) => Some(p.tree().map_err(git_err("read parent tree", oid))?),
+        Ok(CommitIds {
+            commit: oid,
+            tree: commit.tree_id(),
+            parent: parent.as_ref().map(Commit::id),
+            parent_tree: parent.as_ref().map(Commit::tree_id),
+        })
+    }
+
+    /// Evaluates one commit whose tree and first parent the caller already knows (the history walk
+    /// read them): the commit itself is read only if it passes the rules.
+    pub fn evaluate_ids(&mut self, ids: &CommitIds) -> Result<Decision, MineError> {
+        let lang = self.settings.lang;
+        let oid = ids.commit;
+        let tree = self
+            .repo
+            .find_tree(ids.tree)
+            .map_err(git_err("read tree", oid))?;
+        let parent_tree = match ids.parent_tree {
+            Some(t) => Some(
+                self.repo
+                    .find_tree(t)
+                    .map_err(git_err("read parent tree", oid))?,
+            ),
             None => None,
         };
         // Stage 1: paths only — a tree-to-tree comparison that skips identical subtrees by id.
@@ -373,6 +411,10 @@ impl Worker {
         }
 
         // Stage 4: the candidate.
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(git_err("read commit", oid))?;
         let message = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
         let found = links::extract(&message, self.settings.repo_name.as_deref());
         let changed_files: Vec<String> = {
@@ -384,10 +426,7 @@ impl Worker {
             all.into_iter().collect()
         };
         let changed_modules = self.modules(&tree, &changed_files);
-        let base_commit = match &parent {
-            Some(p) => p.id().to_string(),
-            None => git2::Oid::ZERO_SHA1.to_string(),
-        };
+        let base_commit = ids.parent.unwrap_or(git2::Oid::ZERO_SHA1).to_string();
         let sha = oid.to_string();
         let candidate = Candidate {
             schema_version: SCHEMA_VERSION,

@@ -17,15 +17,17 @@
 //! ```
 
 pub mod analyze;
+mod feed;
 pub mod linediff;
 pub mod links;
+pub mod procs;
 pub mod rules;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use etip_core::candidate::{Candidate, Language, SCHEMA_VERSION};
@@ -34,7 +36,8 @@ use git2::{Oid, Repository};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub use analyze::{Decision, EvalSettings, Worker};
+pub use analyze::{CommitIds, Decision, EvalSettings, Worker};
+pub use procs::{WorkerCommand, serve as serve_worker};
 pub use rules::RejectReason;
 
 /// Version of the mining rules: part of the state key, so a rule change never reuses old decisions.
@@ -127,6 +130,23 @@ pub enum MineError {
     /// A worker thread panicked.
     #[error("a mining worker thread panicked; rerun to resume (decided commits are kept)")]
     WorkerPanic,
+    /// A worker process could not be started.
+    #[error("cannot start the mining worker process {program}: {source}")]
+    WorkerSpawn {
+        /// The program.
+        program: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A worker process ended early or broke the protocol.
+    #[error("{0}; rerun to resume (decided commits are kept)")]
+    WorkerProcess(String),
+    /// A worker process failed to evaluate a commit (its error, as it reported it).
+    #[error("{0}")]
+    WorkerFailed(String),
+    /// The pipe between a worker process and its parent failed.
+    #[error("the pipe between a mining worker process and its parent failed: {0}")]
+    WorkerPipe(std::io::Error),
 }
 
 /// Progress of a mining run, reported from the calling thread.
@@ -159,8 +179,11 @@ pub struct MineConfig {
     pub max_files: usize,
     /// Branch or revision to walk (default `HEAD`).
     pub branch: Option<String>,
-    /// Worker threads.
+    /// Workers: threads, or processes when `worker` is set and `jobs` is at least 2.
     pub jobs: usize,
+    /// How to start a worker process. libgit2 serialises object reads of one process, so processes
+    /// scale where threads do not (see [`procs`]); `None` runs the workers as threads.
+    pub worker: Option<WorkerCommand>,
     /// Candidates file.
     pub out: PathBuf,
     /// State store (default: `<out>.state.sqlite`).
@@ -184,6 +207,7 @@ impl MineConfig {
             max_files: 20,
             branch: None,
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            worker: None,
             out,
             state: None,
             semantic: true,
@@ -314,8 +338,6 @@ struct Prepared {
     settings: Arc<EvalSettings>,
     tip: Oid,
     build_tools: Vec<etip_lang::profile::BuildTool>,
-    /// First-parent history, oldest first, with the author time of each commit.
-    chain: Vec<(Oid, i64)>,
 }
 
 fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
@@ -343,24 +365,6 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         }
         Err(_) => Vec::new(),
     };
-    let walk_err = |source| MineError::Walk {
-        path: cfg.repo.clone(),
-        source,
-    };
-    let mut walk = repo.revwalk().map_err(walk_err)?;
-    walk.simplify_first_parent().map_err(walk_err)?;
-    walk.push(tip).map_err(walk_err)?;
-    let mut chain = Vec::new();
-    for oid in walk {
-        let oid = oid.map_err(walk_err)?;
-        let commit = repo.find_commit(oid).map_err(|source| MineError::Git {
-            what: "read commit",
-            sha: oid.to_string(),
-            source,
-        })?;
-        chain.push((oid, commit.author().when().seconds()));
-    }
-    chain.reverse();
 
     let repo_name = cfg.repo_name.clone().or_else(|| {
         let remotes = repo.remotes().ok()?;
@@ -403,8 +407,58 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         settings,
         tip,
         build_tools,
-        chain,
     })
+}
+
+/// Follows first parents from `tip`, newest first, calling `visit` with each commit's ids and
+/// author time until it returns `false`. Each commit is read once: its first parent's tree is
+/// known when the parent is read, so each commit is handed on one step later.
+fn walk(
+    repo: &Repository,
+    tip: Oid,
+    mut visit: impl FnMut(CommitIds, i64) -> bool,
+) -> Result<(), MineError> {
+    let read = |oid: Oid| {
+        repo.find_commit(oid).map_err(|source| MineError::Git {
+            what: "read commit",
+            sha: oid.to_string(),
+            source,
+        })
+    };
+    let mut held: Option<(CommitIds, i64)> = None;
+    let mut next = Some(tip);
+    while let Some(oid) = next {
+        let commit = read(oid)?;
+        if let Some((mut ids, time)) = held.take() {
+            ids.parent_tree = Some(commit.tree_id());
+            if !visit(ids, time) {
+                return Ok(());
+            }
+        }
+        next = commit.parent_id(0).ok();
+        let ids = CommitIds {
+            commit: oid,
+            tree: commit.tree_id(),
+            parent: next,
+            parent_tree: None,
+        };
+        held = Some((ids, commit.author().when().seconds()));
+    }
+    if let Some((ids, time)) = held {
+        visit(ids, time);
+    }
+    Ok(())
+}
+
+/// The first-parent history from `tip`, oldest first, with each commit's author time.
+fn chain(repo: &Repository, tip: Oid) -> Result<Vec<(Oid, i64)>, MineError> {
+    let mut chain = Vec::new();
+    walk(repo, tip, |ids, time| {
+        chain.push((ids.commit, time));
+        true
+    })?;
+    chain.reverse();
+    Ok(chain)
 }
 
 fn in_window(cfg: &MineConfig, t: i64) -> bool {
@@ -437,57 +491,91 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     let mut store = Store::open(&state_path)?;
     let (key, params) = run_key(cfg, &p);
     let run = store.mine_run(&key, &params)?;
-    let decided = store.decided(run)?;
-
-    let window: Vec<Oid> = p
-        .chain
+    let decided: HashSet<Oid> = store
+        .decided(run)?
         .iter()
-        .filter(|(_, t)| in_window(cfg, *t))
-        .map(|(o, _)| *o)
+        .filter_map(|sha| Oid::from_str(sha).ok())
         .collect();
-    let pending: Vec<Oid> = window
-        .iter()
-        .filter(|o| !decided.contains(&o.to_string()))
-        .copied()
-        .collect();
-    let resumed = (window.len() - pending.len()) as u64;
-    progress.start(pending.len() as u64, resumed);
     tracing::info!(
-        pending = pending.len(),
-        resumed,
+        decided = decided.len(),
         state = %state_path.display(),
         "mining {}",
         p.settings.source
     );
 
-    let jobs = cfg.jobs.max(1).min(pending.len().max(1));
-    let next = AtomicUsize::new(0);
+    let jobs = cfg.jobs.max(1);
+    let feed = feed::Feed::default();
     let stop = AtomicBool::new(false);
-    // Blocks of consecutive commits per worker, shrinking as the work runs out (guided
-    // scheduling): large blocks first, so that a file's consecutive changes mostly land on the same
-    // worker and its caches, small ones at the end, so that the workers finish together.
-    let grab = |next: &AtomicUsize| -> Option<std::ops::Range<usize>> {
-        let mut start = next.load(Ordering::Relaxed);
-        loop {
-            let remaining = pending.len().checked_sub(start).filter(|r| *r > 0)?;
-            let size = (remaining / (jobs * 2)).clamp(16, 1024).min(remaining);
-            match next.compare_exchange_weak(
-                start,
-                start + size,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(start..start + size),
-                Err(now) => start = now,
-            }
-        }
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<Result<CommitRecord, MineError>>>(64);
+    let hello = match &cfg.worker {
+        Some(_) if jobs > 1 => Some(
+            serde_json::to_string(&procs::Hello {
+                repo_path: p.repo_path.clone(),
+                settings: (*p.settings).clone(),
+            })
+            .expect("settings always serialise"),
+        ),
+        _ => None,
     };
-    let (tx, rx) = crossbeam_channel::bounded::<Vec<Result<(Oid, Decision), MineError>>>(64);
     let mut outcome: Result<(), MineError> = Ok(());
+    let mut walked: Result<Vec<(Oid, i64)>, MineError> = Ok(Vec::new());
     std::thread::scope(|scope| {
+        // The walk feeds the workers as it goes.
+        let walker = {
+            let (feed, stop, decided) = (&feed, &stop, &decided);
+            let repo_path = p.repo_path.clone();
+            scope.spawn(move || -> Result<Vec<(Oid, i64)>, MineError> {
+                let result = (|| {
+                    let repo =
+                        Repository::open(&repo_path).map_err(|source| MineError::OpenRepo {
+                            path: repo_path.clone(),
+                            source,
+                        })?;
+                    let mut chain = Vec::new();
+                    let mut fresh = Vec::new();
+                    let mut resumed = 0;
+                    walk(&repo, p.tip, |ids, time| {
+                        chain.push((ids.commit, time));
+                        if in_window(cfg, time) {
+                            if decided.contains(&ids.commit) {
+                                resumed += 1;
+                            } else {
+                                fresh.push(ids);
+                                if fresh.len() >= 64 {
+                                    feed.push(&mut fresh);
+                                }
+                            }
+                        }
+                        !stop.load(Ordering::Relaxed)
+                    })?;
+                    feed.push(&mut fresh);
+                    chain.reverse();
+                    let window = chain
+                        .iter()
+                        .filter(|(_, t)| in_window(cfg, *t))
+                        .map(|(o, _)| *o)
+                        .collect();
+                    feed.finish(resumed, window);
+                    Ok(chain)
+                })();
+                if result.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                    feed.close();
+                }
+                result
+            })
+        };
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, stop, pending) = (&next, &stop, &pending);
+            let (feed, stop) = (&feed, &stop);
+            if let (Some(cmd), Some(hello)) = (&cfg.worker, &hello) {
+                scope.spawn(move || {
+                    if let Err(e) = procs::drive(cmd, hello, || feed.grab(jobs), stop, &tx) {
+                        let _ = tx.send(vec![Err(e)]);
+                    }
+                });
+                continue;
+            }
             let settings = Arc::clone(&p.settings);
             let repo_path = p.repo_path.clone();
             scope.spawn(move || {
@@ -499,10 +587,10 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                     }
                 };
                 while !stop.load(Ordering::Relaxed) {
-                    let Some(block) = grab(next) else { break };
+                    let Some(block) = feed.grab(jobs) else { break };
                     let mut batch = Vec::with_capacity(16);
-                    for &oid in &pending[block] {
-                        let r = worker.evaluate(oid).map(|d| (oid, d));
+                    for ids in &block {
+                        let r = worker.evaluate_ids(ids).map(|d| to_record(ids.commit, d));
                         let failed = r.is_err();
                         batch.push(r);
                         if (batch.len() >= 16 || failed)
@@ -524,26 +612,44 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         let mut batch: Vec<CommitRecord> = Vec::new();
         let mut last_flush = Instant::now();
         let mut last_checkpoint = Instant::now();
-        let flush = |batch: &mut Vec<CommitRecord>,
-                     store: &mut Store,
-                     progress: &mut dyn Progress|
+        // The progress bar starts when the walk has counted the work; what was recorded before
+        // is reported then.
+        let mut recorded = 0;
+        let mut started_bar = false;
+        let mut report = |n: u64, progress: &mut dyn Progress| {
+            recorded += n;
+            if !started_bar {
+                let Some((pending, resumed)) = feed.totals() else {
+                    return;
+                };
+                progress.start(pending, resumed);
+                started_bar = true;
+                progress.advance(recorded);
+            } else if n > 0 {
+                progress.advance(n);
+            }
+        };
+        let mut flush = |batch: &mut Vec<CommitRecord>,
+                         store: &mut Store,
+                         progress: &mut dyn Progress|
          -> Result<(), MineError> {
             if !batch.is_empty() {
                 store.record_commits(run, batch)?;
-                progress.advance(batch.len() as u64);
+                report(batch.len() as u64, progress);
                 batch.clear();
             }
             Ok(())
         };
         for msg in rx.iter().flatten() {
             let step = (|| -> Result<(), MineError> {
-                let (oid, decision) = msg?;
-                batch.push(to_record(oid, decision));
+                batch.push(msg?);
                 if batch.len() >= 256 || last_flush.elapsed() >= Duration::from_millis(200) {
                     flush(&mut batch, &mut store, progress)?;
                     last_flush = Instant::now();
                     if last_checkpoint.elapsed() >= cfg.checkpoint {
-                        write_output(cfg, &state_path, &store, run, &window)?;
+                        if let Some(window) = feed.window() {
+                            write_output(cfg, &state_path, &store, run, &window)?;
+                        }
                         last_checkpoint = Instant::now();
                     }
                 }
@@ -551,6 +657,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             })();
             if let Err(e) = step {
                 stop.store(true, Ordering::Relaxed);
+                feed.close();
                 outcome = Err(e);
                 break;
             }
@@ -563,13 +670,25 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         }
         // Drain so that blocked workers can finish.
         for _ in rx.iter() {}
+        walked = walker.join().unwrap_or(Err(MineError::WorkerPanic));
+        // When nothing was recorded, the bar starts (and ends) here.
+        report(0, progress);
     });
     outcome?;
-    if next.load(Ordering::Relaxed) < pending.len() {
+    let chain = walked?;
+    if !feed.drained() {
         return Err(MineError::WorkerPanic);
     }
+    let (pending, resumed) = feed.totals().unwrap_or_default();
+    let window: Vec<Oid> = chain
+        .iter()
+        .filter(|(_, t)| in_window(cfg, *t))
+        .map(|(o, _)| *o)
+        .collect();
     progress.finish();
+    tracing::debug!(elapsed = ?started.elapsed(), "every commit decided");
     let counts = write_output(cfg, &state_path, &store, run, &window)?;
+    tracing::debug!(elapsed = ?started.elapsed(), "candidates written");
 
     let elapsed = started.elapsed().as_secs_f64();
     let mut rejected: BTreeMap<RejectReason, u64> =
@@ -583,8 +702,8 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         source: p.settings.source.clone(),
         language: cfg.lang,
         tip: p.tip.to_string(),
-        commits_in_history: p.chain.len() as u64,
-        outside_window: (p.chain.len() - window.len()) as u64,
+        commits_in_history: chain.len() as u64,
+        outside_window: (chain.len() - window.len()) as u64,
         commits_scanned: window.len() as u64,
         resumed,
         kept: counts.kept,
@@ -602,7 +721,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         semantic_filter: cfg.semantic,
         elapsed_seconds: elapsed,
         commits_per_second: if elapsed > 0.0 {
-            pending.len() as f64 / elapsed
+            pending as f64 / elapsed
         } else {
             0.0
         },
@@ -611,7 +730,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     })
 }
 
-fn to_record(oid: Oid, d: Decision) -> CommitRecord {
+pub(crate) fn to_record(oid: Oid, d: Decision) -> CommitRecord {
     let sha = oid.to_string();
     match d {
         Decision::Kept(c) => {
@@ -733,7 +852,8 @@ pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
             path: cfg.repo.clone(),
         })?
         .id();
-    let position = p.chain.iter().position(|(o, _)| *o == oid);
+    let chain = chain(&repo, p.tip)?;
+    let position = chain.iter().position(|(o, _)| *o == oid);
     let author_time = repo
         .find_commit(oid)
         .map_err(|source| MineError::Git {
@@ -778,7 +898,7 @@ pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
                 let mut store = Store::open(&state)?;
                 let (key, params) = run_key(cfg, &p);
                 let run = store.mine_run(&key, &params)?;
-                let earlier: HashSet<String> = p.chain[..pos]
+                let earlier: HashSet<String> = chain[..pos]
                     .iter()
                     .filter(|(_, t)| in_window(cfg, *t))
                     .map(|(o, _)| o.to_string())
@@ -789,8 +909,7 @@ pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
                         && r.diff_hash.as_deref() == Some(c.diff_hash.as_str())
                         && earlier.contains(&r.sha)
                     {
-                        let at = p
-                            .chain
+                        let at = chain
                             .iter()
                             .position(|(o, _)| o.to_string() == r.sha)
                             .unwrap_or(usize::MAX);

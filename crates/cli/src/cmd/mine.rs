@@ -21,7 +21,11 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum MineCommand {
     /// Mine a local (normal or bare) repository's first-parent history.
-    Local(LocalArgs),
+    Local(Box<LocalArgs>),
+    /// One worker process of `mine local` (started by it: reads blocks of commits on stdin, writes
+    /// decisions on stdout).
+    #[command(hide = true)]
+    Worker,
 }
 
 /// Language profile.
@@ -59,7 +63,7 @@ pub struct LocalArgs {
     /// Branch or revision to walk (default: HEAD, the default branch of a mirror).
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
-    /// Worker threads (default: number of cores).
+    /// Worker processes (default: number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
     /// Candidates file (JSONL, schema in datasets/candidates-schema.md).
@@ -84,7 +88,11 @@ pub struct LocalArgs {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
-        MineCommand::Local(a) => local(a),
+        MineCommand::Local(a) => local(*a),
+        MineCommand::Worker => {
+            etip_mine_git::serve_worker(std::io::stdin().lock(), std::io::stdout().lock())?;
+            Ok(())
+        }
     }
 }
 
@@ -134,6 +142,13 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
     if let Some(j) = a.jobs {
         cfg.jobs = j;
     }
+    // Workers run as processes of this binary: libgit2 serialises the object reads of threads.
+    cfg.worker = std::env::current_exe()
+        .ok()
+        .map(|program| etip_mine_git::WorkerCommand {
+            program,
+            args: vec!["mine".into(), "worker".into()],
+        });
     cfg.state = a.state.clone();
     cfg.semantic = !a.no_semantic;
     cfg.repo_name = a.repo_name.clone();
