@@ -791,13 +791,14 @@ fn line_diff(
             }
         }
     };
-    // One block of added or removed lines (added and deleted files among them): libgit2's exact
-    // answer without hashing every line of both versions.
+    // The shapes of change whose rows are forced (one block of added or removed lines, added and
+    // deleted files among them; one block replaced by unrelated lines): libgit2's exact answer
+    // without hashing every line of both versions.
     let (old_bytes, new_bytes) = (
         old.map_or(&[][..], |b| b.content()),
         new.map_or(&[][..], |b| b.content()),
     );
-    if let Some(block) = crate::linediff::single_block(old_bytes, new_bytes) {
+    let mut take = |out: &mut Lines, block: crate::linediff::Block| {
         let (sign, rows, count) = match block.side {
             crate::linediff::Side::Old => (b'-', &mut out.deleted, &mut out.deletions),
             crate::linediff::Side::New => (b'+', &mut out.added, &mut out.insertions),
@@ -807,6 +808,15 @@ fn line_diff(
         for line in &block.lines {
             feed(&mut hasher, sign, line);
         }
+    };
+    if let Some(block) = crate::linediff::single_block(old_bytes, new_bytes) {
+        take(&mut out, block);
+        return Ok(out);
+    }
+    // One block replaced by lines it shares none with: libgit2's one hunk, removed lines first.
+    if let Some((removed, added)) = crate::linediff::disjoint_blocks(old_bytes, new_bytes) {
+        take(&mut out, removed);
+        take(&mut out, added);
         return Ok(out);
     }
     let mut on_line =

@@ -483,6 +483,10 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
     (key, params)
 }
 
+/// The end of a run: the first-parent history (oldest first, with author times), its date window,
+/// and what the candidates file holds.
+type Finished = (Vec<(Oid, i64)>, Vec<Oid>, Counts);
+
 /// Mines the history described by `cfg`, resuming from its state store, and writes the candidates file.
 pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, MineError> {
     let started = Instant::now();
@@ -519,6 +523,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     };
     let mut outcome: Result<(), MineError> = Ok(());
     let mut walked: Result<Vec<(Oid, i64)>, MineError> = Ok(Vec::new());
+    let mut finished: Result<Finished, MineError> = Err(MineError::WorkerPanic);
     std::thread::scope(|scope| {
         // The walk feeds the workers as it goes.
         let walker = {
@@ -549,6 +554,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                         !stop.load(Ordering::Relaxed)
                     })?;
                     feed.push(&mut fresh);
+                    tracing::debug!(commits = chain.len(), elapsed = ?started.elapsed(), "walked the first-parent history");
                     chain.reverse();
                     let window = chain
                         .iter()
@@ -569,11 +575,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             let tx = tx.clone();
             let (feed, stop) = (&feed, &stop);
             if let (Some(cmd), Some(hello)) = (&cfg.worker, &hello) {
-                scope.spawn(move || {
-                    if let Err(e) = procs::drive(cmd, hello, || feed.grab(jobs), stop, &tx) {
-                        let _ = tx.send(vec![Err(e)]);
-                    }
-                });
+                scope.spawn(move || procs::drive(cmd, hello, || feed.grab(jobs), stop, tx));
                 continue;
             }
             let settings = Arc::clone(&p.settings);
@@ -629,6 +631,8 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                 progress.advance(n);
             }
         };
+        // This invocation's decisions, for the output (unless earlier runs decided some too).
+        let mut memory = decided.is_empty().then(Vec::new);
         let mut flush = |batch: &mut Vec<CommitRecord>,
                          store: &mut Store,
                          progress: &mut dyn Progress|
@@ -636,6 +640,9 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             if !batch.is_empty() {
                 store.record_commits(run, batch)?;
                 report(batch.len() as u64, progress);
+                if let Some(kept) = memory.as_mut() {
+                    kept.append(batch);
+                }
                 batch.clear();
             }
             Ok(())
@@ -648,7 +655,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
                     last_flush = Instant::now();
                     if last_checkpoint.elapsed() >= cfg.checkpoint {
                         if let Some(window) = feed.window() {
-                            write_output(cfg, &state_path, &store, run, &window)?;
+                            write_output(cfg, &state_path, &store, run, &window, None)?;
                         }
                         last_checkpoint = Instant::now();
                     }
@@ -673,22 +680,27 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         walked = walker.join().unwrap_or(Err(MineError::WorkerPanic));
         // When nothing was recorded, the bar starts (and ends) here.
         report(0, progress);
+        // The output is written while the worker processes exit.
+        finished = (|| {
+            outcome?;
+            let chain = std::mem::replace(&mut walked, Ok(Vec::new()))?;
+            if !feed.drained() {
+                return Err(MineError::WorkerPanic);
+            }
+            let window: Vec<Oid> = chain
+                .iter()
+                .filter(|(_, t)| in_window(cfg, *t))
+                .map(|(o, _)| *o)
+                .collect();
+            progress.finish();
+            tracing::debug!(elapsed = ?started.elapsed(), "every commit decided");
+            let counts = write_output(cfg, &state_path, &store, run, &window, memory.take())?;
+            tracing::debug!(elapsed = ?started.elapsed(), "candidates written");
+            Ok((chain, window, counts))
+        })();
     });
-    outcome?;
-    let chain = walked?;
-    if !feed.drained() {
-        return Err(MineError::WorkerPanic);
-    }
+    let (chain, window, counts) = finished?;
     let (pending, resumed) = feed.totals().unwrap_or_default();
-    let window: Vec<Oid> = chain
-        .iter()
-        .filter(|(_, t)| in_window(cfg, *t))
-        .map(|(o, _)| *o)
-        .collect();
-    progress.finish();
-    tracing::debug!(elapsed = ?started.elapsed(), "every commit decided");
-    let counts = write_output(cfg, &state_path, &store, run, &window)?;
-    tracing::debug!(elapsed = ?started.elapsed(), "candidates written");
 
     let elapsed = started.elapsed().as_secs_f64();
     let mut rejected: BTreeMap<RejectReason, u64> =
@@ -756,20 +768,35 @@ struct Counts {
 
 /// Writes the candidates file from the store: history order (oldest first), one line per distinct
 /// normalised diff (the earliest commit), later equal diffs listed in `duplicates`.
+/// `fresh`: every decision of the run when this invocation made them all (nothing was resumed), so
+/// that the store need not be read back.
 fn write_output(
     cfg: &MineConfig,
     state_path: &Path,
     store: &Store,
     run: i64,
     window: &[Oid],
+    fresh: Option<Vec<CommitRecord>>,
 ) -> Result<Counts, MineError> {
-    let mut by_sha: HashMap<String, CommitRecord> = store
-        .commits(run)?
-        .into_iter()
-        .map(|r| (r.sha.clone(), r))
-        .collect();
+    let all = match fresh {
+        Some(records) => records,
+        None => store.commits(run)?,
+    };
+    let mut by_sha: HashMap<String, CommitRecord> =
+        all.into_iter().map(|r| (r.sha.clone(), r)).collect();
     let mut counts = Counts::default();
-    let mut kept: Vec<Candidate> = Vec::new();
+    // A kept commit's line is its stored payload as it is, unless later duplicates must be listed in
+    // it: only those candidates are parsed whole and written again.
+    enum Line {
+        Stored(String),
+        Edited(Box<Candidate>),
+    }
+    let payload_err = |sha: &str, source| MineError::Payload {
+        path: state_path.to_path_buf(),
+        sha: sha.to_string(),
+        source,
+    };
+    let mut kept: Vec<(String, Line)> = Vec::new();
     let mut first_with_hash: HashMap<String, usize> = HashMap::new();
     for oid in window {
         let Some(rec) = by_sha.remove(&oid.to_string()) else {
@@ -783,35 +810,75 @@ fn write_output(
         }
         counts.kept += 1;
         let payload = rec.payload.unwrap_or_default();
-        let c: Candidate = serde_json::from_str(&payload).map_err(|source| MineError::Payload {
-            path: state_path.to_path_buf(),
-            sha: rec.sha.clone(),
-            source,
-        })?;
-        match first_with_hash.get(&c.diff_hash) {
+        let hash = match rec.diff_hash {
+            Some(h) => h,
+            None => {
+                serde_json::from_str::<Candidate>(&payload)
+                    .map_err(|e| payload_err(&rec.sha, e))?
+                    .diff_hash
+            }
+        };
+        match first_with_hash.get(&hash) {
             Some(&i) => {
                 counts.duplicates += 1;
-                kept[i].duplicates.push(c.patched_commit);
+                let (first, line) = &mut kept[i];
+                if let Line::Stored(p) = line {
+                    let c: Candidate =
+                        serde_json::from_str(p).map_err(|e| payload_err(first, e))?;
+                    *line = Line::Edited(Box::new(c));
+                }
+                if let Line::Edited(c) = line {
+                    c.duplicates.push(rec.sha);
+                }
             }
             None => {
-                first_with_hash.insert(c.diff_hash.clone(), kept.len());
-                kept.push(c);
+                first_with_hash.insert(hash, kept.len());
+                kept.push((rec.sha, Line::Stored(payload)));
             }
         }
     }
+    /// What the summary counts of a candidate, read without building the whole record.
+    #[derive(serde::Deserialize)]
+    struct Links {
+        #[serde(default)]
+        issues: Vec<LinkRef>,
+        #[serde(default)]
+        pr_number: Option<u64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct LinkRef {
+        #[serde(default)]
+        number: Option<u64>,
+        #[serde(default)]
+        key: Option<String>,
+    }
     let mut buf = Vec::new();
-    for c in &kept {
-        if c.issues.iter().any(|i| i.number.is_some()) {
-            counts.with_issue_links += 1;
-        }
-        if c.issues.iter().any(|i| i.key.is_some()) {
-            counts.with_jira_keys += 1;
-        }
-        if c.pr_number.is_some() {
-            counts.with_pr_number += 1;
-        }
-        serde_json::to_writer(&mut buf, c).expect("a candidate always serialises");
+    for (sha, line) in &kept {
+        let (issues, pr) = match line {
+            Line::Stored(p) => {
+                let l: Links = serde_json::from_str(p).map_err(|e| payload_err(sha, e))?;
+                buf.extend_from_slice(p.as_bytes());
+                let issues: Vec<(bool, bool)> = l
+                    .issues
+                    .iter()
+                    .map(|i| (i.number.is_some(), i.key.is_some()))
+                    .collect();
+                (issues, l.pr_number.is_some())
+            }
+            Line::Edited(c) => {
+                serde_json::to_writer(&mut buf, c).expect("a candidate always serialises");
+                let issues = c
+                    .issues
+                    .iter()
+                    .map(|i| (i.number.is_some(), i.key.is_some()))
+                    .collect();
+                (issues, c.pr_number.is_some())
+            }
+        };
         buf.push(b'\n');
+        counts.with_issue_links += u64::from(issues.iter().any(|i| i.0));
+        counts.with_jira_keys += u64::from(issues.iter().any(|i| i.1));
+        counts.with_pr_number += u64::from(pr);
     }
     atomic_write(&cfg.out, &buf)?;
     Ok(counts)

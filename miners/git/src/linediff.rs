@@ -1,14 +1,20 @@
-//! The line diff of two file versions when the change is one block of added or removed lines,
-//! without libgit2 — with exactly libgit2's answer.
+//! The line diff of two file versions for the shapes of change whose answer is forced, without
+//! libgit2 — with exactly libgit2's answer.
 //!
-//! libgit2 diffs blobs with xdiff: lines are compared whole (newline included), the common leading
-//! and trailing lines are trimmed first, and after the diff a block of changes is slid as far down
-//! as it can go over identical lines (no indent heuristic by default). When the trimmed middle of one
-//! version is empty, the change is a single block of the other version's middle lines, whatever the
-//! diff algorithm; sliding it down is then the whole of xdiff's post-processing, so [`single_block`]
-//! gives libgit2's rows without hashing every line. Binary blobs (a NUL byte in the first 8,000
-//! bytes, as libgit2 decides) and every other shape of change are left to libgit2. Added and deleted
-//! files are single blocks too.
+//! libgit2 diffs blobs with xdiff. Lines are compared whole, newline included. The common leading
+//! and trailing lines are trimmed first. After the diff, each block of changes is slid over
+//! identical lines (no indent heuristic by default): as far down as it goes, or back to where it
+//! lines up with a block of the other version. What is left between the common lines (the middle)
+//! decides two shapes whose answer does not depend on the diff algorithm:
+//! - **[`single_block`]: one version's middle is empty.** The change is a single block of the other
+//!   version's middle lines. Sliding it down is then the whole of xdiff's post-processing.
+//! - **[`disjoint_blocks`]: both middles are non-empty and share no line.** No line of one can match
+//!   a line of the other, so every middle line is changed: one block on each side, lined up with
+//!   each other, which the sliding leaves where they are.
+//!
+//! Either way the rows come out without hashing every line of both versions. Binary blobs (a NUL
+//! byte in the first 8,000 bytes, as libgit2 decides) and every other shape of change are left to
+//! libgit2. Added and deleted files are single blocks too.
 
 /// Which version a block of changed lines belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,12 +73,10 @@ fn record_end(data: &[u8], at: usize) -> usize {
     memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |k| at + k + 1)
 }
 
-/// The change from `old` to `new` when it is a single block of added or removed lines (`None`
-/// otherwise, or for binary blobs, or for identical contents).
-pub fn single_block<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Block<'a>> {
-    if old == new || is_binary(old) || is_binary(new) {
-        return None;
-    }
+/// The common leading and trailing lines of two versions: `(lead, tail_old, tail_new)`, byte
+/// offsets such that `old[..lead] == new[..lead]` and `old[tail_old..] == new[tail_new..]` are whole
+/// lines, as many as xdiff trims (leading ones first).
+fn trim(old: &[u8], new: &[u8]) -> (usize, usize, usize) {
     // Common leading records: the common bytes up to the last newline in them.
     let p = common_prefix(old, new);
     let lead = memchr::memrchr(b'\n', &old[..p]).map_or(0, |k| k + 1);
@@ -87,6 +91,33 @@ pub fn single_block<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Block<'a>> {
         tail_a += skip;
         tail_b += skip;
     }
+    (lead, tail_a, tail_b)
+}
+
+/// The line records of `data[start..end]`.
+fn records(data: &[u8], start: usize, end: usize) -> Vec<&[u8]> {
+    let mut lines = Vec::new();
+    let mut at = start;
+    while at < end {
+        let e = record_end(data, at);
+        lines.push(&data[at..e]);
+        at = e;
+    }
+    lines
+}
+
+/// Row of the line starting at byte `at`.
+fn row_of(data: &[u8], at: usize) -> usize {
+    memchr::memchr_iter(b'\n', &data[..at]).count()
+}
+
+/// The change from `old` to `new` when it is a single block of added or removed lines (`None`
+/// otherwise, or for binary blobs, or for identical contents).
+pub fn single_block<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Block<'a>> {
+    if old == new || is_binary(old) || is_binary(new) {
+        return None;
+    }
+    let (lead, tail_a, tail_b) = trim(old, new);
     let (side, data, start, end) = match (tail_a == lead, tail_b == lead) {
         (true, false) => (Side::New, new, lead, tail_b),
         (false, true) => (Side::Old, old, lead, tail_a),
@@ -104,19 +135,57 @@ pub fn single_block<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Block<'a>> {
         start = first_end;
         end = next_end;
     }
-    let row0 = memchr::memchr_iter(b'\n', &data[..start]).count();
-    let mut lines = Vec::new();
-    let mut at = start;
-    while at < end {
-        let e = record_end(data, at);
-        lines.push(&data[at..e]);
-        at = e;
-    }
+    let lines = records(data, start, end);
+    let row0 = row_of(data, start);
     Some(Block {
         side,
         rows: row0..row0 + lines.len(),
         lines,
     })
+}
+
+/// The change from `old` to `new` when the middles of both versions are non-empty and share no line:
+/// `(removed, added)`, libgit2's single hunk (`None` for every other shape, and for binary blobs).
+pub fn disjoint_blocks<'a>(old: &'a [u8], new: &'a [u8]) -> Option<(Block<'a>, Block<'a>)> {
+    if old == new || is_binary(old) || is_binary(new) {
+        return None;
+    }
+    let (lead, tail_a, tail_b) = trim(old, new);
+    if tail_a == lead || tail_b == lead {
+        return None;
+    }
+    let removed = records(old, lead, tail_a);
+    let added = records(new, lead, tail_b);
+    let (small, large) = if removed.len() <= added.len() {
+        (&removed, &added)
+    } else {
+        (&added, &removed)
+    };
+    // A handful of lines: compare them all; more: through a set.
+    if small.len() <= 8 {
+        if large.iter().any(|l| small.contains(l)) {
+            return None;
+        }
+    } else {
+        let set: std::collections::HashSet<&[u8]> = small.iter().copied().collect();
+        if large.iter().any(|l| set.contains(l)) {
+            return None;
+        }
+    }
+    let row_old = row_of(old, lead);
+    let row_new = row_of(new, lead);
+    Some((
+        Block {
+            side: Side::Old,
+            rows: row_old..row_old + removed.len(),
+            lines: removed,
+        },
+        Block {
+            side: Side::New,
+            rows: row_new..row_new + added.len(),
+            lines: added,
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -223,6 +292,89 @@ mod tests {
             }
         }
         assert!(fast * 2 > checked, "{fast} of {checked}");
+    }
+
+    fn mine_disjoint(old: &[u8], new: &[u8]) -> Option<(Vec<usize>, Vec<usize>)> {
+        disjoint_blocks(old, new).map(|(r, a)| (r.rows.collect(), a.rows.collect()))
+    }
+
+    #[test]
+    fn agrees_with_libgit2_on_disjoint_blocks() {
+        // Tiny alphabets so that blocks can slide over repeated lines and middles often share lines.
+        let alphabet: [&[u8]; 6] = [b"a\n", b"}\n", b"\n", b"    x++;\n", b"b\n", b"a"];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) as usize) % n
+        };
+        let (mut checked, mut fast) = (0, 0);
+        for _ in 0..6000 {
+            let len = next(14);
+            let line = |k: usize| alphabet[k % 5].to_vec();
+            let mut lines: Vec<Vec<u8>> = (0..len).map(|_| line(next(5))).collect();
+            if next(4) == 0 {
+                if let Some(last) = lines.last_mut() {
+                    last.pop(); // no newline at the end
+                }
+            }
+            let old: Vec<u8> = lines.concat();
+            // Replace a run of lines somewhere by other lines, at one or two places.
+            let mut edited = lines.clone();
+            for _ in 0..1 + usize::from(next(3) == 0) {
+                let at = next(edited.len() + 1);
+                let n = next(4).min(edited.len() - at);
+                let with: Vec<Vec<u8>> = (0..1 + next(3)).map(|_| line(next(6))).collect();
+                edited.splice(at..at + n, with);
+            }
+            if next(6) == 0 {
+                edited.push(alphabet[5].to_vec()); // a last line without newline
+            }
+            let new: Vec<u8> = edited.concat();
+            if old == new {
+                continue;
+            }
+            checked += 1;
+            if let Some(rows) = mine_disjoint(&old, &new) {
+                fast += 1;
+                assert_eq!(
+                    rows,
+                    libgit2(&old, &new),
+                    "old {:?} new {:?}",
+                    String::from_utf8_lossy(&old),
+                    String::from_utf8_lossy(&new)
+                );
+            }
+        }
+        assert!(fast * 5 > checked, "{fast} of {checked}");
+    }
+
+    #[test]
+    fn disjoint_shapes() {
+        // One line changed: the most common edit.
+        assert_eq!(
+            mine_disjoint(b"a\nb\nc\n", b"a\nx\nc\n"),
+            Some((vec![1], vec![1]))
+        );
+        // The last line gains its newline.
+        assert_eq!(mine_disjoint(b"a\nb", b"a\nb\n"), Some((vec![1], vec![1])));
+        // Middles sharing a line, pure insertions, binary blobs: not this shape.
+        assert_eq!(mine_disjoint(b"a\nb\nc\n", b"a\nc\nb\n"), None);
+        assert_eq!(mine_disjoint(b"a\n", b"a\nb\n"), None);
+        assert_eq!(mine_disjoint(b"a\n", b"b\0\n"), None);
+        // Many lines go through the set.
+        let old: Vec<u8> = (0..40)
+            .flat_map(|i| format!("old {i}\n").into_bytes())
+            .collect();
+        let new: Vec<u8> = (0..30)
+            .flat_map(|i| format!("new {i}\n").into_bytes())
+            .collect();
+        assert_eq!(
+            mine_disjoint(&old, &new),
+            Some(((0..40).collect(), (0..30).collect()))
+        );
+        assert_eq!(mine_disjoint(&old, &new), Some(libgit2(&old, &new)));
     }
 
     #[test]

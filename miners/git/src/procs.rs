@@ -57,7 +57,8 @@ const BATCH: usize = 16;
 
 /// Serves one parent: evaluates the blocks of commits read from `input`, writes the decisions to
 /// `output`, and returns at the end of input. A failed evaluation is reported to the parent, then
-/// returned.
+/// returned. Meant to run once, at the end of a worker process: the worker's repository and caches
+/// are left for the process exit to reclaim.
 pub fn serve(input: impl Read, output: impl Write) -> Result<(), MineError> {
     let mut input = BufReader::new(input);
     let mut out = BufWriter::with_capacity(1 << 16, output);
@@ -78,6 +79,10 @@ pub fn serve(input: impl Read, output: impl Write) -> Result<(), MineError> {
     loop {
         line.clear();
         if input.read_line(&mut line).map_err(MineError::WorkerPipe)? == 0 {
+            out.flush().map_err(MineError::WorkerPipe)?;
+            // The process ends here: freeing the repository's caches object by object would
+            // only delay the exit the parent waits for.
+            std::mem::forget(worker);
             return Ok(());
         }
         let mut fields = line.split_ascii_whitespace();
@@ -148,13 +153,7 @@ fn write_record(out: &mut impl Write, r: &CommitRecord) -> std::io::Result<()> {
     if r.kept {
         let payload = r.payload.as_deref().unwrap_or("");
         let hash = r.diff_hash.as_deref().unwrap_or("-");
-        writeln!(
-            out,
-            "K {} {hash} {} {}",
-            r.sha,
-            payload.len(),
-            detail.len()
-        )?;
+        writeln!(out, "K {} {hash} {} {}", r.sha, payload.len(), detail.len())?;
         out.write_all(payload.as_bytes())?;
     } else {
         let reason = r.reason.as_deref().unwrap_or("-");
@@ -185,6 +184,12 @@ fn read_frame(input: &mut impl BufRead, header: &mut String) -> Result<Option<Fr
     header.clear();
     if input.read_line(header).map_err(MineError::WorkerPipe)? == 0 {
         return Ok(None);
+    }
+    if !header.ends_with('\n') {
+        // Cut off in the middle of a header: the child died while writing it.
+        return Err(MineError::WorkerPipe(
+            std::io::ErrorKind::UnexpectedEof.into(),
+        ));
     }
     let fields: Vec<&str> = header.trim_end_matches('\n').split(' ').collect();
     let frame = match fields.as_slice() {
@@ -226,14 +231,46 @@ impl Drop for Reaped {
 pub(crate) type Sink = crossbeam_channel::Sender<Vec<Result<CommitRecord, MineError>>>;
 
 /// Runs one worker process: starts it, feeds it the blocks `next_block` hands out until there are
-/// none left or `stop` is set, and sends its decisions to `sink`.
+/// none left or `stop` is set, and sends its decisions, or the error that ended it, to `sink`.
 pub(crate) fn drive(
+    cmd: &WorkerCommand,
+    hello: &str,
+    next_block: impl FnMut() -> Option<Vec<CommitIds>>,
+    stop: &AtomicBool,
+    sink: Sink,
+) {
+    match feed_child(cmd, hello, next_block, stop, &sink) {
+        Ok(Some((mut child, to_child))) => {
+            // Every decision is in: the parent goes on while the child exits.
+            drop(sink);
+            // End of input: the child returns from `serve` and exits.
+            drop(to_child);
+            let pid = child.0.id();
+            match child.0.wait() {
+                Ok(status) if !status.success() && !stop.load(Ordering::Relaxed) => {
+                    tracing::warn!(pid, %status, "mining worker process failed at exit after its last block");
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(pid, error = %e, "cannot reap a mining worker process"),
+            }
+        }
+        // The parent stopped listening.
+        Ok(None) => {}
+        Err(e) => {
+            let _ = sink.send(vec![Err(e)]);
+        }
+    }
+}
+
+type Fed = Option<(Reaped, BufWriter<std::process::ChildStdin>)>;
+
+fn feed_child(
     cmd: &WorkerCommand,
     hello: &str,
     mut next_block: impl FnMut() -> Option<Vec<CommitIds>>,
     stop: &AtomicBool,
     sink: &Sink,
-) -> Result<(), MineError> {
+) -> Result<Fed, MineError> {
     let child = Command::new(&cmd.program)
         .args(&cmd.args)
         .stdin(Stdio::piped())
@@ -266,6 +303,8 @@ pub(crate) fn drive(
         return Err(ended(&mut child));
     }
     let mut header = String::new();
+    let started = std::time::Instant::now();
+    let mut decided = 0usize;
     while !stop.load(Ordering::Relaxed) {
         let Some(block) = next_block() else { break };
         let mut line = String::with_capacity(block.len() * 164);
@@ -290,9 +329,10 @@ pub(crate) fn drive(
             };
             match frame {
                 Some(Frame::Record(r)) => {
+                    decided += 1;
                     batch.push(Ok(r));
                     if batch.len() >= BATCH && sink.send(std::mem::take(&mut batch)).is_err() {
-                        return Ok(());
+                        return Ok(None);
                     }
                 }
                 Some(Frame::End) => break,
@@ -301,16 +341,9 @@ pub(crate) fn drive(
             }
         }
         if !batch.is_empty() && sink.send(batch).is_err() {
-            return Ok(());
+            return Ok(None);
         }
     }
-    // End of input: the child returns from `serve` and exits.
-    drop(to_child);
-    let status = child.0.wait().map_err(MineError::WorkerPipe)?;
-    if !status.success() && !stop.load(Ordering::Relaxed) {
-        return Err(MineError::WorkerProcess(format!(
-            "mining worker process {pid} failed at exit ({status})"
-        )));
-    }
-    Ok(())
+    tracing::debug!(pid, decided, elapsed = ?started.elapsed(), "mining worker process done");
+    Ok(Some((child, to_child)))
 }

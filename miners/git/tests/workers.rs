@@ -147,24 +147,28 @@ fn processes_decide_like_threads(dir: &Path, repo: &Path) -> Vec<u8> {
 }
 
 fn a_dying_worker_loses_nothing(dir: &Path, repo: &Path, reference: &[u8]) {
-    let out = dir.join("dying.jsonl");
-    let dying = this_exe(&["--worker", "--worker-exit-after", "3"]);
-    let err = mine(&config(repo, &out, 2, Some(dying)), &mut NoProgress)
-        .expect_err("a worker that dies must fail the run");
-    let msg = err.to_string();
-    assert!(matches!(err, MineError::WorkerProcess(_)), "{err:?}");
-    assert!(
-        msg.contains("ended before finishing") && msg.contains("rerun to resume"),
-        "{msg}"
-    );
-    // The decisions made before the failure were kept; the rerun completes them.
-    let s = mine(
-        &config(repo, &out, 2, Some(this_exe(&["--worker"]))),
-        &mut NoProgress,
-    )
-    .expect("rerun");
-    assert!(s.resumed > 0, "{s:?}");
-    assert_eq!(std::fs::read(&out).expect("read"), reference);
+    // Workers cut off at different points of their output: in a frame's header or payload, between
+    // frames, in a first or a later chunk.
+    for limit in ["1", "2", "3", "5"] {
+        let out = dir.join(format!("dying{limit}.jsonl"));
+        let dying = this_exe(&["--worker", "--worker-exit-after", limit]);
+        let err = mine(&config(repo, &out, 2, Some(dying)), &mut NoProgress)
+            .expect_err("a worker that dies must fail the run");
+        let msg = err.to_string();
+        assert!(matches!(err, MineError::WorkerProcess(_)), "{err:?}");
+        assert!(
+            msg.contains("ended before finishing") && msg.contains("rerun to resume"),
+            "{msg}"
+        );
+        // The decisions made before the failure were kept; the rerun completes them.
+        let s = mine(
+            &config(repo, &out, 2, Some(this_exe(&["--worker"]))),
+            &mut NoProgress,
+        )
+        .expect("rerun");
+        assert!(s.resumed > 0 || limit == "1", "{s:?}");
+        assert_eq!(std::fs::read(&out).expect("read"), reference);
+    }
 }
 
 fn workers_that_cannot_run_say_so(dir: &Path, repo: &Path) {
