@@ -128,32 +128,112 @@ impl FileDiff {
     }
 }
 
+/// One entry of a tree object as stored: kind, name and object id.
+struct RawEntry<'a> {
+    kind: git2::ObjectType,
+    name: &'a [u8],
+    id: &'a [u8],
+}
+
+/// The entries of a tree object's stored form (`<octal mode> <name>\0<20-byte id>` each), read in
+/// place: no entry table is built and nothing enters libgit2's object cache. `None` ends the
+/// iteration; a malformed object ends it early and sets `malformed`.
+struct RawEntries<'a> {
+    data: &'a [u8],
+    malformed: bool,
+}
+
+impl<'a> Iterator for RawEntries<'a> {
+    type Item = RawEntry<'a>;
+    fn next(&mut self) -> Option<RawEntry<'a>> {
+        if self.data.is_empty() {
+            return None;
+        }
+        let entry = (|| {
+            let sp = memchr::memchr(b' ', self.data)?;
+            let nul = sp + 1 + memchr::memchr(0, &self.data[sp + 1..])?;
+            let id = self.data.get(nul + 1..nul + 21)?;
+            let mut mode = 0u32;
+            for &d in &self.data[..sp] {
+                if !(b'0'..=b'7').contains(&d) {
+                    return None;
+                }
+                mode = mode.checked_mul(8)? + u32::from(d - b'0');
+            }
+            let kind = match mode & 0o170000 {
+                0o040000 => git2::ObjectType::Tree,
+                0o160000 => git2::ObjectType::Commit,
+                _ => git2::ObjectType::Blob,
+            };
+            Some((
+                RawEntry {
+                    kind,
+                    name: &self.data[sp + 1..nul],
+                    id,
+                },
+                nul + 21,
+            ))
+        })();
+        match entry {
+            Some((e, rest)) => {
+                self.data = &self.data[rest..];
+                Some(e)
+            }
+            None => {
+                self.malformed = true;
+                self.data = &[];
+                None
+            }
+        }
+    }
+}
+
+fn malformed_tree() -> git2::Error {
+    git2::Error::from_str("malformed tree object")
+}
+
 /// Appends the changed files between two trees (blobs and submodules; `None` is the empty tree), in
 /// tree order; stops and returns `true` at the first file that is not a source file of `lang`.
 /// Identical subtrees (same id) are skipped without being read, so the cost follows the size of the
 /// change, not the size of the repository.
 fn diff_trees(
-    repo: &Repository,
+    odb: &git2::Odb,
     lang: Language,
-    old: Option<&Tree>,
-    new: Option<&Tree>,
+    old: Option<Oid>,
+    new: Option<Oid>,
     prefix: &mut String,
     out: &mut Vec<FileDiff>,
 ) -> Result<bool, git2::Error> {
-    use git2::{ObjectType, TreeEntry};
+    use git2::ObjectType;
     use std::cmp::Ordering;
     // Git sorts tree entries by name, a subtree's name compared as if it ended with '/': a merge join
     // in that order visits each name once, without collecting or hashing the entries.
-    fn key_cmp(a: &TreeEntry, b: &TreeEntry) -> Ordering {
-        let slash = |e: &TreeEntry| (e.kind() == Some(ObjectType::Tree)).then_some(b'/');
-        let x = a.name_bytes().iter().copied().chain(slash(a));
-        let y = b.name_bytes().iter().copied().chain(slash(b));
+    fn key_cmp(a: &RawEntry, b: &RawEntry) -> Ordering {
+        let slash = |e: &RawEntry| (e.kind == ObjectType::Tree).then_some(b'/');
+        let x = a.name.iter().copied().chain(slash(a));
+        let y = b.name.iter().copied().chain(slash(b));
         x.cmp(y)
     }
-    let mut olds = old.map(|t| t.iter());
-    let mut news = new.map(|t| t.iter());
-    let mut o = olds.as_mut().and_then(Iterator::next);
-    let mut n = news.as_mut().and_then(Iterator::next);
+    let old_obj = old.map(|id| odb.read(id)).transpose()?;
+    let new_obj = new.map(|id| odb.read(id)).transpose()?;
+    let entries = |o: &Option<git2::OdbObject<'_>>| -> Result<(), git2::Error> {
+        match o {
+            Some(o) if o.kind() != ObjectType::Tree => Err(malformed_tree()),
+            _ => Ok(()),
+        }
+    };
+    entries(&old_obj)?;
+    entries(&new_obj)?;
+    let mut olds = RawEntries {
+        data: old_obj.as_ref().map_or(&[][..], |o| o.data()),
+        malformed: false,
+    };
+    let mut news = RawEntries {
+        data: new_obj.as_ref().map_or(&[][..], |o| o.data()),
+        malformed: false,
+    };
+    let mut o = olds.next();
+    let mut n = news.next();
     loop {
         let (old_e, new_e) = match (&o, &n) {
             (None, None) => break,
@@ -166,13 +246,13 @@ fn diff_trees(
             },
         };
         if old_e.is_some() {
-            o = olds.as_mut().and_then(Iterator::next);
+            o = olds.next();
         }
         if new_e.is_some() {
-            n = news.as_mut().and_then(Iterator::next);
+            n = news.next();
         }
         if let (Some(a), Some(b)) = (&old_e, &new_e) {
-            if a.id() == b.id() && a.kind() == b.kind() {
+            if a.id == b.id && a.kind == b.kind {
                 continue;
             }
         }
@@ -180,28 +260,22 @@ fn diff_trees(
             .as_ref()
             .or(new_e.as_ref())
             .expect("one side is present");
+        let oid = |e: &Option<RawEntry>| e.as_ref().map(|e| Oid::from_bytes(e.id)).transpose();
+        let (old_id, new_id) = (oid(&old_e)?, oid(&new_e)?);
         let len = prefix.len();
-        prefix.push_str(&String::from_utf8_lossy(entry.name_bytes()));
-        if entry.kind() == Some(ObjectType::Tree) {
+        prefix.push_str(&String::from_utf8_lossy(entry.name));
+        if entry.kind == ObjectType::Tree {
             // Same name on both sides means both are trees (the sort key tells trees from files).
-            let old_sub = match &old_e {
-                Some(e) => Some(repo.find_tree(e.id())?),
-                None => None,
-            };
-            let new_sub = match &new_e {
-                Some(e) => Some(repo.find_tree(e.id())?),
-                None => None,
-            };
             prefix.push('/');
-            if diff_trees(repo, lang, old_sub.as_ref(), new_sub.as_ref(), prefix, out)? {
+            if diff_trees(odb, lang, old_id, new_id, prefix, out)? {
                 return Ok(true);
             }
         } else {
             out.push(FileDiff {
                 old_path: old_e.as_ref().map(|_| prefix.clone()),
                 new_path: new_e.as_ref().map(|_| prefix.clone()),
-                old_id: old_e.as_ref().map(TreeEntry::id),
-                new_id: new_e.as_ref().map(TreeEntry::id),
+                old_id,
+                new_id,
             });
             if !profile::is_source(lang, prefix) {
                 // Rule 1 rejects the commit whatever else changed: stop reading trees.
@@ -209,6 +283,9 @@ fn diff_trees(
             }
         }
         prefix.truncate(len);
+    }
+    if olds.malformed || news.malformed {
+        return Err(malformed_tree());
     }
     Ok(false)
 }
@@ -296,29 +373,19 @@ impl Worker {
     pub fn evaluate_ids(&mut self, ids: &CommitIds) -> Result<Decision, MineError> {
         let lang = self.settings.lang;
         let oid = ids.commit;
-        let tree = self
-            .repo
-            .find_tree(ids.tree)
-            .map_err(git_err("read tree", oid))?;
-        let parent_tree = match ids.parent_tree {
-            Some(t) => Some(
-                self.repo
-                    .find_tree(t)
-                    .map_err(git_err("read parent tree", oid))?,
-            ),
-            None => None,
-        };
         // Stage 1: paths only — a tree-to-tree comparison that skips identical subtrees by id.
+        let odb = self.repo.odb().map_err(git_err("open the object database", oid))?;
         let mut files = Vec::new();
         let non_source = diff_trees(
-            &self.repo,
+            &odb,
             lang,
-            parent_tree.as_ref(),
-            Some(&tree),
+            ids.parent_tree,
+            Some(ids.tree),
             &mut String::new(),
             &mut files,
         )
         .map_err(git_err("diff trees", oid))?;
+        drop(odb);
         if non_source {
             let last = files.last().expect("the non-source file was pushed");
             return Self::reject(RejectReason::NonSourceFile, last.path());
@@ -425,6 +492,10 @@ impl Worker {
             }
             all.into_iter().collect()
         };
+        let tree = self
+            .repo
+            .find_tree(ids.tree)
+            .map_err(git_err("read tree", oid))?;
         let changed_modules = self.modules(&tree, &changed_files);
         let base_commit = ids.parent.unwrap_or(git2::Oid::ZERO_SHA1).to_string();
         let sha = oid.to_string();

@@ -73,6 +73,37 @@ fn record_end(data: &[u8], at: usize) -> usize {
     memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |k| at + k + 1)
 }
 
+/// A fast hash for lines of one file (FNV-1a, eight bytes at a time); no protection against
+/// crafted collisions is needed for a set that lives for one file pair.
+#[derive(Clone, Copy, Default)]
+struct LineHash;
+
+impl std::hash::BuildHasher for LineHash {
+    type Hasher = LineHasher;
+    fn build_hasher(&self) -> LineHasher {
+        LineHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+struct LineHasher(u64);
+
+impl std::hash::Hasher for LineHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0 ^ u64::from_le_bytes(w)).wrapping_mul(0x0100_0000_01b3);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
 /// The common leading and trailing lines of two versions: `(lead, tail_old, tail_new)`, byte
 /// offsets such that `old[..lead] == new[..lead]` and `old[tail_old..] == new[tail_new..]` are whole
 /// lines, as many as xdiff trims (leading ones first).
@@ -167,7 +198,9 @@ pub fn disjoint_blocks<'a>(old: &'a [u8], new: &'a [u8]) -> Option<(Block<'a>, B
             return None;
         }
     } else {
-        let set: std::collections::HashSet<&[u8]> = small.iter().copied().collect();
+        let mut set: std::collections::HashSet<&[u8], LineHash> =
+            std::collections::HashSet::with_capacity_and_hasher(small.len(), LineHash);
+        set.extend(small.iter().copied());
         if large.iter().any(|l| set.contains(l)) {
             return None;
         }
