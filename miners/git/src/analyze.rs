@@ -374,7 +374,10 @@ impl Worker {
         let lang = self.settings.lang;
         let oid = ids.commit;
         // Stage 1: paths only — a tree-to-tree comparison that skips identical subtrees by id.
-        let odb = self.repo.odb().map_err(git_err("open the object database", oid))?;
+        let odb = self
+            .repo
+            .odb()
+            .map_err(git_err("open the object database", oid))?;
         let mut files = Vec::new();
         let non_source = diff_trees(
             &odb,

@@ -418,36 +418,90 @@ fn walk(
     tip: Oid,
     mut visit: impl FnMut(CommitIds, i64) -> bool,
 ) -> Result<(), MineError> {
-    let read = |oid: Oid| {
-        repo.find_commit(oid).map_err(|source| MineError::Git {
+    let git = |oid: Oid| {
+        move |source| MineError::Git {
             what: "read commit",
             sha: oid.to_string(),
             source,
-        })
+        }
+    };
+    let odb = repo.odb().map_err(git(tip))?;
+    // The header of the stored commit is enough (tree, first parent, author time); libgit2's parser
+    // decides the commits whose header does not read plainly.
+    let read = |oid: Oid| -> Result<(Oid, Option<Oid>, i64), MineError> {
+        let obj = odb.read(oid).map_err(git(oid))?;
+        if obj.kind() == git2::ObjectType::Commit {
+            if let Some(header) = commit_header(obj.data()) {
+                return Ok(header);
+            }
+        }
+        let c = repo.find_commit(oid).map_err(git(oid))?;
+        Ok((
+            c.tree_id(),
+            c.parent_id(0).ok(),
+            c.author().when().seconds(),
+        ))
     };
     let mut held: Option<(CommitIds, i64)> = None;
     let mut next = Some(tip);
     while let Some(oid) = next {
-        let commit = read(oid)?;
+        let (tree, parent, time) = read(oid)?;
         if let Some((mut ids, time)) = held.take() {
-            ids.parent_tree = Some(commit.tree_id());
+            ids.parent_tree = Some(tree);
             if !visit(ids, time) {
                 return Ok(());
             }
         }
-        next = commit.parent_id(0).ok();
+        next = parent;
         let ids = CommitIds {
             commit: oid,
-            tree: commit.tree_id(),
-            parent: next,
+            tree,
+            parent,
             parent_tree: None,
         };
-        held = Some((ids, commit.author().when().seconds()));
+        held = Some((ids, time));
     }
     if let Some((ids, time)) = held {
         visit(ids, time);
     }
     Ok(())
+}
+
+/// Tree, first parent and author time from a stored commit whose header reads plainly:
+/// `tree <hex>`, `parent <hex>` lines, then `author … <email> <seconds> <±hhmm>`.
+fn commit_header(data: &[u8]) -> Option<(Oid, Option<Oid>, i64)> {
+    let mut lines = data.split(|b| *b == b'\n');
+    let hex = |s: &[u8]| -> Option<Oid> {
+        (s.len() == 40)
+            .then(|| std::str::from_utf8(s).ok())
+            .flatten()
+            .and_then(|s| Oid::from_str(s).ok())
+    };
+    let tree = hex(lines.next()?.strip_prefix(b"tree ")?)?;
+    let mut parent = None;
+    for line in lines {
+        if let Some(p) = line.strip_prefix(b"parent ") {
+            let p = hex(p)?;
+            parent.get_or_insert(p);
+        } else {
+            let author = line.strip_prefix(b"author ")?;
+            let gt = memchr::memrchr(b'>', author)?;
+            let mut tail = author[gt + 1..].split(|b| *b == b' ');
+            let (empty, secs, tz) = (tail.next()?, tail.next()?, tail.next()?);
+            let tz_ok = tz.len() == 5
+                && (tz[0] == b'+' || tz[0] == b'-')
+                && tz[1..].iter().all(u8::is_ascii_digit);
+            if !empty.is_empty() || tail.next().is_some() || !tz_ok || secs.is_empty() {
+                return None;
+            }
+            if !secs.iter().all(u8::is_ascii_digit) || secs.len() > 15 {
+                return None;
+            }
+            let time: i64 = std::str::from_utf8(secs).ok()?.parse().ok()?;
+            return Some((tree, parent, time));
+        }
+    }
+    None
 }
 
 /// The first-parent history from `tip`, oldest first, with each commit's author time.
@@ -1024,5 +1078,79 @@ mod tests {
             1_420_070_400
         );
         assert!(parse_date("yesterday", false).is_err());
+    }
+
+    /// The plain-header reader agrees with libgit2's commit parser, and leaves odd headers to it.
+    #[test]
+    fn commit_headers_read_like_libgit2() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path()).unwrap();
+        let tree = repo.treebuilder(None).unwrap().write().unwrap();
+        let odb = repo.odb().unwrap();
+        let t = tree.to_string();
+        let mut parents: Vec<Oid> = Vec::new();
+        let mut raw_commits = vec![
+            format!(
+                "tree {t}\nauthor A <a@x> 1420070400 +0000\ncommitter A <a@x> 1 +0000\n\nroot\n"
+            ),
+            format!("tree {t}\nauthor Odd > Name <a@x> 0 -0530\ncommitter C <c@x> 5 +0100\n\nm\n"),
+            format!(
+                "tree {t}\nauthor N <n@x> 1700000000 +1400\ncommitter C <c@x> 5 +0100\nencoding ISO-8859-1\n\nm\n"
+            ),
+            // Odd headers: no time zone, a negative time, no author line at all.
+            format!("tree {t}\nauthor N <n@x> 1700000000\ncommitter C <c@x> 5 +0100\n\nm\n"),
+            format!("tree {t}\nauthor N <n@x> -5 +0000\ncommitter C <c@x> 5 +0100\n\nm\n"),
+            format!("tree {t}\ncommitter C <c@x> 5 +0100\n\nm\n"),
+        ];
+        for (k, raw) in raw_commits.drain(..).enumerate() {
+            // Chain them: every commit but the first gets the previous one (and a second parent).
+            let mut text = raw.clone();
+            if let Some(p) = parents.last() {
+                let mut extra = format!("parent {p}\n");
+                if k % 2 == 0 {
+                    extra.push_str(&format!("parent {}\n", parents[0]));
+                }
+                let at = raw.find('\n').unwrap() + 1;
+                text = format!("{}{extra}{}", &raw[..at], &raw[at..]);
+            }
+            let oid = odb
+                .write(git2::ObjectType::Commit, text.as_bytes())
+                .unwrap();
+            let stored = odb.read(oid).unwrap();
+            let plain = commit_header(stored.data());
+            match repo.find_commit(oid) {
+                Ok(c) => {
+                    if let Some((tree_id, parent, time)) = plain {
+                        assert_eq!(tree_id, c.tree_id(), "{text}");
+                        assert_eq!(parent, c.parent_id(0).ok(), "{text}");
+                        assert_eq!(time, c.author().when().seconds(), "{text}");
+                    }
+                }
+                Err(_) => assert_eq!(plain, None, "{text}"),
+            }
+            assert_eq!(plain.is_some(), k < 3, "{text}");
+            parents.push(oid);
+        }
+        // The walk reads the plain headers itself and the odd ones through libgit2.
+        let tip = *parents.last().unwrap();
+        let walked = chain(&repo, tip);
+        let libgit2_reads_all = parents.iter().all(|p| repo.find_commit(*p).is_ok());
+        match walked {
+            Ok(chain) => {
+                assert!(libgit2_reads_all);
+                assert_eq!(chain.len(), parents.len());
+                for ((oid, time), p) in chain.iter().zip(&parents) {
+                    assert_eq!(oid, p);
+                    if let Ok(c) = repo.find_commit(*oid) {
+                        assert_eq!(*time, c.author().when().seconds());
+                    }
+                }
+            }
+            // libgit2 refuses a commit without an author: the walk reports which one.
+            Err(e) => {
+                assert!(!libgit2_reads_all);
+                assert!(e.to_string().contains(&tip.to_string()), "{e}");
+            }
+        }
     }
 }
