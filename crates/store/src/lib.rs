@@ -120,7 +120,8 @@ impl Store {
                  params TEXT NOT NULL,
                  created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
              );
-             CREATE TABLE IF NOT EXISTS mine_commits (
+             CREATE TABLE IF NOT EXISTS mine_decisions (
+                 id INTEGER PRIMARY KEY,
                  run INTEGER NOT NULL REFERENCES mine_runs(id),
                  sha TEXT NOT NULL,
                  kept INTEGER NOT NULL,
@@ -128,10 +129,31 @@ impl Store {
                  detail TEXT,
                  payload TEXT,
                  diff_hash TEXT,
-                 PRIMARY KEY (run, sha)
-             ) WITHOUT ROWID;",
+                 UNIQUE (run, sha)
+             );",
         )
         .map_err(err)?;
+        // Decisions are appended in rowid order with a small (run, sha) index beside them. Stores
+        // written before kept them in a table ordered by (run, sha): a kept commit's payload
+        // (a kilobyte or two) then lands at a random place, and every batch rewrote most pages.
+        // Their decisions move over once, so that an interrupted run still resumes.
+        let old: bool = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'mine_commits'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        if old {
+            conn.execute_batch(
+                "BEGIN IMMEDIATE;
+                 INSERT OR IGNORE INTO mine_decisions (run, sha, kept, reason, detail, payload, diff_hash)
+                     SELECT run, sha, kept, reason, detail, payload, diff_hash FROM mine_commits;
+                 DROP TABLE mine_commits;
+                 COMMIT;",
+            )
+            .map_err(err)?;
+        }
         Ok(Self { conn })
     }
 
@@ -154,7 +176,7 @@ impl Store {
     pub fn decided(&self, run: i64) -> Result<HashSet<String>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT sha FROM mine_commits WHERE run = ?1")
+            .prepare("SELECT sha FROM mine_decisions WHERE run = ?1")
             .map_err(q("list decided commits"))?;
         let rows = stmt
             .query_map([run], |r| r.get::<_, String>(0))
@@ -172,7 +194,7 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO mine_commits
+                    "INSERT OR REPLACE INTO mine_decisions
                      (run, sha, kept, reason, detail, payload, diff_hash)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
@@ -198,7 +220,7 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_commits WHERE run = ?1",
+                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_decisions WHERE run = ?1",
             )
             .map_err(q("read decisions"))?;
         let rows = stmt
@@ -211,7 +233,7 @@ impl Store {
     pub fn commit(&self, run: i64, sha: &str) -> Result<Option<CommitRecord>, StoreError> {
         self.conn
             .query_row(
-                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_commits
+                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_decisions
                  WHERE run = ?1 AND sha = ?2",
                 params![run, sha],
                 row_to_record,
@@ -235,6 +257,70 @@ fn row_to_record(r: &rusqlite::Row) -> rusqlite::Result<CommitRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store written by an earlier etip (decisions in a `WITHOUT ROWID` table) opens with its
+    /// decisions, so that an interrupted run resumes across the upgrade.
+    #[test]
+    fn stores_of_earlier_versions_keep_their_decisions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE mine_runs (
+                     id INTEGER PRIMARY KEY,
+                     key TEXT NOT NULL UNIQUE,
+                     params TEXT NOT NULL,
+                     created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+                 );
+                 CREATE TABLE mine_commits (
+                     run INTEGER NOT NULL REFERENCES mine_runs(id),
+                     sha TEXT NOT NULL,
+                     kept INTEGER NOT NULL,
+                     reason TEXT,
+                     detail TEXT,
+                     payload TEXT,
+                     diff_hash TEXT,
+                     PRIMARY KEY (run, sha)
+                 ) WITHOUT ROWID;
+                 INSERT INTO mine_runs (key, params) VALUES ('k', '{}');
+                 INSERT INTO mine_commits VALUES (1, 'aaa', 0, 'test_file', 'src/test/A.java', NULL, NULL);
+                 INSERT INTO mine_commits VALUES (1, 'bbb', 1, NULL, 'A.m', '{\"x\":1}', 'h1');",
+            )
+            .unwrap();
+        }
+        for reopened in 0..2 {
+            let mut s = Store::open(&path).unwrap();
+            let run = s.mine_run("k", "{}").unwrap();
+            assert_eq!(run, 1);
+            let decided = s.decided(run).unwrap();
+            assert_eq!(decided.len(), 2 + reopened);
+            let b = s.commit(run, "bbb").unwrap().unwrap();
+            assert!(b.kept);
+            assert_eq!(b.payload.as_deref(), Some("{\"x\":1}"));
+            assert_eq!(b.diff_hash.as_deref(), Some("h1"));
+            let a = s.commit(run, "aaa").unwrap().unwrap();
+            assert_eq!(a.reason.as_deref(), Some("test_file"));
+            // The old table is gone; new decisions go to the new one.
+            if reopened == 0 {
+                s.record_commits(run, &[CommitRecord::rejected("ccc", "empty_diff", "")])
+                    .unwrap();
+            }
+        }
+        let conn = Connection::open(&path).unwrap();
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'mine_commits'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 0);
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM mine_decisions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 3);
+    }
 
     #[test]
     fn records_survive_reopen_and_runs_are_separate() {
