@@ -1,11 +1,13 @@
 //! Mining a local repository's history for ETIP candidates (SPEC 2), fast, explainably and resumably.
 //!
-//! [`mine`] walks the first-parent history of a branch (bare or normal repository), evaluates every
-//! commit of the date window with [`analyze::Worker`] on `jobs` threads (each with its own
-//! `git2::Repository`), records each decision in the SQLite state store as it goes, and finally writes
-//! the candidates file from the store — de-duplicated by normalised diff, in history order (oldest
-//! first) — atomically (temporary file + rename). A run killed at any moment and started again with the
-//! same settings skips the decided commits and writes the same file.
+//! [`mine`] walks the first-parent history of a branch (bare or normal repository) and feeds the
+//! commits of the date window, as it finds them, to `jobs` workers ([`analyze::Worker`], each with its
+//! own `git2::Repository`). The workers are child processes when [`MineConfig::worker`] says how to
+//! start one (the `etip` binary does: libgit2 serialises the object reads of threads, see [`procs`]),
+//! threads otherwise. Each decision is recorded in the SQLite state store as it arrives; at the end the
+//! candidates file is written — de-duplicated by normalised diff, in history order (oldest first) —
+//! atomically (temporary file + rename). A run killed at any moment and started again with the same
+//! settings skips the decided commits and writes the same file.
 //!
 //! ```no_run
 //! use etip_core::candidate::Language;
