@@ -539,6 +539,7 @@ impl Builder {
                     limits: self.build_limits(),
                     tree_cache: Some(self.tree_cache()),
                     cache_tree: true,
+                    capture: Vec::new(),
                 }
                 .with_context(ctx))
             })
@@ -641,6 +642,8 @@ impl Builder {
                         limits: self.build_limits(),
                         tree_cache: Some(self.tree_cache()),
                         cache_tree: false,
+                        // The two trees and their build outputs (venvs under /opt/etip).
+                        capture: vec!["/work".into(), "/opt/etip".into()],
                     }
                     .with_context(ctx))
                 },

@@ -624,6 +624,7 @@ fn layer_from_changed_files_is_exact() {
         network_enabled: false,
         tree_cache: Some(cache.clone()),
         cache_tree: true,
+        capture: Vec::new(),
     };
     let tag1 = format!("{}/layer:one", tb.ns);
     let mut log = String::new();
@@ -730,6 +731,57 @@ fn layer_from_changed_files_is_exact() {
         out.stderr
     );
 
+    // A layer with capture roots keeps what changed under them (new, changed, deleted, a root
+    // created by the command) and nothing else, and does not touch the tree cache.
+    let tag4 = format!("{}/layer:roots", tb.ns);
+    let cached_before = std::fs::read_dir(tb.out.path().join("trees"))
+        .unwrap()
+        .count();
+    let mut rooted = spec(
+        &tag4,
+        &tag1,
+        "set -e
+         printf 'in\\n' > /opt/t/in.txt
+         echo changed >> /opt/t/ctx-kept
+         rm /opt/t/hard '/opt/t/a b'
+         mkdir -p /srv/etip-new/sub && echo deep > /srv/etip-new/sub/f
+         echo outside > /usr/local/bin/etip-outside
+         echo appended-again >> /etc/debian_version
+         rm /etc/issue.net",
+    );
+    rooted.capture = vec!["/opt/t".into(), "/srv/etip-new".into(), "/absent".into()];
+    rooted.cache_tree = true;
+    let mut log4 = String::new();
+    tb.builder
+        .block_on(engine.build_layer(
+            &rooted,
+            tar::Builder::new(Vec::new()).into_inner().unwrap(),
+            &mut |l: &str| log4.push_str(l),
+        ))
+        .unwrap_or_else(|e| panic!("layer build with roots failed: {e}\n{log4}"));
+    assert_eq!(
+        std::fs::read_dir(tb.out.path().join("trees"))
+            .unwrap()
+            .count(),
+        cached_before,
+        "a layer with capture roots leaves the tree cache alone"
+    );
+    let out = run(
+        &tb,
+        &tag4,
+        &[],
+        "cat /opt/t/in.txt /opt/t/ctx-kept /srv/etip-new/sub/f; ls -A /opt/t
+         test -e /usr/local/bin/etip-outside || echo no outside
+         tail -1 /etc/debian_version; test -e /etc/issue.net && echo issue.net kept",
+    );
+    assert_eq!(
+        out.stdout,
+        "in\nkept\nchanged\ndeep\nctx-kept\nempty\nin.txt\nld-list\nlink\nnew.txt\n\
+         no outside\nappended\nissue.net kept\n",
+        "{}",
+        out.stderr
+    );
+
     // A failing command: its exit code, no image, no container left.
     let tag3 = format!("{}/layer:three", tb.ns);
     let err = tb
@@ -760,9 +812,9 @@ fn layer_from_changed_files_is_exact() {
             .is_empty()
     );
 
-    // clean removes both images.
+    // clean removes the three images.
     let report = tb.builder.clean(Some(&tb.ns), false).unwrap();
-    assert_eq!(report.images.len(), 2, "{report:?}");
+    assert_eq!(report.images.len(), 3, "{report:?}");
     assert!(
         tb.builder
             .block_on(engine.list_images(&ns_labels))
@@ -803,6 +855,7 @@ fn layer_collection_failure_is_reported() {
         network_enabled: false,
         tree_cache: None,
         cache_tree: false,
+        capture: Vec::new(),
     };
     let err = tb
         .builder

@@ -23,6 +23,12 @@
 //! The stage and the container's own mounts (`/proc`, `/sys`, `/dev`, `/.dockerenv`, `/etc/hosts`,
 //! `/etc/hostname`, `/etc/resolv.conf`, as `docker commit` leaves them out too) are not part of the
 //! layer, and neither is anything under `/tmp`: the image keeps its parent's `/tmp`.
+//!
+//! A layer may name *capture roots* ([`LayerSpec::capture`](crate::LayerSpec::capture)): then only
+//! the files under them are listed, archived and deleted, and nothing else the command changed is
+//! kept (an instance layer keeps its source trees and build outputs under `/work` and `/opt/etip`;
+//! the caches a build writes elsewhere stay out). Both walks then cover only those folders instead
+//! of the whole filesystem (0.9 s of an instance build on fuse-overlayfs).
 
 use crate::EngineError;
 use bollard::models::{ImageHistoryResponseItem, ImageInspect};
@@ -33,23 +39,63 @@ use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+/// The container environment entry that restricts a layer to its capture roots (absolute folders,
+/// not `/`, without blanks or glob characters), or an error naming the bad root.
+pub fn roots_env(capture: &[String]) -> Result<Option<String>, String> {
+    if capture.is_empty() {
+        return Ok(None);
+    }
+    let mut rel = Vec::with_capacity(capture.len());
+    for root in capture {
+        let r = root.trim_end_matches('/');
+        let ok = r.starts_with('/')
+            && r.len() > 1
+            && !r.split('/').any(|c| c == "." || c == "..")
+            && r.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-+@".contains(&b));
+        if !ok {
+            return Err(format!(
+                "capture root {root:?} must be an absolute folder other than / without blanks or \
+                 glob characters"
+            ));
+        }
+        rel.push(&r[1..]);
+    }
+    Ok(Some(format!("ETIP_LAYER_ROOTS={}", rel.join(" "))))
+}
+
 /// Folder of the build container where the context, the lists and the layer tar are staged.
 pub const STAGE: &str = "/.etip-layer";
 
 /// The build container's command: `sh -c WRAPPER etip-layer <command...>`. Exits non-zero only when
-/// making the layer failed; the command's own exit code is written to `out/0-rc`.
+/// making the layer failed; the command's own exit code is written to `out/0-rc`. With
+/// `ETIP_LAYER_ROOTS` set (see [`roots_env`]) only those folders are listed and archived.
 pub const WRAPPER: &str = r#"L=/.etip-layer
 O=$L/out
 fail() { echo "etip: making the layer failed: $*" >&2; exit 1; }
 mark() { echo "$1 $(date +%s.%N)" >> $O/0-times; }
 mark start
+# The whole filesystem, or only the capture roots (ETIP_LAYER_ROOTS, relative to /), each listed
+# path relative to / either way (find's %P from /, %p from the roots).
+if [ -n "${ETIP_LAYER_ROOTS:-}" ]; then F='%p'; else F='%P'; fi
 walk() {
-  find / -xdev -mindepth 1 \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path $L \
-    -o -path /.dockerenv -o -path /etc/hosts -o -path /etc/hostname -o -path /etc/resolv.conf \) \
-    -prune -o "$@"
+  if [ -n "${ETIP_LAYER_ROOTS:-}" ]; then
+    set -f
+    r=""
+    for d in $ETIP_LAYER_ROOTS; do
+      if [ -e "/$d" ] || [ -L "/$d" ]; then r="$r $d"; fi
+    done
+    set +f
+    [ -n "$r" ] || return 0
+    (cd / && find $r -xdev "$@")
+  else
+    find / -xdev -mindepth 1 \( -path /proc -o -path /sys -o -path /dev -o -path /tmp -o -path $L \
+      -o -path /.dockerenv -o -path /etc/hosts -o -path /etc/hostname -o -path /etc/resolv.conf \) \
+      -prune -o "$@"
+  fi
 }
 if [ ! -f $O/1-before.list ]; then
-  walk -printf '%y %P\0' > $O/1-before.list || fail "listing the parent image's files (the image needs GNU find)"
+  walk -printf "%y $F\0" > $O/1-before.list || fail "listing the parent image's files (the image needs GNU find)"
 fi
 mark listed
 touch $L/stamp || fail "cannot write $L"
@@ -67,7 +113,9 @@ rc=$?
 mark ran
 echo $rc > $O/0-rc
 [ $rc -eq 0 ] || exit 0
-walk \( -fprintf $O/1-after.list '%y %P\0' , -cnewer $L/stamp -fprintf $L/changed.list '%P\0' \) \
+: > $L/changed.list
+: > $O/1-after.list
+walk \( -fprintf $O/1-after.list "%y $F\0" , -cnewer $L/stamp -fprintf $L/changed.list "$F\0" \) \
   || fail "listing the changed files"
 mark walked
 tar -C / -cf $O/2-layer.tar --format=posix --pax-option=delete=atime,delete=ctime,delete=mtime \
@@ -915,6 +963,18 @@ mod tests {
             serde_json::json!(["parent-0/layer.tar", "parent-1/layer.tar", "layer.tar"])
         );
         let (_, _) = load_pieces("ns/env", 0, b"{}".to_vec(), vec![], 0).unwrap();
+    }
+
+    #[test]
+    fn capture_roots_are_checked() {
+        assert_eq!(roots_env(&[]), Ok(None));
+        assert_eq!(
+            roots_env(&["/work".into(), "/opt/etip/".into()]),
+            Ok(Some("ETIP_LAYER_ROOTS=work opt/etip".into()))
+        );
+        for bad in ["/", "work", "/a b", "/opt/*", "/opt/../etc", "/x;rm"] {
+            assert!(roots_env(&[bad.into()]).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -156,6 +156,10 @@ pub struct LayerSpec {
     pub tree_cache: Option<TreeCache>,
     /// Also store the new image's list in `tree_cache` (for images other layers are built on).
     pub cache_tree: bool,
+    /// Capture roots: absolute folders whose changes make the layer; changes elsewhere are not
+    /// kept. Empty: the whole filesystem. A layer with roots neither uses nor fills `tree_cache`
+    /// (its lists cover the roots only).
+    pub capture: Vec<String>,
 }
 
 /// The tar extracted at `/` before a layer's command runs: in memory, or a file streamed to the
@@ -486,8 +490,13 @@ impl Engine {
         let mut labels = spec.labels.clone();
         labels.insert(LABEL_MANAGED.into(), "true".into());
         let host_config = limited_host_config(&spec.limits, spec.network_enabled);
+        let roots = layer::roots_env(&spec.capture).map_err(|detail| EngineError::Context {
+            path: spec.tag.clone(),
+            detail,
+        })?;
         let body = ContainerCreateBody {
             image: Some(spec.parent.clone()),
+            env: roots.map(|r| vec![r]),
             // Like a Dockerfile `RUN`: the parent's entrypoint is not used.
             entrypoint: Some(Vec::new()),
             cmd: Some(layer::wrapped_command(&spec.cmd)),
@@ -541,7 +550,12 @@ impl Engine {
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
         let t0 = Instant::now();
-        let cached_tree = spec.tree_cache.as_ref().and_then(|c| c.get(parent_id));
+        let whole = spec.capture.is_empty();
+        let cached_tree = spec
+            .tree_cache
+            .as_ref()
+            .filter(|_| whole)
+            .and_then(|c| c.get(parent_id));
         let walked_parent = cached_tree.is_none();
         let pieces = layer::upload_pieces(&context_tar, cached_tree).map_err(|detail| {
             EngineError::Context {
@@ -671,7 +685,7 @@ impl Engine {
                 info.id
             )));
         }
-        if let Some(cache) = &spec.tree_cache {
+        if let Some(cache) = spec.tree_cache.as_ref().filter(|_| whole) {
             if walked_parent {
                 cache.put(parent_id, &collected.before);
             }
