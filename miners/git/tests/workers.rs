@@ -276,9 +276,15 @@ fn main() {
         run_worker(&args);
         return;
     }
-    // libtest's flags (`--list`, filters) are accepted and ignored: this is one test.
+    // libtest's flags are accepted: `--list` names the one test (none among the ignored ones, for
+    // runners such as cargo-nextest), filters are ignored.
     if args.iter().any(|a| a == "--list") {
-        println!("workers: test");
+        if !args.iter().any(|a| a == "--ignored") {
+            println!("workers: test");
+        }
+        return;
+    }
+    if args.iter().any(|a| a == "--ignored") {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
