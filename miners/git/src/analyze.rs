@@ -883,15 +883,18 @@ fn line_diff(
             feed(&mut hasher, sign, line);
         }
     };
-    if let Some(block) = crate::linediff::single_block(old_bytes, new_bytes) {
-        take(&mut out, block);
-        return Ok(out);
-    }
-    // One block replaced by lines it shares none with: libgit2's one hunk, removed lines first.
-    if let Some((removed, added)) = crate::linediff::disjoint_blocks(old_bytes, new_bytes) {
-        take(&mut out, removed);
-        take(&mut out, added);
-        return Ok(out);
+    match crate::linediff::forced(old_bytes, new_bytes) {
+        Some(crate::linediff::Forced::One(block)) => {
+            take(&mut out, block);
+            return Ok(out);
+        }
+        // libgit2's one hunk: removed lines first.
+        Some(crate::linediff::Forced::Two(removed, added)) => {
+            take(&mut out, removed);
+            take(&mut out, added);
+            return Ok(out);
+        }
+        None => {}
     }
     let mut on_line =
         |_: git2::DiffDelta, _: Option<git2::DiffHunk>, line: git2::DiffLine| -> bool {

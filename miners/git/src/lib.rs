@@ -541,7 +541,7 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
 
 /// The end of a run: the first-parent history (oldest first, with author times), its date window,
 /// and what the candidates file holds.
-type Finished = (Vec<(Oid, i64)>, Vec<Oid>, Counts);
+type Finished = (Vec<(Oid, i64)>, Arc<Vec<Oid>>, Counts);
 
 /// Mines the history described by `cfg`, resuming from its state store, and writes the candidates file.
 pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, MineError> {
@@ -743,11 +743,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             if !feed.drained() {
                 return Err(MineError::WorkerPanic);
             }
-            let window: Vec<Oid> = chain
-                .iter()
-                .filter(|(_, t)| in_window(cfg, *t))
-                .map(|(o, _)| *o)
-                .collect();
+            let window = feed.window().ok_or(MineError::WorkerPanic)?;
             progress.finish();
             tracing::debug!(elapsed = ?started.elapsed(), "every commit decided");
             let counts = write_output(cfg, &state_path, &store, run, &window, memory.take())?;

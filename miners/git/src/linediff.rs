@@ -145,10 +145,46 @@ fn row_of(data: &[u8], at: usize) -> usize {
 /// The change from `old` to `new` when it is a single block of added or removed lines (`None`
 /// otherwise, or for binary blobs, or for identical contents).
 pub fn single_block<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Block<'a>> {
+    middles(old, new).and_then(|m| single_in(old, new, m))
+}
+
+/// The change from `old` to `new` when the middles of both versions are non-empty and share no line:
+/// `(removed, added)`, libgit2's single hunk (`None` for every other shape, and for binary blobs).
+pub fn disjoint_blocks<'a>(old: &'a [u8], new: &'a [u8]) -> Option<(Block<'a>, Block<'a>)> {
+    middles(old, new).and_then(|m| disjoint_in(old, new, m))
+}
+
+/// A change whose rows are forced: one block of added or removed lines, or a block of removed
+/// lines replaced by unrelated added ones (in libgit2's order: removed first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forced<'a> {
+    /// [`single_block`]'s shape.
+    One(Block<'a>),
+    /// [`disjoint_blocks`]'s shape: removed, then added.
+    Two(Block<'a>, Block<'a>),
+}
+
+/// Either forced shape, trimming the common lines once (`None`: libgit2 must decide).
+pub fn forced<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Forced<'a>> {
+    let m = middles(old, new)?;
+    single_in(old, new, m)
+        .map(Forced::One)
+        .or_else(|| disjoint_in(old, new, m).map(|(removed, added)| Forced::Two(removed, added)))
+}
+
+/// The trimmed middles `(lead, tail_old, tail_new)` of two different text versions.
+fn middles(old: &[u8], new: &[u8]) -> Option<(usize, usize, usize)> {
     if old == new || is_binary(old) || is_binary(new) {
         return None;
     }
-    let (lead, tail_a, tail_b) = trim(old, new);
+    Some(trim(old, new))
+}
+
+fn single_in<'a>(
+    old: &'a [u8],
+    new: &'a [u8],
+    (lead, tail_a, tail_b): (usize, usize, usize),
+) -> Option<Block<'a>> {
     let (side, data, start, end) = match (tail_a == lead, tail_b == lead) {
         (true, false) => (Side::New, new, lead, tail_b),
         (false, true) => (Side::Old, old, lead, tail_a),
@@ -175,13 +211,11 @@ pub fn single_block<'a>(old: &'a [u8], new: &'a [u8]) -> Option<Block<'a>> {
     })
 }
 
-/// The change from `old` to `new` when the middles of both versions are non-empty and share no line:
-/// `(removed, added)`, libgit2's single hunk (`None` for every other shape, and for binary blobs).
-pub fn disjoint_blocks<'a>(old: &'a [u8], new: &'a [u8]) -> Option<(Block<'a>, Block<'a>)> {
-    if old == new || is_binary(old) || is_binary(new) {
-        return None;
-    }
-    let (lead, tail_a, tail_b) = trim(old, new);
+fn disjoint_in<'a>(
+    old: &'a [u8],
+    new: &'a [u8],
+    (lead, tail_a, tail_b): (usize, usize, usize),
+) -> Option<(Block<'a>, Block<'a>)> {
     if tail_a == lead || tail_b == lead {
         return None;
     }
@@ -268,6 +302,27 @@ mod tests {
         (del, add)
     }
 
+    /// A small linear congruential generator: `next(n)` draws from `0..n`.
+    fn lcg(mut state: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) as usize) % n
+        }
+    }
+
+    /// `rows` are libgit2's removed and added rows for `old` → `new`.
+    fn assert_agrees(old: &[u8], new: &[u8], rows: (Vec<usize>, Vec<usize>)) {
+        assert_eq!(
+            rows,
+            libgit2(old, new),
+            "old {:?} new {:?}",
+            String::from_utf8_lossy(old),
+            String::from_utf8_lossy(new)
+        );
+    }
+
     fn mine(old: &[u8], new: &[u8]) -> Option<(Vec<usize>, Vec<usize>)> {
         single_block(old, new).map(|b| match b.side {
             Side::Old => (b.rows.collect(), vec![]),
@@ -279,13 +334,7 @@ mod tests {
     fn agrees_with_libgit2_on_single_blocks() {
         // Lines drawn from a tiny alphabet so that blocks can slide over repeated lines.
         let alphabet: [&[u8]; 4] = [b"a\n", b"}\n", b"\n", b"    x++;\n"];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) as usize) % n
-        };
+        let mut next = lcg(0x9e37_79b9_7f4a_7c15u64);
         let (mut checked, mut fast) = (0, 0);
         for _ in 0..3000 {
             let len = next(12);
@@ -315,13 +364,7 @@ mod tests {
             checked += 1;
             if let Some(rows) = mine(&old, &new) {
                 fast += 1;
-                assert_eq!(
-                    rows,
-                    libgit2(&old, &new),
-                    "old {:?} new {:?}",
-                    String::from_utf8_lossy(&old),
-                    String::from_utf8_lossy(&new)
-                );
+                assert_agrees(&old, &new, rows);
             }
         }
         assert!(fast * 2 > checked, "{fast} of {checked}");
@@ -335,13 +378,7 @@ mod tests {
     fn agrees_with_libgit2_on_disjoint_blocks() {
         // Tiny alphabets so that blocks can slide over repeated lines and middles often share lines.
         let alphabet: [&[u8]; 6] = [b"a\n", b"}\n", b"\n", b"    x++;\n", b"b\n", b"a"];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) as usize) % n
-        };
+        let mut next = lcg(0x2545_f491_4f6c_dd1du64);
         let (mut checked, mut fast) = (0, 0);
         for _ in 0..6000 {
             let len = next(14);
@@ -371,13 +408,7 @@ mod tests {
             checked += 1;
             if let Some(rows) = mine_disjoint(&old, &new) {
                 fast += 1;
-                assert_eq!(
-                    rows,
-                    libgit2(&old, &new),
-                    "old {:?} new {:?}",
-                    String::from_utf8_lossy(&old),
-                    String::from_utf8_lossy(&new)
-                );
+                assert_agrees(&old, &new, rows);
             }
         }
         assert!(fast * 5 > checked, "{fast} of {checked}");
