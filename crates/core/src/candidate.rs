@@ -21,31 +21,7 @@ use serde::{Deserialize, Serialize};
 /// Version of the candidate JSONL schema written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Programming language of a mined repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Language {
-    /// Java sources (`.java`), Maven layout.
-    Java,
-    /// Python sources (`.py`).
-    Python,
-}
-
-impl Language {
-    /// The lowercase name used in files and on the command line (`java`, `python`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::Java => "java",
-            Language::Python => "python",
-        }
-    }
-}
-
-impl std::fmt::Display for Language {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::language::Language;
 
 /// How an issue reference was found in a commit message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

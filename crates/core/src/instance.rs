@@ -3,22 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Language of an ETIP's repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
-    Java,
-    Python,
-}
-
-impl std::fmt::Display for Language {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Language::Java => "java",
-            Language::Python => "python",
-        })
-    }
-}
+pub use crate::language::Language;
 
 /// The toolchain an instance is built with, and where the version came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +119,10 @@ pub struct InstanceStatus {
     /// (`original`, `patched`): e.g. the venv's `PATH` for Python, `MAVEN_ARGS` for Maven.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, Vec<String>>,
+    /// Modules the change touches (Maven module folders, `""` for the root project; Python
+    /// packages): the input's `changed_modules`, else computed from the files that differ.
+    #[serde(default)]
+    pub modules: Vec<String>,
     /// Wall-clock seconds of this instance's build in this run.
     pub build_secs: f64,
 }

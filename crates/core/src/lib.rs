@@ -5,4 +5,8 @@
 
 pub mod candidate;
 pub mod instance;
+pub mod language;
+pub mod measure;
+
+pub use language::Language;
 pub mod results;

@@ -1,7 +1,9 @@
-//! Statistics for execution-time comparisons: JETO's paired binomial sign test,
-//! the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`), numpy-style
-//! quantiles and the IQR outlier filter, SWE-Perf's minimum-gain δ, summary
-//! statistics and a bootstrap interval for speedups.
+//! Statistics for execution-time comparisons: JETO's paired binomial sign test
+//! (with a timer-resolution rule and a group-sequential version for adaptive
+//! rounds), the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`),
+//! numpy-style quantiles and the IQR outlier filter, SWE-Perf's minimum-gain
+//! δ, summary statistics, effect sizes (Cliff's δ, median paired ratio) and
+//! bootstrap intervals.
 //!
 //! Every function that can reject its input returns [`StatsError`], whose
 //! message names the offending series. Results are plain `serde` structs.
@@ -27,18 +29,29 @@
 //! # Ok::<(), etip_stats::StatsError>(())
 //! ```
 
+mod big;
 mod bootstrap;
 mod delta;
+mod effect;
 mod error;
 mod mwu;
 mod normal;
 mod sample;
+mod sequential;
 mod sign;
 
 pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
 pub use delta::{DeltaConfig, sweperf_delta, sweperf_delta_reference};
+pub use effect::{PairedRatio, cliffs_delta, paired_ratio_ci};
 pub use error::StatsError;
 pub use mwu::{Alternative, EXACT_BUDGET, MannWhitney, MwuMethod, mann_whitney_u};
 pub use normal::{normal_cdf, normal_sf};
 pub use sample::{Sample, Summary, iqr_filter, quantile_linear};
-pub use sign::{Direction, SignTestConfig, SignTestVerdict, binomial_sf_half, sign_test};
+pub use sequential::{
+    Futility, Look, MAX_SEQUENTIAL_ROUNDS, Operating, PairDecision, PairOperating, SeqDecision,
+    SequentialDesign, SequentialParams, Spending, lognormal_win_probability,
+};
+pub use sign::{
+    Direction, SignTestConfig, SignTestVerdict, TimerRule, binomial_sf_half, min_sign_p_value,
+    sign_test, sign_test_feasible, sign_test_with,
+};

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::big::Big;
 use crate::error::{StatsError, check_times};
 use crate::sample::{median_sorted, sorted_copy};
 
@@ -66,110 +67,6 @@ pub struct SignTestVerdict {
     pub improvement: f64,
 }
 
-/// Little-endian base-2^64 natural number, just enough for exact binomial sums.
-#[derive(Debug, Clone)]
-struct Big(Vec<u64>);
-
-impl Big {
-    fn one() -> Big {
-        Big(vec![1])
-    }
-
-    fn pow2(n: usize) -> Big {
-        let mut limbs = vec![0u64; n / 64 + 1];
-        limbs[n / 64] = 1u64 << (n % 64);
-        Big(limbs)
-    }
-
-    fn mul_small(&mut self, m: u64) {
-        let mut carry: u128 = 0;
-        for limb in &mut self.0 {
-            let v = u128::from(*limb) * u128::from(m) + carry;
-            *limb = v as u64;
-            carry = v >> 64;
-        }
-        if carry > 0 {
-            self.0.push(carry as u64);
-        }
-    }
-
-    /// Division by `d`, which must divide `self` exactly.
-    fn div_exact_small(&mut self, d: u64) {
-        let mut rem: u128 = 0;
-        for limb in self.0.iter_mut().rev() {
-            let cur = (rem << 64) | u128::from(*limb);
-            *limb = (cur / u128::from(d)) as u64;
-            rem = cur % u128::from(d);
-        }
-        debug_assert_eq!(rem, 0, "binomial recurrence divides exactly");
-        self.trim();
-    }
-
-    fn add(&mut self, other: &Big) {
-        if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), 0);
-        }
-        let mut carry = false;
-        for (i, limb) in self.0.iter_mut().enumerate() {
-            let o = other.0.get(i).copied().unwrap_or(0);
-            let (s1, c1) = limb.overflowing_add(o);
-            let (s2, c2) = s1.overflowing_add(u64::from(carry));
-            *limb = s2;
-            carry = c1 || c2;
-        }
-        if carry {
-            self.0.push(1);
-        }
-    }
-
-    /// `self -= other`, requires `self >= other`.
-    fn sub(&mut self, other: &Big) {
-        let mut borrow = false;
-        for (i, limb) in self.0.iter_mut().enumerate() {
-            let o = other.0.get(i).copied().unwrap_or(0);
-            let (d1, b1) = limb.overflowing_sub(o);
-            let (d2, b2) = d1.overflowing_sub(u64::from(borrow));
-            *limb = d2;
-            borrow = b1 || b2;
-        }
-        debug_assert!(!borrow, "subtrahend larger than minuend");
-        self.trim();
-    }
-
-    fn trim(&mut self) {
-        while self.0.len() > 1 && self.0.last() == Some(&0) {
-            self.0.pop();
-        }
-    }
-
-    fn bits(&self) -> usize {
-        let top = *self.0.last().expect("at least one limb");
-        (self.0.len() - 1) * 64 + (64 - top.leading_zeros() as usize)
-    }
-
-    /// `self · 2^-n` as f64, correctly rounded (barring subnormal results).
-    fn to_f64_scaled(&self, n: usize) -> f64 {
-        let bits = self.bits();
-        if bits == 0 {
-            return 0.0;
-        }
-        let shift = bits.saturating_sub(64);
-        // Top 64 bits, with a sticky bit for everything below them.
-        let mut top: u64 = 0;
-        for k in 0..64.min(bits) {
-            let b = shift + k;
-            if (self.0[b / 64] >> (b % 64)) & 1 == 1 {
-                top |= 1 << k;
-            }
-        }
-        let sticky = (0..shift).any(|b| (self.0[b / 64] >> (b % 64)) & 1 == 1);
-        if sticky {
-            top |= 1;
-        }
-        libm::scalbn(top as f64, shift as i32 - n as i32)
-    }
-}
-
 /// `P(X >= wins)` for `X ~ Binomial(n, 1/2)`, computed exactly with integer
 /// arithmetic (`Σ_{k >= wins} C(n, k)`, then one correctly rounded division by
 /// `2^n`), for any `n` whose result does not underflow f64 (n up to 1074 at
@@ -205,14 +102,104 @@ pub fn binomial_sf_half(n: usize, wins: usize) -> f64 {
     sum.to_f64_scaled(n)
 }
 
+/// How a pair of round times too small for the timer is counted.
+///
+/// Test reports give round times at a finite resolution: Maven Surefire
+/// writes milliseconds and often `time="0"`. Under JETO's literal rule a pair
+/// `(0, 0)` satisfies `p <= (1 - min_impr)·o` *and* `o <= (1 - min_impr)·p`,
+/// so it is a win for both versions, and a class too fast to time can look
+/// significantly faster in both directions.
+///
+/// Serialised in snake case: `"literal"` or `{"resolution": 0.001}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerRule {
+    /// JETO's rule as written: every pair is judged by the two inequalities,
+    /// so `(0, 0)` counts as a win for both versions.
+    Literal,
+    /// Timer resolution `r` (same unit as the times, finite, `>= 0`): a pair
+    /// whose two times are both `<= r` is a tie, a win for neither version
+    /// (it still counts in `n`, as a non-winning round). Other pairs are
+    /// judged as under [`TimerRule::Literal`]. `Resolution(0.0)` only
+    /// neutralises exact `(0, 0)` pairs.
+    Resolution(f64),
+}
+
+/// Validates the sign-test thresholds.
+fn check_config(cfg: &SignTestConfig) -> Result<(), StatsError> {
+    if !(cfg.min_impr.is_finite() && (0.0..1.0).contains(&cfg.min_impr)) {
+        return Err(StatsError::InvalidParameter(format!(
+            "sign test min_impr must be in [0, 1), got {}",
+            cfg.min_impr
+        )));
+    }
+    if !(cfg.p_val > 0.0 && cfg.p_val <= 1.0) {
+        return Err(StatsError::InvalidParameter(format!(
+            "sign test p_val must be in (0, 1], got {}",
+            cfg.p_val
+        )));
+    }
+    Ok(())
+}
+
+/// Win counts `(wins_patched, wins_original)` of paired series under `rule`;
+/// the inputs must already be validated.
+fn count_wins(original: &[f64], patched: &[f64], factor: f64, rule: TimerRule) -> (usize, usize) {
+    let tie = |o: f64, p: f64| match rule {
+        TimerRule::Literal => false,
+        TimerRule::Resolution(r) => o <= r && p <= r,
+    };
+    let mut wins_patched = 0;
+    let mut wins_original = 0;
+    for (&o, &p) in original.iter().zip(patched) {
+        if tie(o, p) {
+            continue;
+        }
+        wins_patched += usize::from(p <= factor * o);
+        wins_original += usize::from(o <= factor * p);
+    }
+    (wins_patched, wins_original)
+}
+
+/// The smallest p-value `n` rounds can give: `P(X >= n) = 0.5^n` for
+/// `X ~ Bin(n, 1/2)` (all rounds won); `1` for `n = 0`.
+///
+/// ```
+/// use etip_stats::min_sign_p_value;
+/// // With 2 rounds the smallest p is 0.25: never significant at p_val = 0.1.
+/// assert_eq!(min_sign_p_value(2), 0.25);
+/// assert_eq!(min_sign_p_value(4), 0.0625);
+/// ```
+pub fn min_sign_p_value(n: usize) -> f64 {
+    binomial_sf_half(n, n)
+}
+
+/// Whether some outcome of `n` rounds can be significant, i.e.
+/// `min_sign_p_value(n) < p_val` (the test is strict). For example, with 2
+/// rounds the smallest p is 0.25, so the test can never reject at
+/// `p_val = 0.1`; at least 4 rounds (`0.0625`) are needed.
+///
+/// ```
+/// use etip_stats::sign_test_feasible;
+/// assert!(!sign_test_feasible(2, 0.1));
+/// assert!(!sign_test_feasible(3, 0.1));
+/// assert!(sign_test_feasible(4, 0.1));
+/// assert!(!sign_test_feasible(1, 0.5)); // p = 0.5 is not < 0.5
+/// ```
+pub fn sign_test_feasible(n: usize, p_val: f64) -> bool {
+    min_sign_p_value(n) < p_val
+}
+
 /// Paired binomial sign test of SPEC 3.1 (JETO), pairs matched by index.
 ///
 /// `wins_patched = #{j : p_j <= (1 - min_impr)·o_j}` and
 /// `p_patched = P(X >= wins_patched)`, `X ~ Bin(n, 1/2)`; the reverse direction
 /// swaps the roles. The verdict is `PatchedFaster` iff `p_patched < p_val`,
 /// else `OriginalFaster` iff `p_original < p_val`, else `NotSignificant`
-/// (both cannot hold for `p_val <= 0.5` and `min_impr >= 0`).
+/// (both cannot hold for `p_val <= 0.5` and `min_impr >= 0`, except through
+/// `(0, 0)` pairs, see [`TimerRule`]).
 ///
+/// This is the literal rule, `sign_test_with(.., TimerRule::Literal)`.
 /// Both series need the same length (>= 1), finite, non-negative values.
 ///
 /// ```
@@ -229,17 +216,44 @@ pub fn sign_test(
     patched: &[f64],
     cfg: &SignTestConfig,
 ) -> Result<SignTestVerdict, StatsError> {
-    if !(cfg.min_impr.is_finite() && (0.0..1.0).contains(&cfg.min_impr)) {
-        return Err(StatsError::InvalidParameter(format!(
-            "sign test min_impr must be in [0, 1), got {}",
-            cfg.min_impr
-        )));
-    }
-    if !(cfg.p_val > 0.0 && cfg.p_val <= 1.0) {
-        return Err(StatsError::InvalidParameter(format!(
-            "sign test p_val must be in (0, 1], got {}",
-            cfg.p_val
-        )));
+    sign_test_with(original, patched, cfg, TimerRule::Literal)
+}
+
+/// [`sign_test`] with an explicit pair rule: under
+/// [`TimerRule::Resolution`]`(r)` a pair whose two times are both `<= r` is a
+/// tie (a win for neither version, still counted in `n`); everything else is
+/// JETO's literal rule. `median_ratio` and `improvement` do not depend on the
+/// rule.
+///
+/// Errors as [`sign_test`], plus `InvalidParameter` for a negative or
+/// non-finite resolution.
+///
+/// ```
+/// use etip_stats::{sign_test_with, Direction, SignTestConfig, TimerRule};
+/// // A class too fast for a millisecond timer: every round reads 0.
+/// let zeros = vec![0.0; 30];
+/// let cfg = SignTestConfig::default();
+/// let literal = sign_test_with(&zeros, &zeros, &cfg, TimerRule::Literal)?;
+/// assert_eq!((literal.wins_patched, literal.wins_original), (30, 30));
+/// assert_eq!(literal.direction, Direction::PatchedFaster); // an artefact
+/// let timed = sign_test_with(&zeros, &zeros, &cfg, TimerRule::Resolution(0.001))?;
+/// assert_eq!((timed.wins_patched, timed.wins_original), (0, 0));
+/// assert_eq!(timed.direction, Direction::NotSignificant);
+/// # Ok::<(), etip_stats::StatsError>(())
+/// ```
+pub fn sign_test_with(
+    original: &[f64],
+    patched: &[f64],
+    cfg: &SignTestConfig,
+    rule: TimerRule,
+) -> Result<SignTestVerdict, StatsError> {
+    check_config(cfg)?;
+    if let TimerRule::Resolution(r) = rule {
+        if !(r.is_finite() && r >= 0.0) {
+            return Err(StatsError::InvalidParameter(format!(
+                "timer resolution must be finite and >= 0, got {r}"
+            )));
+        }
     }
     if original.len() != patched.len() {
         return Err(StatsError::LengthMismatch {
@@ -250,17 +264,7 @@ pub fn sign_test(
     check_times("original", original, 1)?;
     check_times("patched", patched, 1)?;
     let n = original.len();
-    let factor = 1.0 - cfg.min_impr;
-    let wins_patched = original
-        .iter()
-        .zip(patched)
-        .filter(|(o, p)| **p <= factor * **o)
-        .count();
-    let wins_original = original
-        .iter()
-        .zip(patched)
-        .filter(|(o, p)| **o <= factor * **p)
-        .count();
+    let (wins_patched, wins_original) = count_wins(original, patched, 1.0 - cfg.min_impr, rule);
     let p_patched = binomial_sf_half(n, wins_patched);
     let p_original = binomial_sf_half(n, wins_original);
     let direction = if p_patched < cfg.p_val {
@@ -270,12 +274,7 @@ pub fn sign_test(
     } else {
         Direction::NotSignificant
     };
-    let ratios: Vec<f64> = original
-        .iter()
-        .zip(patched)
-        .map(|(o, p)| if *o == 0.0 && *p == 0.0 { 1.0 } else { p / o })
-        .collect();
-    let median_ratio = median_sorted(&sorted_copy(&ratios));
+    let median_ratio = median_sorted(&sorted_copy(&pair_ratios(original, patched)));
     let sum_o: f64 = original.iter().sum();
     let sum_p: f64 = patched.iter().sum();
     let improvement = if sum_o == 0.0 {
@@ -293,6 +292,15 @@ pub fn sign_test(
         median_ratio,
         improvement,
     })
+}
+
+/// Per-pair ratios `p_j / o_j`, with `0/0 = 1` (and `p/0 = +inf`).
+pub(crate) fn pair_ratios(original: &[f64], patched: &[f64]) -> Vec<f64> {
+    original
+        .iter()
+        .zip(patched)
+        .map(|(o, p)| if *o == 0.0 && *p == 0.0 { 1.0 } else { p / o })
+        .collect()
 }
 
 #[cfg(test)]
@@ -365,5 +373,80 @@ mod tests {
         assert!(json.contains("\"direction\":\"patched_faster\""), "{json}");
         let back: SignTestVerdict = serde_json::from_str(&json).expect("round trip");
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn timer_rule_makes_unmeasurable_pairs_ties() {
+        let cfg = SignTestConfig::default();
+        // 10 pairs (0, 0), 12 pairs where patched wins, 8 where neither wins.
+        let mut original = vec![0.0; 10];
+        let mut patched = vec![0.0; 10];
+        original.extend([0.010; 12]);
+        patched.extend([0.009; 12]);
+        original.extend([0.010; 8]);
+        patched.extend([0.010; 8]);
+        let lit = sign_test_with(&original, &patched, &cfg, TimerRule::Literal).expect("valid");
+        assert_eq!(lit, sign_test(&original, &patched, &cfg).expect("valid"));
+        assert_eq!((lit.n, lit.wins_patched, lit.wins_original), (30, 22, 10));
+        assert_eq!(lit.direction, Direction::PatchedFaster);
+        for r in [0.0, 0.001] {
+            let v = sign_test_with(&original, &patched, &cfg, TimerRule::Resolution(r))
+                .expect("valid");
+            // n stays 30; 12 wins: P(X >= 12) = 1 - P(X <= 11) for Bin(30, 1/2).
+            assert_eq!((v.n, v.wins_patched, v.wins_original), (30, 12, 0));
+            assert_eq!(v.p_patched, binomial_sf_half(30, 12));
+            assert_eq!(v.direction, Direction::NotSignificant);
+            assert_eq!(v.median_ratio, lit.median_ratio);
+        }
+        // A resolution of 10 ms swallows every pair here.
+        let v = sign_test_with(&original, &patched, &cfg, TimerRule::Resolution(0.010))
+            .expect("valid");
+        assert_eq!((v.wins_patched, v.wins_original, v.p_patched), (0, 0, 1.0));
+        // Only pairs with BOTH times at or below r are ties.
+        let v = sign_test_with(&[0.002, 0.0], &[0.0, 0.002], &cfg, TimerRule::Resolution(0.001))
+            .expect("valid");
+        assert_eq!((v.wins_patched, v.wins_original), (1, 1));
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                sign_test_with(&[1.0], &[1.0], &cfg, TimerRule::Resolution(bad)),
+                Err(StatsError::InvalidParameter(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn timer_rule_serde() {
+        let json = serde_json::to_string(&TimerRule::Literal).expect("serialisable");
+        assert_eq!(json, "\"literal\"");
+        let json = serde_json::to_string(&TimerRule::Resolution(0.001)).expect("serialisable");
+        assert_eq!(json, "{\"resolution\":0.001}");
+        let back: TimerRule = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(back, TimerRule::Resolution(0.001));
+    }
+
+    #[test]
+    fn smallest_p_value_and_feasibility() {
+        assert_eq!(min_sign_p_value(0), 1.0);
+        assert_eq!(min_sign_p_value(1), 0.5);
+        assert_eq!(min_sign_p_value(2), 0.25);
+        assert_eq!(min_sign_p_value(30), 1.0 / 1_073_741_824.0);
+        assert_eq!(min_sign_p_value(1074), 2f64.powi(-1074));
+        // p_val = 0.1 needs 4 rounds, 0.05 needs 5 (0.5^5 = 0.03125), 0.01 needs 7.
+        let first = |p: f64| (0..).find(|&n| sign_test_feasible(n, p)).expect("exists");
+        assert_eq!(first(0.1), 4);
+        assert_eq!(first(0.05), 5);
+        assert_eq!(first(0.01), 7);
+        assert!(!sign_test_feasible(0, 1.0));
+        assert!(sign_test_feasible(1, 0.5000001));
+        // Feasible iff the all-wins outcome is significant.
+        for n in 1..12 {
+            let all = sign_test(&vec![1.0; n], &vec![0.5; n], &SignTestConfig::default())
+                .expect("valid");
+            assert_eq!(
+                all.direction == Direction::PatchedFaster,
+                sign_test_feasible(n, 0.1),
+                "n={n}"
+            );
+        }
     }
 }

@@ -1,27 +1,78 @@
 //! etip's embedded SQLite store: the state that makes long runs resumable.
 //!
-//! The store is one SQLite file opened in WAL mode. Writers group their records in transactions
-//! ([`Store::record_commits`]); a process killed at any moment (even SIGKILL) loses at most the batch it
-//! had not committed yet, and never leaves a half-written record, so a rerun redoes only that batch.
+//! The store is one SQLite file opened in WAL mode with `synchronous=NORMAL`. Every write commits
+//! before the call returns. In WAL mode a commit is appended to the `-wal` file beside the store
+//! with a plain `write`; `synchronous=NORMAL` only skips the `fsync` of that append. The data is
+//! therefore in the operating system's cache as soon as the call returns, and a process killed at
+//! any moment (even with SIGKILL) loses nothing that a call reported as written, and never leaves
+//! a half-written record. What `NORMAL` gives up is durability against a crash of the operating
+//! system or a power cut: the last few commits may then roll back, still without corrupting the
+//! file, and a rerun redoes them.
 //!
-//! Mining state: a *mine run* is identified by a key derived from everything that influences its
-//! decisions (repository, language, rules, window); it holds one decision per commit.
+//! The API is split by phase:
+//!
+//! - **mining** ([`Store::mine_run`], [`Store::record_commits`], …): a *mine run* is identified by
+//!   a key derived from everything that influences its decisions (repository, language, rules,
+//!   window); it holds one decision per commit. Writers group decisions in batches, each batch one
+//!   transaction.
+//! - **measurement** ([`Store::measure_run`], [`Store::record_round`], …): a *measure run* is
+//!   identified by a key derived from every parameter that influences results; it holds, per ETIP,
+//!   each completed round of timings (each committed on its own, so that a killed run resumes from
+//!   the stored rounds) and the ETIP's final outcome (so that a rerun skips finished ETIPs).
+//!
+//! # Schema versions
+//!
+//! The schema version is SQLite's `PRAGMA user_version`. Opening a store applies the migrations
+//! it lacks in order, each in its own transaction that also bumps the version, so that an
+//! interrupted upgrade leaves the store at an earlier version, never in between.
+//!
+//! | version | adds |
+//! |---|---|
+//! | 0 | nothing (a new file), or a store of an etip older than versioning (no `user_version`) |
+//! | 1 | mining: `mine_runs`, `mine_decisions` (a store that still has the older `mine_commits` table has its decisions moved over) |
+//! | 2 | measurement: `measure_runs`, `measure_rounds`, `measure_outcomes` |
+//!
+//! A store whose version is newer than [`SCHEMA_VERSION`] was written by a newer etip and is
+//! refused ([`StoreError::NewerSchema`]) rather than misread.
+//!
+//! # Exclusive use
+//!
+//! [`Store::open_exclusive`] also takes an exclusive lock on `<path>.lock` for the lifetime of the
+//! [`Store`], so that two runs cannot work on the same state file at the same time; the second
+//! fails at once with [`StoreError::Locked`]. The lock is released when the [`Store`] is dropped
+//! (or its process dies); the lock file itself is left in place, as deleting it would let two
+//! runs lock two different files.
 //!
 //! ```
 //! use etip_store::{CommitRecord, Store};
 //! let dir = tempfile::tempdir().unwrap();
-//! let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+//! let mut store = Store::open_exclusive(&dir.path().join("state.sqlite")).unwrap();
 //! let run = store.mine_run("key", "{}").unwrap();
 //! store
 //!     .record_commits(run, &[CommitRecord::rejected("abc", "test_file", "src/test/A.java")])
 //!     .unwrap();
 //! assert!(store.decided(run).unwrap().contains("abc"));
+//!
+//! let run = store.measure_run("key", "{}").unwrap();
+//! store.record_round(run, "etip-1", 0, r#"{"warmup":true}"#).unwrap();
+//! store.record_round(run, "etip-1", 1, r#"{"ns":[1,2]}"#).unwrap();
+//! assert_eq!(store.rounds(run, "etip-1").unwrap().len(), 2);
 //! ```
 
-use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+mod measure;
+mod mine;
+
+pub use measure::StoredRound;
+pub use mine::CommitRecord;
+
+/// The newest schema version this etip knows (see the crate docs for the list).
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +87,54 @@ pub enum StoreError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+    /// Bringing the store to the current schema failed (the store stays at the version before).
+    #[error("cannot upgrade the state store {path} to schema {version}: {source}")]
+    Migrate {
+        /// The file.
+        path: PathBuf,
+        /// The version being applied.
+        version: i64,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The store was written by a newer etip, with a schema this one does not know.
+    #[error(
+        "the state store {path} was written by a newer etip (schema {found}, this etip knows up to {known}); use a newer etip or another --state file"
+    )]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The newest version this etip knows ([`SCHEMA_VERSION`]).
+        known: i64,
+    },
+    /// Another process (or another [`Store`] of this one) holds the lock of this state file.
+    #[error(
+        "another etip run is using the state file {} (its lock {}.lock is held); wait for it to finish or use another --state file",
+        path.display(),
+        path.display()
+    )]
+    Locked {
+        /// The state file.
+        path: PathBuf,
+    },
+    /// The lock file beside the state file could not be created, opened or locked.
+    #[error("cannot use the lock file {path}: {source}")]
+    LockFile {
+        /// The lock file.
+        path: PathBuf,
+        /// What went wrong.
+        source: io::Error,
+    },
+    /// A caller passed a value the store does not accept.
+    #[error("invalid {what}: {value}")]
+    Invalid {
+        /// What was wrong.
+        what: &'static str,
+        /// The value given.
+        value: String,
+    },
     /// A query failed.
     #[error("state store query failed ({what}): {source}")]
     Query {
@@ -46,234 +145,366 @@ pub enum StoreError {
     },
 }
 
-fn q(what: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+pub(crate) fn q(what: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
     move |source| StoreError::Query { what, source }
 }
 
-/// The decision about one commit of a mine run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommitRecord {
-    /// Full SHA of the commit.
-    pub sha: String,
-    /// Whether the commit passed every rule.
-    pub kept: bool,
-    /// Rejection reason (stable snake_case name) when rejected.
-    pub reason: Option<String>,
-    /// Human-readable detail (offending path, counts, changed functions).
-    pub detail: Option<String>,
-    /// The candidate JSON for kept commits.
-    pub payload: Option<String>,
-    /// Normalised diff hash for kept commits.
-    pub diff_hash: Option<String>,
+/// One migration: brings a store from the version before it to its own (its index + 1), inside
+/// the transaction it is given.
+type Migration = fn(&Transaction) -> rusqlite::Result<()>;
+
+/// The migrations, in order: `MIGRATIONS[i]` brings a store from version `i` to version `i + 1`.
+/// Append only; never edit one that has been released.
+const MIGRATIONS: &[Migration] = &[migrate_v1_mining, migrate_v2_measurement];
+
+/// Version 1: the mining tables.
+///
+/// A store of an etip older than versioning has version 0 and may already hold these tables
+/// (hence `IF NOT EXISTS`), or, older still, its decisions in `mine_commits`, a table ordered by
+/// (run, sha): a kept commit's payload (a kilobyte or two) then landed at a random place, and
+/// every batch rewrote most pages. Decisions are now appended in rowid order with a small
+/// (run, sha) index beside them; the old ones move over, so that an interrupted run still resumes.
+fn migrate_v1_mining(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS mine_runs (
+             id INTEGER PRIMARY KEY,
+             key TEXT NOT NULL UNIQUE,
+             params TEXT NOT NULL,
+             created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+         );
+         CREATE TABLE IF NOT EXISTS mine_decisions (
+             id INTEGER PRIMARY KEY,
+             run INTEGER NOT NULL REFERENCES mine_runs(id),
+             sha TEXT NOT NULL,
+             kept INTEGER NOT NULL,
+             reason TEXT,
+             detail TEXT,
+             payload TEXT,
+             diff_hash TEXT,
+             UNIQUE (run, sha)
+         );",
+    )?;
+    let old: bool = tx.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'mine_commits'",
+        [],
+        |r| r.get(0),
+    )?;
+    if old {
+        tx.execute_batch(
+            "INSERT OR IGNORE INTO mine_decisions (run, sha, kept, reason, detail, payload, diff_hash)
+                 SELECT run, sha, kept, reason, detail, payload, diff_hash FROM mine_commits;
+             DROP TABLE mine_commits;",
+        )?;
+    }
+    Ok(())
 }
 
-impl CommitRecord {
-    /// A rejected commit.
-    pub fn rejected(sha: &str, reason: &str, detail: &str) -> Self {
-        Self {
-            sha: sha.into(),
-            kept: false,
-            reason: Some(reason.into()),
-            detail: Some(detail.into()),
-            payload: None,
-            diff_hash: None,
-        }
-    }
-
-    /// A kept commit with its candidate JSON.
-    pub fn kept(sha: &str, payload: String, diff_hash: String, detail: String) -> Self {
-        Self {
-            sha: sha.into(),
-            kept: true,
-            reason: None,
-            detail: Some(detail),
-            payload: Some(payload),
-            diff_hash: Some(diff_hash),
-        }
-    }
+/// Version 2: the measurement tables.
+fn migrate_v2_measurement(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE measure_runs (
+             id INTEGER PRIMARY KEY,
+             key TEXT NOT NULL UNIQUE,
+             params TEXT NOT NULL,
+             created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+         );
+         CREATE TABLE measure_rounds (
+             id INTEGER PRIMARY KEY,
+             run INTEGER NOT NULL REFERENCES measure_runs(id),
+             etip TEXT NOT NULL,
+             round INTEGER NOT NULL CHECK (round >= 0),
+             payload TEXT NOT NULL,
+             recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+             UNIQUE (run, etip, round)
+         );
+         CREATE TABLE measure_outcomes (
+             id INTEGER PRIMARY KEY,
+             run INTEGER NOT NULL REFERENCES measure_runs(id),
+             etip TEXT NOT NULL,
+             payload TEXT NOT NULL,
+             recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+             UNIQUE (run, etip)
+         );",
+    )
 }
 
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
+    // Declared before `_lock` so that the connection closes before the lock is released.
     conn: Connection,
+    /// The locked `<path>.lock` of [`Store::open_exclusive`]; closing it releases the lock.
+    _lock: Option<File>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`, in WAL mode.
+    /// Opens (creating if needed) the store at `path`, in WAL mode, and brings it to the current
+    /// schema.
+    ///
+    /// Fails with [`StoreError::NewerSchema`] for a store written by a newer etip. Takes no lock:
+    /// see [`Store::open_exclusive`].
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let err = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(err)?;
+        let mut conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(err)?;
+        // Refuse a newer store before changing anything in it.
+        let found = user_version(&conn).map_err(err)?;
+        newer_check(path, found)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(err)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS mine_runs (
-                 id INTEGER PRIMARY KEY,
-                 key TEXT NOT NULL UNIQUE,
-                 params TEXT NOT NULL,
-                 created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
-             );
-             CREATE TABLE IF NOT EXISTS mine_decisions (
-                 id INTEGER PRIMARY KEY,
-                 run INTEGER NOT NULL REFERENCES mine_runs(id),
-                 sha TEXT NOT NULL,
-                 kept INTEGER NOT NULL,
-                 reason TEXT,
-                 detail TEXT,
-                 payload TEXT,
-                 diff_hash TEXT,
-                 UNIQUE (run, sha)
-             );",
-        )
-        .map_err(err)?;
-        // Decisions are appended in rowid order with a small (run, sha) index beside them. Stores
-        // written before kept them in a table ordered by (run, sha): a kept commit's payload
-        // (a kilobyte or two) then lands at a random place, and every batch rewrote most pages.
-        // Their decisions move over once, so that an interrupted run still resumes.
-        let old: bool = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'mine_commits'",
-                [],
-                |r| r.get(0),
-            )
+        migrate(&mut conn, path)?;
+        // Only after migrating: a store of an earlier etip may hold decisions of runs that are
+        // gone (keys were never enforced), and moving them over must not fail.
+        conn.pragma_update(None, "foreign_keys", true)
             .map_err(err)?;
-        if old {
-            conn.execute_batch(
-                "BEGIN IMMEDIATE;
-                 INSERT OR IGNORE INTO mine_decisions (run, sha, kept, reason, detail, payload, diff_hash)
-                     SELECT run, sha, kept, reason, detail, payload, diff_hash FROM mine_commits;
-                 DROP TABLE mine_commits;
-                 COMMIT;",
-            )
-            .map_err(err)?;
-        }
-        Ok(Self { conn })
+        Ok(Self { conn, _lock: None })
     }
 
-    /// The id of the mine run with this key, created with `params` (JSON, informative) if new.
-    pub fn mine_run(&mut self, key: &str, params: &str) -> Result<i64, StoreError> {
-        self.conn
-            .execute(
-                "INSERT OR IGNORE INTO mine_runs (key, params) VALUES (?1, ?2)",
-                params![key, params],
-            )
-            .map_err(q("create mine run"))?;
-        self.conn
-            .query_row("SELECT id FROM mine_runs WHERE key = ?1", [key], |r| {
-                r.get(0)
-            })
-            .map_err(q("find mine run"))
-    }
-
-    /// SHAs already decided in `run`.
-    pub fn decided(&self, run: i64) -> Result<HashSet<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT sha FROM mine_decisions WHERE run = ?1")
-            .map_err(q("list decided commits"))?;
-        let rows = stmt
-            .query_map([run], |r| r.get::<_, String>(0))
-            .map_err(q("list decided commits"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(q("list decided commits"))
-    }
-
-    /// Records decisions in one transaction (a rerun that decides a commit again overwrites it).
-    pub fn record_commits(&mut self, run: i64, records: &[CommitRecord]) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(q("begin recording commits"))?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO mine_decisions
-                     (run, sha, kept, reason, detail, payload, diff_hash)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(q("prepare recording commits"))?;
-            for r in records {
-                stmt.execute(params![
-                    run,
-                    r.sha,
-                    r.kept,
-                    r.reason,
-                    r.detail,
-                    r.payload,
-                    r.diff_hash
-                ])
-                .map_err(q("record a commit"))?;
+    /// Like [`Store::open`], and also holds an exclusive lock on the sibling file `<path>.lock`
+    /// for the lifetime of the returned store.
+    ///
+    /// Fails at once with [`StoreError::Locked`] if another process (or another store of this
+    /// process) holds it. The lock file is created if missing (never truncated, and never through
+    /// a symbolic link); an existing one that is not a regular file is refused.
+    pub fn open_exclusive(path: &Path) -> Result<Self, StoreError> {
+        let lock_path = lock_path(path);
+        let lock = open_lock_file(&lock_path).map_err(|source| StoreError::LockFile {
+            path: lock_path.clone(),
+            source,
+        })?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Locked {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(StoreError::LockFile {
+                    path: lock_path,
+                    source,
+                });
             }
         }
-        tx.commit().map_err(q("commit recorded commits"))
+        let mut store = Self::open(path)?;
+        store._lock = Some(lock);
+        Ok(store)
     }
 
-    /// Every decision of `run` (unordered: callers order them by history).
-    pub fn commits(&self, run: i64) -> Result<Vec<CommitRecord>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_decisions WHERE run = ?1",
-            )
-            .map_err(q("read decisions"))?;
-        let rows = stmt
-            .query_map([run], row_to_record)
-            .map_err(q("read decisions"))?;
-        rows.collect::<Result<_, _>>().map_err(q("read decisions"))
-    }
-
-    /// The decision about one commit of `run`, if recorded.
-    pub fn commit(&self, run: i64, sha: &str) -> Result<Option<CommitRecord>, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT sha, kept, reason, detail, payload, diff_hash FROM mine_decisions
-                 WHERE run = ?1 AND sha = ?2",
-                params![run, sha],
-                row_to_record,
-            )
-            .optional()
-            .map_err(q("read one decision"))
+    /// The schema version of the open store (after [`Store::open`], [`SCHEMA_VERSION`]).
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        user_version(&self.conn).map_err(q("read the schema version"))
     }
 }
 
-fn row_to_record(r: &rusqlite::Row) -> rusqlite::Result<CommitRecord> {
-    Ok(CommitRecord {
-        sha: r.get(0)?,
-        kept: r.get(1)?,
-        reason: r.get(2)?,
-        detail: r.get(3)?,
-        payload: r.get(4)?,
-        diff_hash: r.get(5)?,
-    })
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+fn newer_check(path: &Path, found: i64) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Applies the migrations the store lacks, each in its own write transaction that also sets
+/// `user_version`. The version is read again inside each transaction, so that two processes
+/// opening the same old store at once apply each migration once.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    for (i, step) in MIGRATIONS.iter().enumerate() {
+        let version = i as i64 + 1;
+        let err = |source| StoreError::Migrate {
+            path: path.to_path_buf(),
+            version,
+            source,
+        };
+        if user_version(conn).map_err(err)? >= version {
+            continue;
+        }
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let found = user_version(&tx).map_err(err)?;
+        newer_check(path, found)?;
+        if found >= version {
+            continue;
+        }
+        step(&tx).map_err(err)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+    }
+    Ok(())
+}
+
+/// `<path>.lock`: the state file's name with `.lock` appended.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// Opens the lock file read/write, creating it if missing, without truncating it and without
+/// following a symbolic link into something else.
+///
+/// A new file is created with `create_new` (`O_CREAT | O_EXCL`, which never follows a link). An
+/// existing path must be a regular file (not a link, FIFO, device, directory); after opening it,
+/// the opened file must still be the one the path names, which catches a swap in between.
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    let not_regular = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it exists and is not a regular file; remove it or use another --state file",
+        )
+    };
+    // A few attempts, for a file deleted between finding it exists and opening it.
+    for _ in 0..8 {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let before = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        if !before.file_type().is_file() {
+            return Err(not_regular());
+        }
+        let f = match OpenOptions::new().read(true).write(true).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let opened = f.metadata()?;
+        let now = std::fs::symlink_metadata(path)?;
+        if !opened.file_type().is_file() || !now.file_type().is_file() || !same_file(&opened, &now)
+        {
+            return Err(not_regular());
+        }
+        return Ok(f);
+    }
+    Err(io::Error::other(
+        "it keeps being created and deleted by someone else",
+    ))
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    // Without a portable file identity, rely on the checks of the file types.
+    true
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A store written by an earlier etip (decisions in a `WITHOUT ROWID` table) opens with its
-    /// decisions, so that an interrupted run resumes across the upgrade.
+    fn tables(path: &Path) -> Vec<String> {
+        let conn = Connection::open(path).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    fn version_of(path: &Path) -> i64 {
+        user_version(&Connection::open(path).unwrap()).unwrap()
+    }
+
     #[test]
-    fn stores_of_earlier_versions_keep_their_decisions() {
+    fn a_new_file_gets_the_current_schema() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.sqlite");
+        let path = dir.path().join("new.sqlite");
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 2);
+        drop(s);
+        assert_eq!(version_of(&path), 2);
+        assert_eq!(
+            tables(&path),
+            [
+                "measure_outcomes",
+                "measure_rounds",
+                "measure_runs",
+                "mine_decisions",
+                "mine_runs"
+            ]
+        );
+        // Reopening changes nothing.
+        drop(Store::open(&path).unwrap());
+        assert_eq!(version_of(&path), 2);
+    }
+
+    /// A store of an etip from before versioning (user_version 0, today's mining tables) keeps its
+    /// decisions.
+    #[test]
+    fn an_unversioned_store_with_tables_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v0.sqlite");
         {
             let conn = Connection::open(&path).unwrap();
+            let tx = conn.unchecked_transaction().unwrap();
+            migrate_v1_mining(&tx).unwrap();
+            tx.commit().unwrap();
             conn.execute_batch(
-                "CREATE TABLE mine_runs (
+                "INSERT INTO mine_runs (key, params) VALUES ('k', '{}');
+                 INSERT INTO mine_decisions (run, sha, kept, detail, payload, diff_hash)
+                     VALUES (1, 'aaa', 1, 'A.m', '{}', 'h');",
+            )
+            .unwrap();
+            assert_eq!(user_version(&conn).unwrap(), 0);
+        }
+        let mut s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), 2);
+        let run = s.mine_run("k", "{}").unwrap();
+        assert_eq!(run, 1);
+        assert!(s.commit(run, "aaa").unwrap().unwrap().kept);
+    }
+
+    /// A store written by etip at schema 1 gains the measurement tables and keeps its rows.
+    #[test]
+    fn a_v1_store_is_upgraded_to_v2_keeping_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        {
+            // Schema 1 as released, written out rather than taken from `migrate_v1_mining`.
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 CREATE TABLE mine_runs (
                      id INTEGER PRIMARY KEY,
                      key TEXT NOT NULL UNIQUE,
                      params TEXT NOT NULL,
                      created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
                  );
-                 CREATE TABLE mine_commits (
+                 CREATE TABLE mine_decisions (
+                     id INTEGER PRIMARY KEY,
                      run INTEGER NOT NULL REFERENCES mine_runs(id),
                      sha TEXT NOT NULL,
                      kept INTEGER NOT NULL,
@@ -281,78 +512,163 @@ mod tests {
                      detail TEXT,
                      payload TEXT,
                      diff_hash TEXT,
-                     PRIMARY KEY (run, sha)
-                 ) WITHOUT ROWID;
-                 INSERT INTO mine_runs (key, params) VALUES ('k', '{}');
-                 INSERT INTO mine_commits VALUES (1, 'aaa', 0, 'test_file', 'src/test/A.java', NULL, NULL);
-                 INSERT INTO mine_commits VALUES (1, 'bbb', 1, NULL, 'A.m', '{\"x\":1}', 'h1');",
+                     UNIQUE (run, sha)
+                 );
+                 INSERT INTO mine_runs (key, params) VALUES ('a', '{\"p\":1}'), ('b', '{}');
+                 INSERT INTO mine_decisions (run, sha, kept, reason, detail)
+                     VALUES (1, 'x', 0, 'test_file', 'T.java'), (2, 'y', 0, 'empty_diff', '');
+                 PRAGMA user_version = 1;",
             )
             .unwrap();
         }
-        for reopened in 0..2 {
+        {
             let mut s = Store::open(&path).unwrap();
-            let run = s.mine_run("k", "{}").unwrap();
-            assert_eq!(run, 1);
-            let decided = s.decided(run).unwrap();
-            assert_eq!(decided.len(), 2 + reopened);
-            let b = s.commit(run, "bbb").unwrap().unwrap();
-            assert!(b.kept);
-            assert_eq!(b.payload.as_deref(), Some("{\"x\":1}"));
-            assert_eq!(b.diff_hash.as_deref(), Some("h1"));
-            let a = s.commit(run, "aaa").unwrap().unwrap();
-            assert_eq!(a.reason.as_deref(), Some("test_file"));
-            // The old table is gone; new decisions go to the new one.
-            if reopened == 0 {
-                s.record_commits(run, &[CommitRecord::rejected("ccc", "empty_diff", "")])
-                    .unwrap();
-            }
+            assert_eq!(s.schema_version().unwrap(), 2);
+            let a = s.mine_run("a", "{}").unwrap();
+            let b = s.mine_run("b", "{}").unwrap();
+            assert_eq!((a, b), (1, 2));
+            assert_eq!(
+                s.commit(a, "x").unwrap().unwrap().reason.as_deref(),
+                Some("test_file")
+            );
+            assert_eq!(s.commits(b).unwrap().len(), 1);
+            let m = s.measure_run("m", "{}").unwrap();
+            s.record_round(m, "e", 1, "{}").unwrap();
         }
         let conn = Connection::open(&path).unwrap();
-        let tables: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE name = 'mine_commits'",
-                [],
-                |r| r.get(0),
-            )
+        let params: String = conn
+            .query_row("SELECT params FROM mine_runs WHERE key = 'a'", [], |r| {
+                r.get(0)
+            })
             .unwrap();
-        assert_eq!(tables, 0);
+        assert_eq!(params, "{\"p\":1}");
         let rows: i64 = conn
             .query_row("SELECT count(*) FROM mine_decisions", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(rows, 3);
+        assert_eq!(rows, 2);
+    }
+
+    /// A migration that fails leaves the store at the version before it, with nothing of it
+    /// applied.
+    #[test]
+    fn a_failed_migration_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            let tx = conn.unchecked_transaction().unwrap();
+            migrate_v1_mining(&tx).unwrap();
+            // Makes version 2 fail half-way (its first table is created, its second is not).
+            tx.execute_batch("CREATE TABLE measure_rounds (x); PRAGMA user_version = 1;")
+                .unwrap();
+            tx.commit().unwrap();
+        }
+        let e = Store::open(&path).unwrap_err();
+        assert!(matches!(e, StoreError::Migrate { version: 2, .. }), "{e:?}");
+        assert_eq!(version_of(&path), 1);
+        assert_eq!(
+            tables(&path),
+            ["measure_rounds", "mine_decisions", "mine_runs"]
+        );
     }
 
     #[test]
-    fn records_survive_reopen_and_runs_are_separate() {
+    fn a_store_of_a_newer_etip_is_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.sqlite");
+        let path = dir.path().join("newer.sqlite");
+        let newer = SCHEMA_VERSION + 1;
         {
-            let mut s = Store::open(&path).unwrap();
-            let a = s.mine_run("a", "{}").unwrap();
-            let b = s.mine_run("b", "{}").unwrap();
-            assert_ne!(a, b);
-            assert_eq!(s.mine_run("a", "{}").unwrap(), a);
-            s.record_commits(
-                a,
-                &[
-                    CommitRecord::rejected("1", "test_file", "x"),
-                    CommitRecord::kept("2", "{}".into(), "h".into(), "f".into()),
-                ],
-            )
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(&format!(
+                "CREATE TABLE future (x); PRAGMA user_version = {newer};"
+            ))
             .unwrap();
         }
-        let mut s = Store::open(&path).unwrap();
-        let a = s.mine_run("a", "{}").unwrap();
-        let b = s.mine_run("b", "{}").unwrap();
-        assert_eq!(s.decided(a).unwrap().len(), 2);
-        assert!(s.decided(b).unwrap().is_empty());
-        let two = s.commit(a, "2").unwrap().unwrap();
-        assert!(two.kept);
-        assert_eq!(two.diff_hash.as_deref(), Some("h"));
-        // Re-deciding overwrites instead of duplicating.
-        s.record_commits(a, &[CommitRecord::rejected("2", "duplicate", "")])
-            .unwrap();
-        assert_eq!(s.commits(a).unwrap().len(), 2);
-        assert!(!s.commit(a, "2").unwrap().unwrap().kept);
+        for open in [Store::open, Store::open_exclusive] {
+            let e = open(&path).unwrap_err();
+            assert!(
+                matches!(e, StoreError::NewerSchema { found, known, .. }
+                    if found == newer && known == SCHEMA_VERSION),
+                "{e:?}"
+            );
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!(
+                    "written by a newer etip (schema {newer}, this etip knows up to {SCHEMA_VERSION}); \
+                     use a newer etip or another --state file"
+                )),
+                "{msg}"
+            );
+        }
+        assert_eq!(version_of(&path), newer);
+        assert_eq!(tables(&path), ["future"]);
+    }
+
+    #[test]
+    fn a_second_exclusive_open_fails_until_the_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let first = Store::open_exclusive(&path).unwrap();
+        assert!(dir.path().join("state.sqlite.lock").is_file());
+        let e = Store::open_exclusive(&path).unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Locked { path: p } if *p == path),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .contains("another etip run is using the state file"),
+            "{e}"
+        );
+        // A plain open (e.g. a read-only report) is not blocked.
+        drop(Store::open(&path).unwrap());
+        drop(first);
+        let again = Store::open_exclusive(&path).unwrap();
+        assert!(matches!(
+            Store::open_exclusive(&path),
+            Err(StoreError::Locked { .. })
+        ));
+        drop(again);
+        drop(Store::open_exclusive(&path).unwrap());
+    }
+
+    #[test]
+    fn an_existing_lock_file_is_reused_without_truncating_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let lock = dir.path().join("state.sqlite.lock");
+        std::fs::write(&lock, "keep").unwrap();
+        drop(Store::open_exclusive(&path).unwrap());
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), "keep");
+    }
+
+    #[test]
+    fn a_lock_path_that_is_not_a_regular_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        std::fs::create_dir(dir.path().join("state.sqlite.lock")).unwrap();
+        let e = Store::open_exclusive(&path).unwrap_err();
+        assert!(matches!(e, StoreError::LockFile { .. }), "{e:?}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_path_that_is_a_symlink_is_refused_and_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite");
+        let target = dir.path().join("elsewhere");
+        // Dangling: following it would create `elsewhere`.
+        std::os::unix::fs::symlink(&target, dir.path().join("state.sqlite.lock")).unwrap();
+        let e = Store::open_exclusive(&path).unwrap_err();
+        assert!(matches!(e, StoreError::LockFile { .. }), "{e:?}");
+        assert!(!target.exists());
+        // Pointing at a regular file: still refused, and the file is untouched.
+        std::fs::write(&target, "data").unwrap();
+        assert!(matches!(
+            Store::open_exclusive(&path),
+            Err(StoreError::LockFile { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "data");
     }
 }

@@ -25,12 +25,14 @@
 //! env_setup = ["ln -s /usr/share/maven-repo /opt/etip/m2"]
 //! resolve_goals = ["test", "-DfailIfNoTests=false", "-Dsurefire.failIfNoSpecifiedTests=false"]   # env layer; skipped when args has -o
 //! compile_goals = ["test-compile"]
+//! test_args = []               # extra arguments of the timed test runs (etip measure)
 //!
 //! [python]
 //! default_version = "3.11"
 //! base_images = { "3.11" = "bootstrap" }  # or "python:{version}"
 //! deps_command = ""             # run in the env layer with the env venv active
 //! install_command = "python -m pip install --no-build-isolation --no-deps -e ."
+//! test_args = []
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -81,6 +83,8 @@ pub struct JavaConfig {
     pub env_setup: Vec<String>,
     pub resolve_goals: Vec<String>,
     pub compile_goals: Vec<String>,
+    /// Extra arguments of the timed test runs of `etip measure` (e.g. `-DforkCount=0`).
+    pub test_args: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +94,8 @@ pub struct PythonConfig {
     pub base_images: BTreeMap<String, String>,
     pub deps_command: String,
     pub install_command: String,
+    /// Extra arguments of the timed pytest runs of `etip measure`.
+    pub test_args: Vec<String>,
 }
 
 impl Default for BuildConfig {
@@ -156,6 +162,7 @@ impl Default for JavaConfig {
             .map(String::from)
             .to_vec(),
             compile_goals: vec!["test-compile".into()],
+            test_args: Vec::new(),
         }
     }
 }
@@ -167,6 +174,7 @@ impl Default for PythonConfig {
             base_images: BTreeMap::from([("3.11".into(), BOOTSTRAP.into())]),
             deps_command: String::new(),
             install_command: "python -m pip install --no-build-isolation --no-deps -e .".into(),
+            test_args: Vec::new(),
         }
     }
 }

@@ -27,11 +27,13 @@
 
 pub mod base;
 pub mod config;
-pub mod detect;
+pub use etip_toolchain::detect;
 pub mod git;
+pub mod instance;
 pub mod spec;
 
 use config::{BOOTSTRAP, BuildConfig};
+use etip_core::measure::Version;
 use etip_core::instance::{
     BuildOutcome, FailureKind, InstanceStatus, Language, Layer, LayerKind, Toolchain,
 };
@@ -322,7 +324,7 @@ impl Builder {
     }
 
     fn log_dir(&self, id: &str) -> PathBuf {
-        self.out.join("logs").join(spec::id_slug(id))
+        self.out.join("logs").join(instance::log_slug(id))
     }
 
     /// Builds one ETIP and records its status (never fails: failures are in the status).
@@ -354,6 +356,7 @@ impl Builder {
             original_dir: spec::ORIGINAL_DIR.into(),
             patched_dir: spec::PATCHED_DIR.into(),
             env: BTreeMap::new(),
+            modules: Vec::new(),
             build_secs: 0.0,
         };
         let result = self.build_inner(etip, &dir, &mut status, &mut log, on_event);
@@ -439,11 +442,25 @@ impl Builder {
                 .unwrap_or_else(|| "default".into()),
             build_tool: tool_of(&tree),
         });
-        for (v, t) in [("original", &tree), ("patched", &patched_tree)] {
+        let modules = etip
+            .changed_modules
+            .clone()
+            .unwrap_or_else(|| changed_modules(lang, &tree, &patched_tree));
+        let ispec = instance::InstanceSpec::new(
+            &self.cfg,
+            &etip.id,
+            lang,
+            &base_commit,
+            &patched_commit,
+            [&tool_of(&tree), &tool_of(&patched_tree)],
+            modules,
+        );
+        for v in [Version::Original, Version::Patched] {
             status
                 .env
-                .insert(v.into(), spec::run_env(&self.cfg, lang, v, &tool_of(t)));
+                .insert(v.as_str().into(), ispec.version(v).env.clone());
         }
+        status.modules = ispec.modules.clone();
         let base = self.base_layer(&base_ref, log)?;
         on_event(&Event::Layer {
             id: etip.id.clone(),
@@ -897,6 +914,49 @@ impl Builder {
             reused,
         })
     }
+}
+
+/// Modules of the files that differ between the two trees (added, removed or changed).
+fn changed_modules(
+    lang: Language,
+    original: &[git::TreeEntry],
+    patched: &[git::TreeEntry],
+) -> Vec<String> {
+    let a: HashMap<&str, &str> = original
+        .iter()
+        .map(|e| (e.path.as_str(), e.blob.as_str()))
+        .collect();
+    let b: HashMap<&str, &str> = patched
+        .iter()
+        .map(|e| (e.path.as_str(), e.blob.as_str()))
+        .collect();
+    let poms: std::collections::HashSet<&str> = original
+        .iter()
+        .chain(patched)
+        .filter_map(|e| {
+            if e.path == "pom.xml" {
+                Some("")
+            } else {
+                e.path.strip_suffix("/pom.xml")
+            }
+        })
+        .collect();
+    let mut changed: Vec<&str> = a
+        .iter()
+        .filter(|(p, blob)| b.get(*p) != Some(*blob))
+        .map(|(p, _)| *p)
+        .chain(b.keys().filter(|p| !a.contains_key(*p)).copied())
+        .filter(|p| etip_toolchain::paths::is_source(lang, p))
+        .collect();
+    changed.sort();
+    let mut modules: Vec<String> = changed
+        .iter()
+        .map(|p| etip_toolchain::paths::module_of(lang, p, &mut |d| poms.contains(d)))
+        .filter(|m| !m.is_empty())
+        .collect();
+    modules.sort();
+    modules.dedup();
+    modules
 }
 
 fn detect_version_key(v: &str) -> Vec<u64> {

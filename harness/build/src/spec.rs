@@ -2,7 +2,7 @@
 //! and instance layers (SWE-bench's `TestSpec` idea).
 
 use crate::config::BuildConfig;
-use etip_core::instance::Language;
+use etip_core::Language;
 use sha2::{Digest, Sha256};
 
 /// Bumped whenever the generated Dockerfiles or scripts change meaning.
@@ -38,26 +38,7 @@ fn words(v: &[String]) -> String {
     v.iter().map(|w| sh_quote(w)).collect::<Vec<_>>().join(" ")
 }
 
-/// Is this repository file a build descriptor that the env layer needs?
-pub fn is_descriptor(lang: Language, path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    match lang {
-        Language::Java => {
-            (name == "pom.xml" && !path.contains("/src/") && !path.starts_with("src/"))
-                || path.starts_with(".mvn/")
-                || path == "mvnw"
-        }
-        Language::Python => {
-            !path.contains('/')
-                && (matches!(
-                    name,
-                    "pyproject.toml" | "setup.cfg" | "setup.py" | "Pipfile" | "Pipfile.lock"
-                ) || name == "poetry.lock"
-                    || (name.starts_with("requirements") && name.ends_with(".txt"))
-                    || (name.starts_with("constraints") && name.ends_with(".txt")))
-        }
-    }
-}
+pub use etip_toolchain::descriptors::is_descriptor;
 
 /// Maven arguments of the configuration (including `-s` when a settings file is configured).
 pub fn maven_args(cfg: &BuildConfig) -> Vec<String> {
@@ -286,21 +267,6 @@ pub fn id_slug(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn descriptors() {
-        assert!(is_descriptor(Language::Java, "pom.xml"));
-        assert!(is_descriptor(Language::Java, "core/pom.xml"));
-        assert!(is_descriptor(Language::Java, ".mvn/jvm.config"));
-        assert!(!is_descriptor(
-            Language::Java,
-            "core/src/test/resources/pom.xml"
-        ));
-        assert!(!is_descriptor(Language::Java, "src/Main.java"));
-        assert!(is_descriptor(Language::Python, "pyproject.toml"));
-        assert!(is_descriptor(Language::Python, "requirements-dev.txt"));
-        assert!(!is_descriptor(Language::Python, "pkg/setup.py"));
-    }
 
     #[test]
     fn quoting() {

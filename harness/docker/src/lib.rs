@@ -8,7 +8,10 @@
 //!   as a layer on its parent, without `docker commit` ([`Engine::build_layer`], [`layer`]),
 //! - inspect, tag, list and remove images and containers by label,
 //! - run a command in a fresh container with a disabled network, CPU/memory limits and a time limit,
-//!   collecting its exit code and logs and always removing the container ([`Engine::run`]).
+//!   collecting its exit code and logs and always removing the container ([`Engine::run`]),
+//! - keep a container running as a session and time commands in it ([`Engine::start_session`],
+//!   [`Engine::exec`], [`Engine::copy_out`], [`Engine::stop_session`], see [`session`]),
+//! - describe the engine and its host for measurement records ([`Engine::describe`]).
 //!
 //! Every image and container etip creates carries the label [`LABEL_MANAGED`]` = "true"` plus
 //! `etip.kind` and `etip.namespace`, so [`Engine::clean`] can find and remove them.
@@ -40,11 +43,16 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 pub mod layer;
+pub mod session;
 pub use layer::TreeCache;
+pub use session::{
+    ExecOutput, ExecSpec, Extracted, HOST_GRACE, KILL_AFTER, KIND_SESSION, OUTPUT_CAP, Session,
+    SessionSpec, extract_tar,
+};
 
 /// Label present (value `"true"`) on every image and container etip creates.
 pub const LABEL_MANAGED: &str = "etip.managed";
-/// Label with the kind of object: `base`, `env`, `instance` or `run`.
+/// Label with the kind of object: `base`, `env`, `instance`, `run` or `session`.
 pub const LABEL_KIND: &str = "etip.kind";
 /// Label with the namespace (lets tests and users separate their objects).
 pub const LABEL_NAMESPACE: &str = "etip.namespace";
@@ -78,6 +86,8 @@ pub enum EngineError {
     },
     #[error("building image {tag} timed out after {secs} s")]
     BuildTimeout { tag: String, secs: u64, log: String },
+    #[error("session {id}: {detail}")]
+    Session { id: String, detail: String },
     #[error("{action} failed on {object}: {source}")]
     Api {
         action: &'static str,
@@ -281,6 +291,50 @@ pub struct RunOutput {
     pub duration: Duration,
 }
 
+/// Facts about the engine and its host, for recording next to measurements ([`Engine::describe`]).
+/// Fields the engine did not report are empty (or 0).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// Engine version (e.g. `20.10.24+dfsg1`).
+    pub server_version: String,
+    /// API version the engine speaks (its newest).
+    pub api_version: String,
+    pub kernel: String,
+    /// The host's operating system (e.g. `Debian GNU/Linux 12 (bookworm)`).
+    pub os: String,
+    pub architecture: String,
+    /// CPUs the engine sees.
+    pub ncpu: i64,
+    /// Memory of the host in bytes.
+    pub mem_total: i64,
+    pub storage_driver: String,
+    /// `1` or `2`.
+    pub cgroup_version: String,
+    /// `cgroupfs` or `systemd`.
+    pub cgroup_driver: String,
+    /// The default OCI runtime (e.g. `runc`).
+    pub runtime: String,
+}
+
+impl EngineInfo {
+    /// The facts as a JSON object (field names as in the struct).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "server_version": self.server_version,
+            "api_version": self.api_version,
+            "kernel": self.kernel,
+            "os": self.os,
+            "architecture": self.architecture,
+            "ncpu": self.ncpu,
+            "mem_total": self.mem_total,
+            "storage_driver": self.storage_driver,
+            "cgroup_version": self.cgroup_version,
+            "cgroup_driver": self.cgroup_driver,
+            "runtime": self.runtime,
+        })
+    }
+}
+
 /// What [`Engine::clean`] removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CleanReport {
@@ -316,6 +370,43 @@ impl Engine {
         let docker = docker.negotiate_version().await.map_err(unreachable)?;
         docker.ping().await.map_err(unreachable)?;
         Ok(Engine { docker })
+    }
+
+    /// The engine's version and its host's kernel, OS, CPUs, memory, storage driver and cgroup
+    /// setup (the `/info` and `/version` endpoints).
+    pub async fn describe(&self) -> Result<EngineInfo, EngineError> {
+        let info = self
+            .docker
+            .info()
+            .await
+            .map_err(|e| EngineError::api("reading the engine's info", "the engine", e))?;
+        let version = self
+            .docker
+            .version()
+            .await
+            .map_err(|e| EngineError::api("reading the engine's version", "the engine", e))?;
+        Ok(EngineInfo {
+            server_version: info.server_version.or(version.version).unwrap_or_default(),
+            api_version: version.api_version.unwrap_or_default(),
+            kernel: info
+                .kernel_version
+                .or(version.kernel_version)
+                .unwrap_or_default(),
+            os: info.operating_system.unwrap_or_default(),
+            architecture: info.architecture.or(version.arch).unwrap_or_default(),
+            ncpu: info.ncpu.unwrap_or(0),
+            mem_total: info.mem_total.unwrap_or(0),
+            storage_driver: info.driver.unwrap_or_default(),
+            cgroup_version: info
+                .cgroup_version
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            cgroup_driver: info
+                .cgroup_driver
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            runtime: info.default_runtime.unwrap_or_default(),
+        })
     }
 
     /// The underlying bollard client, for calls this crate does not wrap.

@@ -17,11 +17,12 @@
 //! ```
 
 pub mod java_layout;
-pub mod profile;
+/// Path knowledge lives in `etip-toolchain` (shared with the harness); re-exported here.
+pub use etip_toolchain::paths as profile;
 pub mod semantic;
 pub mod window;
 
-pub use etip_core::candidate::Language;
+pub use etip_core::Language;
 
 /// Errors of the language layer.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,6 @@
 //! Path knowledge per language: source files, test files, modules, qualified-name prefixes and build tools.
 
-use etip_core::candidate::Language;
+use etip_core::Language;
 
 /// True when `path` (repository-relative, `/`-separated) is a source file of `lang`
 /// (`.java`; `.py` — stubs `.pyi` are not sources).

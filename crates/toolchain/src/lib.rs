@@ -1,0 +1,22 @@
+//! Language facts that both halves of etip need, without tree-sitter: the miners ask which paths are
+//! sources, tests and modules; the harness asks which toolchain a repository wants, which files are
+//! build descriptors and how to run (and read) its tests.
+//!
+//! - [`paths`]: source and test files, modules, qualified-name prefixes, build tools of a repository;
+//! - [`detect`]: the JDK or Python version a repository asks for, read from its files;
+//! - [`descriptors`]: which files the env layer needs to resolve dependencies;
+//! - [`tests`]: the test command of a version (Maven Surefire, pytest) and where its XML reports land.
+//!
+//! ```
+//! use etip_core::Language;
+//! use etip_toolchain::paths;
+//! assert!(paths::is_test(Language::Java, "core/src/test/java/a/B.java"));
+//! assert!(!paths::is_test(Language::Java, "core/src/main/java/a/Latest.java"));
+//! ```
+
+pub mod descriptors;
+pub mod detect;
+pub mod paths;
+pub mod tests;
+
+pub use etip_core::Language;

@@ -1,0 +1,255 @@
+//! The one spec object per instance (SWE-bench's `TestSpec` idea): where each version's tree lives,
+//! the environment its tools run with, its build tool, the modules to test, the image and log
+//! folder names, and the test command of each version. `etip build` makes it while building and
+//! records its facts in `status.json`; `etip measure` (and later `etip eval`) rebuilds it from that
+//! status with [`InstanceSpec::from_status`], so the three commands share one definition.
+
+use crate::config::BuildConfig;
+use crate::spec;
+use etip_core::Language;
+use etip_core::instance::InstanceStatus;
+use etip_core::measure::Version;
+use etip_toolchain::tests::{Selection, TestCommand, TestCommandSpec, test_command};
+use sha2::{Digest, Sha256};
+
+/// Where pytest writes its report inside a container session.
+pub const PYTEST_REPORT: &str = "/tmp/etip-reports/pytest.xml";
+
+/// One version of an instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionSpec {
+    /// Absolute path of the tree inside the image.
+    pub tree: String,
+    /// Environment of the build tool and the tests (`KEY=value`).
+    pub env: Vec<String>,
+    /// `./mvnw`, `mvn`, a configured Maven command, or `pip`.
+    pub build_tool: String,
+}
+
+/// Everything build, measure and eval need to know about one instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceSpec {
+    pub id: String,
+    pub language: Language,
+    pub base_commit: String,
+    pub patched_commit: String,
+    /// The instance image, once built.
+    pub image: Option<String>,
+    pub original: VersionSpec,
+    pub patched: VersionSpec,
+    /// Maven arguments of every Maven run (offline flag, local repository, settings).
+    pub maven_args: Vec<String>,
+    /// Extra arguments of the timed test runs (configuration `java.test_args`/`python.test_args`).
+    pub test_args: Vec<String>,
+    /// Modules the change touches (Maven module folders; Python packages).
+    pub modules: Vec<String>,
+}
+
+impl InstanceSpec {
+    /// The spec of an instance about to be built.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cfg: &BuildConfig,
+        id: &str,
+        language: Language,
+        base_commit: &str,
+        patched_commit: &str,
+        tools: [&str; 2],
+        modules: Vec<String>,
+    ) -> InstanceSpec {
+        let version = |v: Version, tool: &str| VersionSpec {
+            tree: match v {
+                Version::Original => spec::ORIGINAL_DIR.to_string(),
+                Version::Patched => spec::PATCHED_DIR.to_string(),
+            },
+            env: spec::run_env(cfg, language, v.as_str(), tool),
+            build_tool: tool.to_string(),
+        };
+        InstanceSpec {
+            id: id.to_string(),
+            language,
+            base_commit: base_commit.to_string(),
+            patched_commit: patched_commit.to_string(),
+            image: None,
+            original: version(Version::Original, tools[0]),
+            patched: version(Version::Patched, tools[1]),
+            maven_args: spec::maven_args(cfg),
+            test_args: match language {
+                Language::Java => cfg.java.test_args.clone(),
+                Language::Python => cfg.python.test_args.clone(),
+            },
+            modules,
+        }
+    }
+
+    /// The spec of a built instance, from its status and the build configuration.
+    pub fn from_status(status: &InstanceStatus, cfg: &BuildConfig) -> InstanceSpec {
+        let tool = |v: Version| {
+            status
+                .env
+                .get(v.as_str())
+                .and_then(|env| {
+                    env.iter()
+                        .find_map(|kv| kv.strip_prefix("ETIP_BUILD_TOOL=").map(str::to_string))
+                })
+                .or_else(|| status.toolchain.as_ref().map(|t| t.build_tool.clone()))
+                .unwrap_or_else(|| match status.language {
+                    Language::Java => "mvn".to_string(),
+                    Language::Python => "pip".to_string(),
+                })
+        };
+        let (to, tp) = (tool(Version::Original), tool(Version::Patched));
+        let mut s = InstanceSpec::new(
+            cfg,
+            &status.id,
+            status.language,
+            &status.base_commit,
+            &status.patched_commit,
+            [&to, &tp],
+            status.modules.clone(),
+        );
+        s.image = status.image.clone();
+        s.original.tree = status.original_dir.clone();
+        s.patched.tree = status.patched_dir.clone();
+        for (v, vs) in [
+            (Version::Original, &mut s.original),
+            (Version::Patched, &mut s.patched),
+        ] {
+            if let Some(env) = status.env.get(v.as_str()) {
+                vs.env = env.clone();
+            }
+        }
+        s
+    }
+
+    pub fn version(&self, v: Version) -> &VersionSpec {
+        match v {
+            Version::Original => &self.original,
+            Version::Patched => &self.patched,
+        }
+    }
+
+    /// Paths a session of version `v` must not see: the other version's tree.
+    pub fn hidden(&self, v: Version) -> Vec<String> {
+        vec![self.version(v.other()).tree.clone()]
+    }
+
+    /// A readable, injective folder name for the instance: a slug of the id plus a short hash of
+    /// the exact id (so `a/b`, `A_B` and `a b` get different folders).
+    pub fn log_slug(&self) -> String {
+        log_slug(&self.id)
+    }
+
+    /// The default test selection: Java, the changed modules (the root project when the change
+    /// touches no module); Python, every test of the repository.
+    pub fn default_selection(&self) -> Selection {
+        match self.language {
+            Language::Java => Selection::Modules(if self.modules.is_empty() {
+                vec![String::new()]
+            } else {
+                self.modules.clone()
+            }),
+            Language::Python => Selection::All,
+        }
+    }
+
+    /// The test command of version `v` for a selection (see [`etip_toolchain::tests`]).
+    pub fn test_command(&self, v: Version, selection: &Selection, pytest_report: &str) -> TestCommand {
+        let vs = self.version(v);
+        let mut c = test_command(&TestCommandSpec {
+            language: self.language,
+            tree: &vs.tree,
+            build_tool: &vs.build_tool,
+            maven_args: &self.maven_args,
+            selection,
+            pytest_report,
+        });
+        if !self.test_args.is_empty() {
+            // Extra arguments go before the test targets (pytest) or at the end (Maven).
+            match self.language {
+                Language::Java => c.argv.extend(self.test_args.iter().cloned()),
+                Language::Python => {
+                    let at = c
+                        .argv
+                        .iter()
+                        .position(|a| a.starts_with("--junitxml="))
+                        .map_or(c.argv.len(), |i| i + 1);
+                    for (j, a) in self.test_args.iter().enumerate() {
+                        c.argv.insert(at + j, a.clone());
+                    }
+                }
+            }
+        }
+        c
+    }
+}
+
+/// See [`InstanceSpec::log_slug`].
+pub fn log_slug(id: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(id.as_bytes());
+    let hash = hex::encode(h.finalize());
+    format!("{}-{}", spec::id_slug(id), &hash[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_names_come_from_one_place() {
+        let cfg = BuildConfig::default();
+        let s = InstanceSpec::new(
+            &cfg,
+            "demo/x-1",
+            Language::Java,
+            "a",
+            "b",
+            ["mvn", "./mvnw"],
+            vec!["core".into()],
+        );
+        assert_eq!(s.hidden(Version::Patched), vec!["/work/original".to_string()]);
+        let c = s.test_command(Version::Patched, &s.default_selection(), PYTEST_REPORT);
+        assert_eq!(c.argv[..2], ["sh", "./mvnw"]);
+        assert_eq!(c.cwd, "/work/patched");
+        assert!(c.argv.contains(&"-o".to_string()));
+        assert_eq!(c.reports[0].path, "/work/patched/core/target/surefire-reports");
+        assert_ne!(log_slug("a/b"), log_slug("A_B"));
+        assert_ne!(log_slug("a/b"), log_slug("a b"));
+        assert!(log_slug("a/b").starts_with("a-b-"));
+    }
+
+    #[test]
+    fn status_round_trip() {
+        let cfg = BuildConfig::default();
+        let s = InstanceSpec::new(&cfg, "p", Language::Python, "a", "b", ["pip", "pip"], vec![]);
+        let status = InstanceStatus {
+            id: "p".into(),
+            language: Language::Python,
+            outcome: etip_core::instance::BuildOutcome::Built,
+            reason: None,
+            failure: None,
+            detail: None,
+            toolchain: None,
+            image: Some("etip/instance:p-1".into()),
+            layers: vec![],
+            base_commit: "a".into(),
+            patched_commit: "b".into(),
+            original_dir: s.original.tree.clone(),
+            patched_dir: s.patched.tree.clone(),
+            env: [
+                ("original".to_string(), s.original.env.clone()),
+                ("patched".to_string(), s.patched.env.clone()),
+            ]
+            .into(),
+            modules: vec![],
+            build_secs: 1.0,
+        };
+        let back = InstanceSpec::from_status(&status, &cfg);
+        assert_eq!(back.image.as_deref(), Some("etip/instance:p-1"));
+        assert_eq!(back.original, s.original);
+        let c = back.test_command(Version::Original, &back.default_selection(), PYTEST_REPORT);
+        assert!(c.argv.contains(&format!("--junitxml={PYTEST_REPORT}")));
+        assert!(back.original.env.iter().any(|e| e.starts_with("PATH=/opt/etip/venvs/original/bin")));
+    }
+}

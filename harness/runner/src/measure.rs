@@ -1,0 +1,449 @@
+//! `etip measure` as a library: built instances in, one [`Measurement`] per ETIP out.
+//!
+//! For each instance of `etip build`'s `status.jsonl`: an instance that was not built is reported
+//! as not executable (`build_failed`, with the build's reason); a built one gets its spec
+//! ([`etip_build::instance::InstanceSpec`]), a plan of two sessions and two test commands, the
+//! protocol ([`crate::protocol`]) and the verdicts ([`crate::verdict`]).
+//!
+//! Every completed round is stored in the SQLite store under a run key made of everything that
+//! shapes the rounds (image, sessions, test selection, order, A/A) — not the number of rounds and
+//! not the verdict thresholds: a re-run resumes from the stored rounds, runs only what is missing
+//! (e.g. `--rounds 40` after `--rounds 30`) and recomputes the verdicts, so changing `--min-impr`
+//! costs no new round. A not-executable outcome (a failing test, a timeout, a missing report) is
+//! stored too and not retried; an engine error is retried on the next run.
+
+use crate::executor::{Executor, Resources, SessionRequest};
+use crate::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, Stop};
+use crate::verdict::{self, VerdictConfig};
+use etip_build::config::BuildConfig;
+use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
+use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::measure::{
+    Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
+    Version,
+};
+use etip_store::Store;
+use etip_toolchain::tests::Selection;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+/// Which tests run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tests {
+    /// The changed modules (Java); every test of the repository (Python).
+    Modules,
+    All,
+    Classes(Vec<String>),
+}
+
+impl Tests {
+    pub fn describe(&self) -> String {
+        match self {
+            Tests::Modules => "modules".into(),
+            Tests::All => "all".into(),
+            Tests::Classes(c) => c.join(","),
+        }
+    }
+}
+
+/// Everything `etip measure` is asked to do.
+#[derive(Debug, Clone)]
+pub struct MeasureConfig {
+    pub protocol: ProtocolConfig,
+    pub verdict: VerdictConfig,
+    pub tests: Tests,
+    /// Both sides run the original version (A/A calibration).
+    pub aa: bool,
+    pub resources: Resources,
+    /// CPU sets of the two sessions (`None`: not pinned).
+    pub cpusets: Option<[String; 2]>,
+    /// Notes on the environment (pinning decisions), copied into every measurement.
+    pub notes: Vec<String>,
+    /// The build configuration the instances were built with (Maven arguments, ...).
+    pub build: BuildConfig,
+    /// Where per-ETIP log folders go (`<logs>/<slug>/`).
+    pub logs: Option<PathBuf>,
+    /// Forget stored rounds and outcomes and measure again.
+    pub force: bool,
+}
+
+/// Failures of the measurement as a whole (per-ETIP failures are in the measurements).
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error(transparent)]
+    Store(#[from] etip_store::StoreError),
+    #[error("{0}")]
+    Infeasible(String),
+}
+
+/// What is stored as an ETIP's outcome when it is not executable.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StoredStop {
+    reason: NotExecutable,
+    detail: String,
+}
+
+struct StoreSink<'a> {
+    store: &'a mut Store,
+    run: i64,
+    id: &'a str,
+}
+
+impl RoundSink for StoreSink<'_> {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
+        let json = serde_json::to_string(round).map_err(|e| e.to_string())?;
+        self.store
+            .record_round(self.run, self.id, round.summary.round as i64, &json)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Checks that the chosen rounds and p-value can give a significant verdict at all.
+pub fn feasibility(cfg: &MeasureConfig) -> Result<(), MeasureError> {
+    let n = cfg.protocol.max_rounds.unwrap_or(cfg.protocol.rounds);
+    let p = cfg.verdict.sign.p_val;
+    if !etip_stats::sign_test_feasible(n, p) {
+        return Err(MeasureError::Infeasible(format!(
+            "with {n} rounds no outcome can be significant at p < {p}: the smallest sign-test \
+             p-value of {n} rounds is {:.4} (all {n} rounds won); use more rounds (at least {}) \
+             or a larger --p-val",
+            etip_stats::min_sign_p_value(n),
+            (1..=200)
+                .find(|k| etip_stats::sign_test_feasible(*k, p))
+                .unwrap_or(200)
+        )));
+    }
+    Ok(())
+}
+
+/// The store key of an ETIP's rounds: everything that shapes a round.
+fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> (String, String) {
+    let order = match cfg.protocol.order {
+        Order::Alternate => "alternate".to_string(),
+        Order::Random { seed } => format!("random:{seed}"),
+    };
+    let params = serde_json::json!({
+        "id": status.id,
+        "image": status.image,
+        "layers": status.layers.iter().map(|l| l.image_id.clone()).collect::<Vec<_>>(),
+        "executor": executor,
+        "tests": cfg.tests.describe(),
+        "aa": cfg.aa,
+        "order": order,
+        "warmup": cfg.protocol.warmup,
+        "cpusets": cfg.cpusets,
+        "memory_mb": cfg.resources.memory_mb,
+        "cpus": cfg.resources.cpus,
+        "test_args": [cfg.build.java.test_args.clone(), cfg.build.python.test_args.clone()],
+        "maven_args": cfg.build.java.args,
+    });
+    let text = params.to_string();
+    let mut h = Sha256::new();
+    h.update(text.as_bytes());
+    (hex::encode(h.finalize()), text)
+}
+
+/// The plan of one built instance.
+pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Plan {
+    let spec = InstanceSpec::from_status(status, &cfg.build);
+    let selection = match &cfg.tests {
+        Tests::Modules => spec.default_selection(),
+        Tests::All => Selection::All,
+        Tests::Classes(c) => Selection::Classes(c.clone()),
+    };
+    let versions = if cfg.aa {
+        [Version::Original, Version::Original]
+    } else {
+        [Version::Original, Version::Patched]
+    };
+    let labels = if cfg.aa {
+        ["original", "original-b"]
+    } else {
+        ["original", "patched"]
+    };
+    let log_dir = cfg.logs.as_ref().map(|l| l.join(spec.log_slug()));
+    let side = |i: usize| {
+        let v = versions[i];
+        let vs = spec.version(v);
+        // In a container each session has its own /tmp; local sessions keep reports beside
+        // their tree.
+        let report = if executor == "docker" {
+            PYTEST_REPORT.to_string()
+        } else {
+            format!("{}.etip-reports/{}/pytest.xml", parent_of(&vs.tree), labels[i])
+        };
+        SidePlan {
+            version: v,
+            session: SessionRequest {
+                instance: status.id.clone(),
+                label: labels[i].to_string(),
+                image: status.image.clone(),
+                tree: vs.tree.clone(),
+                hidden: spec.hidden(v),
+                env: vs.env.clone(),
+                cpuset: cfg.cpusets.as_ref().map(|c| c[i].clone()),
+                resources: cfg.resources,
+            },
+            command: spec.test_command(v, &selection, &report),
+        }
+    };
+    Plan {
+        id: status.id.clone(),
+        sides: [side(0), side(1)],
+        log_dir,
+    }
+}
+
+fn parent_of(tree: &str) -> String {
+    match tree.trim_end_matches('/').rfind('/') {
+        Some(i) => tree[..=i].to_string(),
+        None => String::new(),
+    }
+}
+
+/// Progress of a whole measurement.
+pub trait MeasureProgress: Sync {
+    fn etip_started(&self, _id: &str) {}
+    fn round(&self, _id: &str, _round: usize, _total: usize) {}
+    fn etip_finished(&self, _m: &Measurement) {}
+}
+
+impl MeasureProgress for () {}
+
+struct RoundProgress<'a> {
+    id: &'a str,
+    inner: &'a dyn MeasureProgress,
+}
+
+impl protocol::Progress for RoundProgress<'_> {
+    fn round_started(&self, round: usize, total: usize) {
+        self.inner.round(self.id, round, total);
+    }
+}
+
+/// Measures one instance (see the module docs).
+pub fn measure_one(
+    executor: &dyn Executor,
+    store: &mut Store,
+    status: &InstanceStatus,
+    cfg: &MeasureConfig,
+    progress: &dyn MeasureProgress,
+) -> Result<Measurement, MeasureError> {
+    progress.etip_started(&status.id);
+    let env = environment(executor, cfg);
+    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
+        let m = record(
+            status,
+            cfg,
+            &env,
+            &[],
+            Some(Stop {
+                reason: NotExecutable::BuildFailed,
+                detail: format!(
+                    "the build failed: {}{}",
+                    status.reason.as_deref().unwrap_or("no image"),
+                    status
+                        .detail
+                        .as_deref()
+                        .map(|d| format!(" ({})", first_line(d)))
+                        .unwrap_or_default()
+                ),
+            }),
+        );
+        progress.etip_finished(&m);
+        return Ok(m);
+    }
+    let (key, params) = run_key(status, cfg, executor.name());
+    let run = store.measure_run(&key, &params)?;
+    if cfg.force {
+        store.forget_etip(run, &status.id)?;
+    }
+    let mut rounds: Vec<RoundResult> = Vec::new();
+    for r in store.rounds(run, &status.id)? {
+        match serde_json::from_str::<RoundResult>(&r.payload) {
+            Ok(round) => rounds.push(round),
+            Err(e) => tracing::warn!(
+                "{}: stored round {} is unreadable ({e}); it is measured again",
+                status.id,
+                r.round
+            ),
+        }
+    }
+    let stored_stop: Option<StoredStop> = store
+        .outcome(run, &status.id)?
+        .and_then(|s| serde_json::from_str(&s).ok());
+    let plan = plan(status, cfg, executor.name());
+    if let Some(dir) = &plan.log_dir {
+        write_commands(dir, &plan);
+    }
+    let more = |r: &[RoundResult]| verdict::needs_more_rounds(r, &cfg.verdict);
+    let stop = if let Some(s) = stored_stop {
+        Some(Stop {
+            reason: s.reason,
+            detail: s.detail,
+        })
+    } else if protocol::timed(&rounds) >= cfg.protocol.rounds
+        && (cfg.protocol.max_rounds.is_none_or(|m| protocol::timed(&rounds) >= m)
+            || !more(&rounds))
+    {
+        None
+    } else {
+        let mut sink = StoreSink {
+            store,
+            run,
+            id: &status.id,
+        };
+        let rp = RoundProgress {
+            id: &status.id,
+            inner: progress,
+        };
+        let result = protocol::run(
+            executor,
+            &plan,
+            &cfg.protocol,
+            rounds,
+            &mut sink,
+            &more,
+            &rp,
+        );
+        rounds = result.rounds;
+        if let Some(s) = &result.stop
+            && s.reason != NotExecutable::EngineError
+        {
+            let json = serde_json::to_string(&StoredStop {
+                reason: s.reason,
+                detail: s.detail.clone(),
+            })
+            .unwrap_or_default();
+            store.record_outcome(run, &status.id, &json)?;
+        }
+        result.stop
+    };
+    let m = record(status, cfg, &env, &rounds, stop);
+    progress.etip_finished(&m);
+    Ok(m)
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+fn write_commands(dir: &std::path::Path, plan: &Plan) {
+    let _ = std::fs::create_dir_all(dir);
+    let mut text = String::new();
+    for s in &plan.sides {
+        text.push_str(&format!(
+            "# {} ({}), cwd {}\n# env: {}\n# hidden: {}\n{}\n\n",
+            s.session.label,
+            s.version,
+            s.command.cwd,
+            s.session.env.join(" "),
+            s.session.hidden.join(" "),
+            s.command
+                .argv
+                .iter()
+                .map(|a| etip_build::spec::sh_quote(a))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    let _ = std::fs::write(dir.join("commands.sh"), text);
+}
+
+fn environment(executor: &dyn Executor, cfg: &MeasureConfig) -> Environment {
+    let info = executor.info();
+    Environment {
+        executor: info.name,
+        cpu_model: info.cpu_model,
+        kernel: info.kernel,
+        engine: info.engine,
+        cpus: cfg
+            .cpusets
+            .as_ref()
+            .map(|c| c.to_vec())
+            .unwrap_or_default(),
+        notes: cfg.notes.clone(),
+    }
+}
+
+/// The measurement record of one ETIP from its rounds and its stop, if any.
+pub fn record(
+    status: &InstanceStatus,
+    cfg: &MeasureConfig,
+    env: &Environment,
+    rounds: &[RoundResult],
+    stop: Option<Stop>,
+) -> Measurement {
+    let timed: Vec<&RoundResult> = rounds.iter().filter(|r| !r.summary.warmup).collect();
+    let (classes, overall, stop) = if stop.is_none() {
+        match verdict::verdicts(rounds, &cfg.verdict) {
+            Ok((c, o)) => (c, o, None),
+            Err(e) => (
+                Vec::new(),
+                None,
+                Some(Stop {
+                    reason: NotExecutable::ReportMissing,
+                    detail: format!("the report times cannot be compared: {e}"),
+                }),
+            ),
+        }
+    } else {
+        (Vec::new(), None, stop)
+    };
+    let stop = match (stop, &overall) {
+        (None, None) => Some(Stop {
+            reason: NotExecutable::NoTests,
+            detail: "no test class ran long enough in every round to be timed".into(),
+        }),
+        (s, _) => s,
+    };
+    let detectors = classes
+        .iter()
+        .filter(|c| {
+            c.sign_test
+                .as_ref()
+                .is_some_and(|s| s.direction == Direction::PatchedFaster)
+        })
+        .map(|c| c.name.clone())
+        .collect();
+    let resolution = timed
+        .iter()
+        .flat_map(|r| r.sides.iter().map(|s| s.resolution))
+        .fold(None, |acc: Option<f64>, r| Some(acc.map_or(r, |a| a.max(r))));
+    Measurement {
+        schema_version: MEASUREMENT_SCHEMA_VERSION,
+        id: status.id.clone(),
+        executable: stop.is_none(),
+        reason: stop.as_ref().map(|s| s.reason),
+        detail: stop.map(|s| s.detail),
+        rounds: timed.len(),
+        warmup: rounds.iter().filter(|r| r.summary.warmup).count(),
+        order: timed.iter().map(|r| r.summary.first).collect(),
+        aa: cfg.aa,
+        executor: env.executor.clone(),
+        cpus: env.cpus.clone(),
+        protocol: Protocol {
+            rounds: cfg.protocol.rounds,
+            warmup: cfg.protocol.warmup,
+            max_rounds: cfg.protocol.max_rounds,
+            order: cfg.protocol.order.name().into(),
+            seed: match cfg.protocol.order {
+                Order::Random { seed } => Some(seed),
+                Order::Alternate => None,
+            },
+            min_impr: cfg.verdict.sign.min_impr,
+            p_val: cfg.verdict.sign.p_val,
+            timer_rule: cfg.verdict.timer.name().into(),
+            min_class_secs: cfg.verdict.min_class_secs,
+            tests: cfg.tests.describe(),
+        },
+        environment: env.clone(),
+        modules: status.modules.clone(),
+        resolution,
+        classes,
+        overall,
+        detectors,
+        round_log: rounds.iter().map(|r| r.summary.clone()).collect(),
+    }
+}

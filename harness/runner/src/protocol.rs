@@ -1,0 +1,631 @@
+//! The measurement protocol, written out plainly (SPEC 3; hyperfine's `benchmark/mod.rs` is the
+//! model).
+//!
+//! For one ETIP:
+//!
+//! 1. start one session per side (original, patched; for an A/A run two sessions of the original),
+//!    once — container start-up is never part of a round;
+//! 2. run `warmup` warm-up rounds (recorded, never used in verdicts), then timed rounds 1, 2, ...:
+//!    round k runs the patched version first when k is odd and the original first when k is even
+//!    (`Order::Alternate`), or in an order drawn per round from a recorded seed (`Order::Random`);
+//! 3. in each round and for each side: delete stale reports, run the test command under the round's
+//!    time limit, copy the XML reports out and read per-class times from them (never from console
+//!    text). A command that exits non-zero fails the round even when its reports say "passed"; a
+//!    failing class, a missing or unreadable report, a timeout end the ETIP as not executable, with
+//!    the round, the version and the class;
+//! 4. where the kernel reports pressure stall information, a round that ran while some task was
+//!    stalled for more than `pressure_threshold` of its wall time is run again (at most
+//!    `max_repeats` times; the repeats are recorded);
+//! 5. every completed round is handed to the [`RoundSink`] at once (the store), so a killed run
+//!    resumes from the stored rounds; rounds given in `resumed` are not run again;
+//! 6. with adaptive rounds, after the first `rounds` rounds and after each further batch, the
+//!    caller's `more` callback says whether some series is still inconclusive
+//!    ([`crate::verdict::needs_more_rounds`]); rounds stop at `max_rounds`;
+//! 7. the sessions are stopped whatever happened.
+
+use crate::executor::{CommandRequest, Executor, Session, SessionRequest};
+use crate::noise::{self, Pressure};
+use crate::reports;
+use etip_core::measure::{NotExecutable, PressureRecord, RoundSummary, Version};
+use etip_toolchain::tests::{ReportKind, TestCommand};
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Order of the two versions within a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Order {
+    /// Patched first in odd rounds, original first in even rounds (JETO).
+    Alternate,
+    /// Drawn per round from this seed (ChaCha20 keyed by seed and round: reproducible on resume).
+    Random { seed: u64 },
+}
+
+impl Order {
+    /// The version that runs first in round `k` (0 = warm-up).
+    pub fn first(&self, k: usize) -> Version {
+        match self {
+            Order::Alternate => {
+                if k % 2 == 1 {
+                    Version::Patched
+                } else {
+                    Version::Original
+                }
+            }
+            Order::Random { seed } => {
+                let mut rng =
+                    rand_chacha::ChaCha20Rng::seed_from_u64(seed.wrapping_add(k as u64));
+                if rng.random_bool(0.5) {
+                    Version::Patched
+                } else {
+                    Version::Original
+                }
+            }
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Order::Alternate => "alternate",
+            Order::Random { .. } => "random",
+        }
+    }
+}
+
+/// One side of the comparison.
+#[derive(Debug, Clone)]
+pub struct SidePlan {
+    /// The version this side runs (both sides run `Original` in an A/A run).
+    pub version: Version,
+    pub session: SessionRequest,
+    pub command: TestCommand,
+}
+
+/// What to measure for one ETIP. `sides[0]` is the original side, `sides[1]` the patched side.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub id: String,
+    pub sides: [SidePlan; 2],
+    /// Folder for raw reports of the first rounds and the commands (optional).
+    pub log_dir: Option<PathBuf>,
+}
+
+/// Parameters of the protocol.
+#[derive(Debug, Clone)]
+pub struct ProtocolConfig {
+    /// Timed rounds before any adaptive extension.
+    pub rounds: usize,
+    pub warmup: usize,
+    /// Upper bound of adaptive rounds (`None`: fixed `rounds`).
+    pub max_rounds: Option<usize>,
+    /// Rounds per adaptive batch.
+    pub batch: usize,
+    pub order: Order,
+    /// Time limit of each version's test command in a round.
+    pub round_timeout: Duration,
+    /// Stall share (0..1) above which a round is repeated.
+    pub pressure_threshold: f64,
+    pub max_repeats: u32,
+    /// Root of `/proc` for pressure readings (`None`: not read).
+    pub proc_root: Option<PathBuf>,
+    /// Raw reports of this many first rounds (warm-up included) are kept in the log folder.
+    pub keep_reports: usize,
+}
+
+impl Default for ProtocolConfig {
+    fn default() -> Self {
+        ProtocolConfig {
+            rounds: 30,
+            warmup: 1,
+            max_rounds: None,
+            batch: 10,
+            order: Order::Alternate,
+            round_timeout: Duration::from_secs(1800),
+            pressure_threshold: 0.10,
+            max_repeats: 3,
+            proc_root: Some(PathBuf::from("/proc")),
+            keep_reports: 2,
+        }
+    }
+}
+
+/// Time and status of one class in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassTime {
+    pub name: String,
+    pub secs: f64,
+    pub passed: bool,
+}
+
+/// What one side did in one round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideResult {
+    pub version: Version,
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub command_secs: f64,
+    pub classes: Vec<ClassTime>,
+    /// Resolution of the report's times (seconds).
+    pub resolution: f64,
+}
+
+/// One completed round, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundResult {
+    pub summary: RoundSummary,
+    /// `[original side, patched side]`.
+    pub sides: [SideResult; 2],
+}
+
+/// Why the protocol stopped early.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stop {
+    pub reason: NotExecutable,
+    pub detail: String,
+}
+
+/// Result of [`run`]: every round (resumed and new, in order), and the stop if the ETIP is not
+/// executable.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub rounds: Vec<RoundResult>,
+    pub stop: Option<Stop>,
+}
+
+/// Receives every completed round (to persist it) before the next one starts.
+pub trait RoundSink {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), String>;
+}
+
+/// Progress of a run.
+pub trait Progress {
+    fn round_started(&self, _round: usize, _total: usize) {}
+}
+
+impl Progress for () {}
+
+struct Sessions {
+    sessions: Vec<Box<dyn Session>>,
+}
+
+impl Sessions {
+    fn stop(&mut self) {
+        for s in &mut self.sessions {
+            if let Err(e) = s.stop() {
+                tracing::warn!("stopping a session: {e}");
+            }
+        }
+    }
+}
+
+/// Runs the protocol for one ETIP (see the module docs). `more(rounds)` is asked after the first
+/// `cfg.rounds` timed rounds and after each batch whether to run more (adaptive rounds).
+pub fn run(
+    executor: &dyn Executor,
+    plan: &Plan,
+    cfg: &ProtocolConfig,
+    resumed: Vec<RoundResult>,
+    sink: &mut dyn RoundSink,
+    more: &dyn Fn(&[RoundResult]) -> bool,
+    progress: &dyn Progress,
+) -> Run {
+    let mut rounds = resumed;
+    rounds.sort_by_key(|r| r.summary.round);
+    let mut sessions = Sessions {
+        sessions: Vec::new(),
+    };
+    for side in &plan.sides {
+        match executor.start(&side.session) {
+            Ok(s) => sessions.sessions.push(s),
+            Err(e) => {
+                sessions.stop();
+                return Run {
+                    rounds,
+                    stop: Some(Stop {
+                        reason: NotExecutable::EngineError,
+                        detail: format!("starting the {} session: {e}", side.session.label),
+                    }),
+                };
+            }
+        }
+    }
+    let stop = run_rounds(
+        plan,
+        cfg,
+        &mut sessions.sessions,
+        &mut rounds,
+        sink,
+        more,
+        progress,
+    );
+    sessions.stop();
+    Run { rounds, stop }
+}
+
+fn run_rounds(
+    plan: &Plan,
+    cfg: &ProtocolConfig,
+    sessions: &mut [Box<dyn Session>],
+    rounds: &mut Vec<RoundResult>,
+    sink: &mut dyn RoundSink,
+    more: &dyn Fn(&[RoundResult]) -> bool,
+    progress: &dyn Progress,
+) -> Option<Stop> {
+    let scratch = match tempfile::Builder::new().prefix("etip-measure-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            return Some(Stop {
+                reason: NotExecutable::EngineError,
+                detail: format!("creating a temporary folder for reports: {e}"),
+            });
+        }
+    };
+    // Warm-up rounds run whenever sessions start (also on resume: the new sessions are cold), but
+    // are stored only once.
+    let have_warmup = rounds.iter().any(|r| r.summary.warmup);
+    for w in 0..cfg.warmup {
+        progress.round_started(0, cfg.rounds);
+        match one_round(plan, cfg, sessions, 0, true, scratch.path()) {
+            Ok(r) => {
+                if !have_warmup && w == 0 {
+                    if let Err(e) = sink.round_done(&r) {
+                        return Some(store_stop(e));
+                    }
+                    rounds.insert(0, r);
+                }
+            }
+            Err(stop) => return Some(stop),
+        }
+    }
+    let mut target = cfg.rounds;
+    let limit = cfg.max_rounds.unwrap_or(cfg.rounds).max(cfg.rounds);
+    loop {
+        let done = timed(rounds);
+        if done >= target {
+            if target < limit && more(rounds) {
+                target = (target + cfg.batch.max(1)).min(limit);
+                continue;
+            }
+            return None;
+        }
+        let k = done + 1;
+        progress.round_started(k, target);
+        match one_round(plan, cfg, sessions, k, false, scratch.path()) {
+            Ok(r) => {
+                if let Err(e) = sink.round_done(&r) {
+                    return Some(store_stop(e));
+                }
+                rounds.push(r);
+            }
+            Err(stop) => return Some(stop),
+        }
+    }
+}
+
+fn store_stop(e: String) -> Stop {
+    Stop {
+        reason: NotExecutable::EngineError,
+        detail: format!("recording a round: {e}"),
+    }
+}
+
+/// Timed rounds in `rounds`.
+pub fn timed(rounds: &[RoundResult]) -> usize {
+    rounds.iter().filter(|r| !r.summary.warmup).count()
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// One round, repeated while it runs under pressure (bounded).
+fn one_round(
+    plan: &Plan,
+    cfg: &ProtocolConfig,
+    sessions: &mut [Box<dyn Session>],
+    k: usize,
+    warmup: bool,
+    scratch: &Path,
+) -> Result<RoundResult, Stop> {
+    let first = cfg.order.first(k);
+    let mut repeats = 0;
+    loop {
+        let started = now_rfc3339();
+        let before = cfg.proc_root.as_deref().and_then(noise::read_pressure);
+        let t0 = Instant::now();
+        let order = match first {
+            Version::Original => [0usize, 1],
+            Version::Patched => [1, 0],
+        };
+        let mut results: [Option<SideResult>; 2] = [None, None];
+        for i in order {
+            let dir = scratch.join(format!("r{k}-{i}-{repeats}"));
+            let r = run_side(plan, cfg, &mut *sessions[i], i, k, warmup, &dir)?;
+            results[i] = Some(r);
+        }
+        let wall = t0.elapsed();
+        let after = cfg.proc_root.as_deref().and_then(noise::read_pressure);
+        let pressure = match (&before, &after) {
+            (Some(b), Some(a)) => Some(stall(b, a, wall)),
+            _ => None,
+        };
+        let [Some(o), Some(p)] = results else {
+            return Err(Stop {
+                reason: NotExecutable::EngineError,
+                detail: format!("{}: a side of round {k} did not run", plan.id),
+            });
+        };
+        let hot = pressure
+            .as_ref()
+            .is_some_and(|p| under_pressure(p, cfg.pressure_threshold));
+        if hot && repeats < cfg.max_repeats {
+            repeats += 1;
+            tracing::info!(
+                "{}: round {k} ran under pressure {:?}; repeating it ({repeats}/{})",
+                plan.id,
+                pressure,
+                cfg.max_repeats
+            );
+            continue;
+        }
+        return Ok(RoundResult {
+            summary: RoundSummary {
+                round: k,
+                warmup,
+                first,
+                started,
+                wall_secs: wall.as_secs_f64(),
+                command_secs: [o.command_secs, p.command_secs],
+                exit_codes: [o.exit_code, p.exit_code],
+                pressure,
+                repeats,
+            },
+            sides: [o, p],
+        });
+    }
+}
+
+fn stall(before: &Pressure, after: &Pressure, wall: Duration) -> PressureRecord {
+    let s = noise::stall_share(before, after, wall);
+    PressureRecord {
+        cpu: s.cpu,
+        io: s.io,
+        memory: s.memory,
+    }
+}
+
+/// A round is repeated when I/O or memory stalls exceeded the threshold. CPU stalls are recorded
+/// but not used: the tests themselves keep the machine's CPUs busy (Maven and the forked test JVM
+/// run several threads), so system-wide CPU pressure mostly measures the round itself.
+fn under_pressure(p: &PressureRecord, threshold: f64) -> bool {
+    [p.io, p.memory].iter().flatten().any(|v| *v > threshold)
+}
+
+fn round_name(k: usize, warmup: bool) -> String {
+    if warmup {
+        "the warm-up round".to_string()
+    } else {
+        format!("round {k}")
+    }
+}
+
+/// Runs one side's test command and reads its reports.
+fn run_side(
+    plan: &Plan,
+    cfg: &ProtocolConfig,
+    session: &mut dyn Session,
+    side: usize,
+    k: usize,
+    warmup: bool,
+    dir: &Path,
+) -> Result<SideResult, Stop> {
+    let sp = &plan.sides[side];
+    let label = &sp.session.label;
+    let when = round_name(k, warmup);
+    let engine = |e: crate::executor::ExecError| Stop {
+        reason: NotExecutable::EngineError,
+        detail: format!("{when}, {label}: {e}"),
+    };
+    session.remove(&sp.command.clean).map_err(engine)?;
+    let out = session
+        .run(&CommandRequest {
+            argv: sp.command.argv.clone(),
+            env: Vec::new(),
+            cwd: sp.command.cwd.clone(),
+            timeout: cfg.round_timeout,
+        })
+        .map_err(engine)?;
+    if out.timed_out {
+        return Err(Stop {
+            reason: NotExecutable::Timeout,
+            detail: format!(
+                "{when}, {label}: the test command exceeded the round time limit of {} s",
+                cfg.round_timeout.as_secs()
+            ),
+        });
+    }
+    // Reports are read even when the command failed: they name the failing class.
+    let mut parts = Vec::new();
+    let mut missing = Vec::new();
+    for (j, loc) in sp.command.reports.iter().enumerate() {
+        let dest = dir.join(format!("{j}"));
+        match session.copy_out(&loc.path, &dest) {
+            Ok(true) => parts.push((loc, dest)),
+            Ok(false) => missing.push(loc.path.clone()),
+            Err(e) => return Err(engine(e)),
+        }
+    }
+    let keep = plan
+        .log_dir
+        .as_ref()
+        .filter(|_| k < cfg.keep_reports)
+        .map(|d| d.join("reports").join(format!("round-{k}-{label}")));
+    let parsed = read_reports(&parts, sp.command.reports.len() > 1);
+    if let Some(keep) = keep {
+        for (j, (_, dest)) in parts.iter().enumerate() {
+            let _ = copy_dir(dest, &keep.join(format!("{j}")));
+        }
+    }
+    let tail = |s: &str| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    };
+    let exit = out.exit_code.unwrap_or(-1);
+    let report = match parsed {
+        Ok(r) => r,
+        Err(e) => {
+            if out.success() {
+                return Err(Stop {
+                    reason: NotExecutable::ReportMissing,
+                    detail: format!("{when}, {label}: {e}"),
+                });
+            }
+            return Err(Stop {
+                reason: NotExecutable::TestFailed,
+                detail: format!(
+                    "{when}, {label}: the test command exited {exit} and its report could not be read ({e})\n{}",
+                    tail(&format!("{}{}", out.stdout, out.stderr))
+                ),
+            });
+        }
+    };
+    let failed: Vec<&ClassTime> = report.0.iter().filter(|c| !c.passed).collect();
+    if !failed.is_empty() {
+        return Err(Stop {
+            reason: NotExecutable::TestFailed,
+            detail: format!(
+                "{when}, {label}, class {}: failed{}",
+                failed
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if out.success() {
+                    String::new()
+                } else {
+                    format!(" (exit code {exit})")
+                }
+            ),
+        });
+    }
+    if !out.success() {
+        return Err(Stop {
+            reason: NotExecutable::TestFailed,
+            detail: format!(
+                "{when}, {label}: the test command exited {exit} although its reports show no failing class\n{}",
+                tail(&format!("{}{}", out.stdout, out.stderr))
+            ),
+        });
+    }
+    if report.0.is_empty() {
+        return Err(Stop {
+            reason: if missing.len() == sp.command.reports.len() || report.0.is_empty() {
+                NotExecutable::NoTests
+            } else {
+                NotExecutable::ReportMissing
+            },
+            detail: format!(
+                "{when}, {label}: no test ran (no report in {})",
+                sp.command
+                    .reports
+                    .iter()
+                    .map(|r| r.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    Ok(SideResult {
+        version: sp.version,
+        exit_code: out.exit_code,
+        timed_out: false,
+        command_secs: out.wall.as_secs_f64(),
+        classes: report.0,
+        resolution: report.1,
+    })
+}
+
+/// Reads the copied reports: classes (sorted, module-prefixed when several modules ran) and the
+/// coarsest resolution.
+fn read_reports(
+    parts: &[(&etip_toolchain::tests::ReportLocation, PathBuf)],
+    prefix_modules: bool,
+) -> Result<(Vec<ClassTime>, f64), String> {
+    let mut all = Vec::new();
+    for (loc, dest) in parts {
+        let report = match loc.kind {
+            ReportKind::SurefireDir => {
+                reports::read_surefire_dir(dest).map_err(|e| e.to_string())?
+            }
+            ReportKind::JunitFile => {
+                let file = single_file(dest)?;
+                let bytes = std::fs::read(&file)
+                    .map_err(|e| format!("reading {}: {e}", loc.path))?;
+                reports::parse(reports::ReportFormat::Pytest, &bytes, &loc.path)
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        let report = if prefix_modules && !loc.module.is_empty() {
+            report.prefixed(&format!("{}:", loc.module))
+        } else {
+            report
+        };
+        all.push(report);
+    }
+    if all.is_empty() {
+        return Ok((Vec::new(), 0.001));
+    }
+    let merged = reports::merge(all).map_err(|e| e.to_string())?;
+    let classes = merged
+        .classes
+        .iter()
+        .map(|c| ClassTime {
+            name: c.name.clone(),
+            secs: c.secs,
+            passed: c.passed(),
+        })
+        .collect();
+    Ok((classes, merged.resolution))
+}
+
+/// The one file copied into `dest` (a copied file lands as `dest/<name>`).
+fn single_file(dest: &Path) -> Result<PathBuf, String> {
+    if dest.is_file() {
+        return Ok(dest.to_path_buf());
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dest)
+        .map_err(|e| format!("reading {}: {e}", dest.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("no report file in {}", dest.display()))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    if from.is_file() {
+        if let Some(p) = to.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        std::fs::copy(from, to)?;
+        return Ok(());
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
+        } else if ty.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
