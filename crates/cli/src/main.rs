@@ -34,6 +34,9 @@ enum Command {
     BaseImage(cmd::base_image::Args),
     /// Build one Docker image per ETIP with both versions built.
     Build(cmd::build::Args),
+    /// Time the tests of built ETIPs in alternated rounds; say which are executable and which
+    /// test classes detect the improvement.
+    Measure(Box<cmd::measure::Args>),
     /// Remove the images and containers etip created.
     Clean(cmd::clean::Args),
 }
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::BaseImage(args) => cmd::base_image::run(args),
         Command::Build(args) => cmd::build::run(args),
         Command::Clean(args) => cmd::clean::run(args),
+        Command::Measure(args) => cmd::measure::run(*args),
     };
     cmd::finish(result)
 }

@@ -35,7 +35,9 @@ impl std::str::FromStr for Language {
         match s {
             "java" => Ok(Language::Java),
             "python" => Ok(Language::Python),
-            other => Err(format!("unknown language {other:?} (expected java or python)")),
+            other => Err(format!(
+                "unknown language {other:?} (expected java or python)"
+            )),
         }
     }
 }

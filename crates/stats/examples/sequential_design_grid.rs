@@ -29,17 +29,25 @@ struct Row {
     rounds_null: f64,
 }
 
+/// A parameter with at most 3 decimals, trailing zeros dropped.
+fn short(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn describe(r: &Row) -> String {
     let s = match r.spending {
-        Spending::Power { rho } => format!("a*t^{rho}"),
+        Spending::Power { rho } => format!("a*t^{}", short(rho)),
         Spending::Pocock => "pocock".to_string(),
     };
     let f = match r.futility {
         Futility::Curtail => "curtail".to_string(),
-        Futility::BetaSpending { q1, beta, rho } => format!("beta {beta}*t^{rho} @q1={q1}"),
+        Futility::BetaSpending { q1, beta, rho } => {
+            format!("{}*t^{} at q1 {q1}", short(beta), short(rho))
+        }
     };
     format!(
-        "batch {:>2} max {:>3} {:<10} {:<26} fpr {:.4} power {:.4} E[N|10%] {:>6.2} E[N|margin] {:>6.2}",
+        "batch {:>2} max {:>3} {:<11} {:<22} fpr {:.4} power {:.4} E[N|10%] {:>6.2} E[N|margin] {:>6.2}",
         r.batch, r.max, s, f, r.fpr, r.power, r.rounds, r.rounds_null
     )
 }
@@ -76,7 +84,7 @@ fn lower_bound(first: usize, horizon: usize, q1: f64, alpha: f64, power: f64) ->
             }
             dist[0] *= 1.0 - q1;
         }
-        first as f64 + dist.iter().zip(&v).map(|(p, x)| p * (x - first as f64)).sum::<f64>()
+        first as f64 + dist.iter().zip(&v).map(|(p, x)| p * x).sum::<f64>()
     };
     let dual = |l0: f64, l1: f64| value(l0, l1) - l0 * alpha - l1 * (1.0 - power);
     let mut best = (f64::NEG_INFINITY, 0.0, 0.0);
@@ -101,24 +109,28 @@ fn main() {
     let qo0 = lognormal_win_probability(1.0 / 0.95, 0.10, 0.05);
     println!("P(win) at 10% improvement: {q1:.4} (original wins {qo1:.4}); margin: 0.5 ({qo0:.4})");
 
-    let mut spendings: Vec<Spending> = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+    let mut spendings: Vec<Spending> = [0.2, 0.25, 1.0 / 3.0, 0.5, 0.75, 1.0, 2.0]
         .iter()
         .map(|&rho| Spending::Power { rho })
         .collect();
     spendings.push(Spending::Pocock);
     let mut futilities = vec![Futility::Curtail];
-    for beta in [0.04, 0.06, 0.08, 0.1, 0.12, 0.15] {
+    for beta in [0.06, 0.07, 0.08, 0.09, 0.1, 0.11, 0.12] {
         for rho in [0.5, 1.0, 2.0] {
-            futilities.push(Futility::BetaSpending { q1: 0.65, beta, rho });
+            futilities.push(Futility::BetaSpending {
+                q1: 0.65,
+                beta,
+                rho,
+            });
         }
     }
+    let batches = [1usize, 2, 3, 5, 10];
     let mut rows = Vec::new();
     let mut designs = 0usize;
-    for batch in [1usize, 2, 3, 5, 6, 10, 15] {
-        for max in (60..=180).step_by(5) {
-            if (max - FIRST) % batch != 0 {
-                continue;
-            }
+    for batch in batches {
+        // Every max from 60 to 180 reachable by whole batches (steps of 3 for batches of 1, 2).
+        let step = if batch < 3 { 6 / batch * batch } else { batch };
+        for max in (60..=180).filter(|m| (m - FIRST) % step == 0) {
             for &spending in &spendings {
                 for &futility in &futilities {
                     let d = SequentialDesign::new(FIRST, batch, max, ALPHA, spending, futility)
@@ -145,32 +157,77 @@ fn main() {
         }
     }
     rows.sort_by(|a, b| a.rounds.total_cmp(&b.rounds));
-    println!("{designs} designs, {} with power >= {POWER}", rows.len());
-    println!("\nbest 15 overall (one direction):");
-    for r in rows.iter().take(15) {
-        println!("  {}", describe(r));
-    }
-    println!("\nbest per batch size, then both directions tested (operating_pair):");
-    for batch in [1usize, 2, 3, 5, 6, 10, 15] {
+    println!(
+        "{designs} designs, {} with power >= {POWER} (one direction)",
+        rows.len()
+    );
+    println!("\nfewest expected rounds at 10% improvement, per batch size (one direction):");
+    for batch in batches {
         for r in rows.iter().filter(|r| r.batch == batch).take(3) {
-            let d = SequentialDesign::new(FIRST, r.batch, r.max, ALPHA, r.spending, r.futility)
-                .expect("valid design");
-            let alt = d.operating_pair(q1, qo1).expect("valid q");
-            let null = d.operating_pair(0.5, qo0).expect("valid q");
-            println!(
-                "  {}\n      pair: power {:.4} E[N|10%] {:.2}; margin: false positive {:.4} E[N] {:.2}",
-                describe(r),
+            println!("  {}", describe(r));
+        }
+    }
+
+    // Selection: the largest batch size for which a design meets both
+    // targets with both directions tested; among those designs, the fewest
+    // expected rounds at the margin.
+    let meets = |r: &Row| -> Option<(f64, f64, f64)> {
+        if r.rounds > 45.0 {
+            return None;
+        }
+        let d = SequentialDesign::new(FIRST, r.batch, r.max, ALPHA, r.spending, r.futility)
+            .expect("valid design");
+        let alt = d.operating_pair(q1, qo1).expect("valid q");
+        let null = d.operating_pair(0.5, qo0).expect("valid q");
+        (alt.patched_faster >= POWER && alt.expected_rounds <= 45.0 && null.patched_faster <= ALPHA)
+            .then_some((
                 alt.patched_faster,
                 alt.expected_rounds,
-                null.patched_faster,
-                null.expected_rounds
+                null.expected_rounds,
+            ))
+    };
+    let mut chosen = None;
+    for batch in batches.iter().rev() {
+        let mut ok: Vec<(Row, (f64, f64, f64))> = rows
+            .iter()
+            .filter(|r| r.batch == *batch)
+            .filter_map(|r| meets(r).map(|m| (*r, m)))
+            .collect();
+        if ok.is_empty() {
+            println!("\nbatches of {batch}: no design reaches power {POWER} within 45 rounds");
+            continue;
+        }
+        ok.sort_by(|a, b| a.1.2.total_cmp(&b.1.2));
+        println!(
+            "\nbatches of {batch}: {} designs meet both targets; fewest rounds at the margin:",
+            ok.len()
+        );
+        for (r, (p, n1, n0)) in ok.iter().take(5) {
+            println!(
+                "  {}\n      both directions: power {p:.4} E[N|10%] {n1:.2} E[N|margin] {n0:.2}",
+                describe(r)
             );
         }
+        chosen = Some(ok[0].0);
+        break;
+    }
+    if let Some(r) = chosen {
+        let rec = SequentialDesign::recommended(FIRST, ALPHA).expect("valid design");
+        let p = rec.params();
+        let same = p.batch == r.batch
+            && p.max == r.max
+            && p.spending == r.spending
+            && p.futility == r.futility;
+        println!(
+            "\nselected: {}\nSequentialDesign::recommended(30, 0.1) is this design: {same}",
+            describe(&r)
+        );
     }
     for first in [1usize, FIRST] {
         let (lb, l0, l1) = lower_bound(first, 400, q1, ALPHA, POWER);
         println!(
-            "\nlower bound, any win-count procedure with first batch {first}, batches of 1, <= 400 rounds: E[N|10%] >= {lb:.2} (l0 {l0}, l1 {l1})"
+            "lower bound, any win-count procedure with first batch {first}, batches of 1, <= 400 rounds: \
+             E[N|10%] >= {lb:.2} (multipliers {l0}, {l1})"
         );
     }
 }

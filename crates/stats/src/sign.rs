@@ -248,12 +248,12 @@ pub fn sign_test_with(
     rule: TimerRule,
 ) -> Result<SignTestVerdict, StatsError> {
     check_config(cfg)?;
-    if let TimerRule::Resolution(r) = rule {
-        if !(r.is_finite() && r >= 0.0) {
-            return Err(StatsError::InvalidParameter(format!(
-                "timer resolution must be finite and >= 0, got {r}"
-            )));
-        }
+    if let TimerRule::Resolution(r) = rule
+        && !(r.is_finite() && r >= 0.0)
+    {
+        return Err(StatsError::InvalidParameter(format!(
+            "timer resolution must be finite and >= 0, got {r}"
+        )));
     }
     if original.len() != patched.len() {
         return Err(StatsError::LengthMismatch {
@@ -390,8 +390,8 @@ mod tests {
         assert_eq!((lit.n, lit.wins_patched, lit.wins_original), (30, 22, 10));
         assert_eq!(lit.direction, Direction::PatchedFaster);
         for r in [0.0, 0.001] {
-            let v = sign_test_with(&original, &patched, &cfg, TimerRule::Resolution(r))
-                .expect("valid");
+            let v =
+                sign_test_with(&original, &patched, &cfg, TimerRule::Resolution(r)).expect("valid");
             // n stays 30; 12 wins: P(X >= 12) = 1 - P(X <= 11) for Bin(30, 1/2).
             assert_eq!((v.n, v.wins_patched, v.wins_original), (30, 12, 0));
             assert_eq!(v.p_patched, binomial_sf_half(30, 12));
@@ -399,12 +399,17 @@ mod tests {
             assert_eq!(v.median_ratio, lit.median_ratio);
         }
         // A resolution of 10 ms swallows every pair here.
-        let v = sign_test_with(&original, &patched, &cfg, TimerRule::Resolution(0.010))
-            .expect("valid");
+        let v =
+            sign_test_with(&original, &patched, &cfg, TimerRule::Resolution(0.010)).expect("valid");
         assert_eq!((v.wins_patched, v.wins_original, v.p_patched), (0, 0, 1.0));
         // Only pairs with BOTH times at or below r are ties.
-        let v = sign_test_with(&[0.002, 0.0], &[0.0, 0.002], &cfg, TimerRule::Resolution(0.001))
-            .expect("valid");
+        let v = sign_test_with(
+            &[0.002, 0.0],
+            &[0.0, 0.002],
+            &cfg,
+            TimerRule::Resolution(0.001),
+        )
+        .expect("valid");
         assert_eq!((v.wins_patched, v.wins_original), (1, 1));
         for bad in [-1.0, f64::NAN, f64::INFINITY] {
             assert!(matches!(
@@ -430,7 +435,7 @@ mod tests {
         assert_eq!(min_sign_p_value(1), 0.5);
         assert_eq!(min_sign_p_value(2), 0.25);
         assert_eq!(min_sign_p_value(30), 1.0 / 1_073_741_824.0);
-        assert_eq!(min_sign_p_value(1074), 2f64.powi(-1074));
+        assert_eq!(min_sign_p_value(1074), f64::from_bits(1)); // 2^-1074
         // p_val = 0.1 needs 4 rounds, 0.05 needs 5 (0.5^5 = 0.03125), 0.01 needs 7.
         let first = |p: f64| (0..).find(|&n| sign_test_feasible(n, p)).expect("exists");
         assert_eq!(first(0.1), 4);
@@ -440,8 +445,8 @@ mod tests {
         assert!(sign_test_feasible(1, 0.5000001));
         // Feasible iff the all-wins outcome is significant.
         for n in 1..12 {
-            let all = sign_test(&vec![1.0; n], &vec![0.5; n], &SignTestConfig::default())
-                .expect("valid");
+            let all =
+                sign_test(&vec![1.0; n], &vec![0.5; n], &SignTestConfig::default()).expect("valid");
             assert_eq!(
                 all.direction == Direction::PatchedFaster,
                 sign_test_feasible(n, 0.1),

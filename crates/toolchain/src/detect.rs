@@ -74,11 +74,10 @@ pub fn detect_jdk(read: &dyn Fn(&str) -> Option<String>) -> Option<Request> {
 fn jdk_from_jvm_config(text: &str) -> Option<String> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     for (i, t) in tokens.iter().enumerate() {
-        if *t == "--release" {
-            if let Some(v) = tokens.get(i + 1).and_then(|v| normalize_jdk(v)) {
+        if *t == "--release"
+            && let Some(v) = tokens.get(i + 1).and_then(|v| normalize_jdk(v)) {
                 return Some(v);
             }
-        }
         for key in [
             "-Dmaven.compiler.release=",
             "-Djava.version=",

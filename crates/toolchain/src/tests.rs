@@ -101,17 +101,17 @@ fn maven(spec: &TestCommandSpec) -> TestCommand {
     argv.extend(spec.maven_args.iter().cloned());
     let modules: Vec<String> = match spec.selection {
         Selection::Modules(m) => {
-            let mut m: Vec<String> = m
-                .iter()
-                .map(|s| s.trim_matches('/').to_string())
-                .collect();
+            let mut m: Vec<String> = m.iter().map(|s| s.trim_matches('/').to_string()).collect();
             m.sort();
             m.dedup();
             m
         }
         _ => Vec::new(),
     };
-    let listed: Vec<&String> = modules.iter().filter(|m| !m.is_empty() && *m != ".").collect();
+    let listed: Vec<&String> = modules
+        .iter()
+        .filter(|m| !m.is_empty() && *m != ".")
+        .collect();
     // The root project alone runs without -pl (a single-module project has no reactor).
     if !listed.is_empty() && listed.len() == modules.len() {
         argv.push("-pl".into());
@@ -227,7 +227,10 @@ mod tests {
         assert_eq!(c.argv[..3], ["mvn", "-o", "-B"]);
         assert!(c.argv.contains(&SUREFIRE_TEST_GOAL.to_string()));
         assert!(!c.argv.contains(&"-pl".to_string()));
-        assert!(c.argv.contains(&"-Dsurefire.runOrder=alphabetical".to_string()));
+        assert!(
+            c.argv
+                .contains(&"-Dsurefire.runOrder=alphabetical".to_string())
+        );
         assert_eq!(c.reports[0].path, "/work/patched/target/surefire-reports");
         assert_eq!(c.clean, vec!["/work/patched/target/surefire-reports"]);
 
@@ -237,12 +240,18 @@ mod tests {
         let pl = c.argv.iter().position(|a| a == "-pl").expect("-pl");
         assert_eq!(c.argv[pl + 1], "api,core");
         assert_eq!(c.reports.len(), 2);
-        assert_eq!(c.reports[1].path, "/work/patched/core/target/surefire-reports");
+        assert_eq!(
+            c.reports[1].path,
+            "/work/patched/core/target/surefire-reports"
+        );
         assert_eq!(c.reports[1].module, "core");
 
         let sel = Selection::Classes(vec!["demo.JoinTest".into(), "demo.DedupTest".into()]);
         let c = test_command(&spec(Language::Java, "mvn", &args, &sel));
-        assert!(c.argv.contains(&"-Dtest=demo.DedupTest,demo.JoinTest".to_string()));
+        assert!(
+            c.argv
+                .contains(&"-Dtest=demo.DedupTest,demo.JoinTest".to_string())
+        );
     }
 
     #[test]
@@ -251,7 +260,10 @@ mod tests {
         let c = test_command(&spec(Language::Python, "pip", &[], &sel));
         assert_eq!(c.argv[..3], ["python", "-m", "pytest"]);
         assert!(c.argv.windows(2).any(|w| w == ["-p", "no:randomly"]));
-        assert!(c.argv.contains(&"--junitxml=/tmp/etip/report.xml".to_string()));
+        assert!(
+            c.argv
+                .contains(&"--junitxml=/tmp/etip/report.xml".to_string())
+        );
         assert_eq!(
             c.argv[c.argv.len() - 2..],
             ["tests/test_a.py", "tests/test_b.py"]

@@ -154,7 +154,12 @@ impl InstanceSpec {
     }
 
     /// The test command of version `v` for a selection (see [`etip_toolchain::tests`]).
-    pub fn test_command(&self, v: Version, selection: &Selection, pytest_report: &str) -> TestCommand {
+    pub fn test_command(
+        &self,
+        v: Version,
+        selection: &Selection,
+        pytest_report: &str,
+    ) -> TestCommand {
         let vs = self.version(v);
         let mut c = test_command(&TestCommandSpec {
             language: self.language,
@@ -208,12 +213,18 @@ mod tests {
             ["mvn", "./mvnw"],
             vec!["core".into()],
         );
-        assert_eq!(s.hidden(Version::Patched), vec!["/work/original".to_string()]);
+        assert_eq!(
+            s.hidden(Version::Patched),
+            vec!["/work/original".to_string()]
+        );
         let c = s.test_command(Version::Patched, &s.default_selection(), PYTEST_REPORT);
         assert_eq!(c.argv[..2], ["sh", "./mvnw"]);
         assert_eq!(c.cwd, "/work/patched");
         assert!(c.argv.contains(&"-o".to_string()));
-        assert_eq!(c.reports[0].path, "/work/patched/core/target/surefire-reports");
+        assert_eq!(
+            c.reports[0].path,
+            "/work/patched/core/target/surefire-reports"
+        );
         assert_ne!(log_slug("a/b"), log_slug("A_B"));
         assert_ne!(log_slug("a/b"), log_slug("a b"));
         assert!(log_slug("a/b").starts_with("a-b-"));
@@ -222,7 +233,15 @@ mod tests {
     #[test]
     fn status_round_trip() {
         let cfg = BuildConfig::default();
-        let s = InstanceSpec::new(&cfg, "p", Language::Python, "a", "b", ["pip", "pip"], vec![]);
+        let s = InstanceSpec::new(
+            &cfg,
+            "p",
+            Language::Python,
+            "a",
+            "b",
+            ["pip", "pip"],
+            vec![],
+        );
         let status = InstanceStatus {
             id: "p".into(),
             language: Language::Python,
@@ -250,6 +269,11 @@ mod tests {
         assert_eq!(back.original, s.original);
         let c = back.test_command(Version::Original, &back.default_selection(), PYTEST_REPORT);
         assert!(c.argv.contains(&format!("--junitxml={PYTEST_REPORT}")));
-        assert!(back.original.env.iter().any(|e| e.starts_with("PATH=/opt/etip/venvs/original/bin")));
+        assert!(
+            back.original
+                .env
+                .iter()
+                .any(|e| e.starts_with("PATH=/opt/etip/venvs/original/bin"))
+        );
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! ```no_run
 //! use etip_build::{Builder, EtipInput, config::BuildConfig};
-//! let builder = Builder::new(BuildConfig::default(), ".etip/build".into())?;
+//! let rt = tokio::runtime::Runtime::new()?;
+//! let builder = Builder::new(BuildConfig::default(), ".etip/build".into(), rt.handle().clone())?;
 //! let etips = EtipInput::read_jsonl(std::path::Path::new("etips.jsonl"))?;
 //! for status in builder.build_all(&etips, 1, &|_: &etip_build::Event| {}) {
 //!     println!("{} {:?} {:?}", status.id, status.outcome, status.reason);
@@ -33,10 +34,10 @@ pub mod instance;
 pub mod spec;
 
 use config::{BOOTSTRAP, BuildConfig};
-use etip_core::measure::Version;
 use etip_core::instance::{
     BuildOutcome, FailureKind, InstanceStatus, Language, Layer, LayerKind, Toolchain,
 };
+use etip_core::measure::Version;
 use etip_docker::{
     CleanFilter, CleanReport, Engine, EngineError, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE,
     LayerContext, LayerSpec, Limits, TreeCache,
@@ -89,8 +90,6 @@ pub enum BuildError {
         line: usize,
         id: String,
     },
-    #[error("starting the async runtime: {0}")]
-    Runtime(std::io::Error),
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -193,7 +192,7 @@ pub struct Builder {
     cfg: BuildConfig,
     out: PathBuf,
     engine: Engine,
-    rt: tokio::runtime::Runtime,
+    rt: tokio::runtime::Handle,
     layer_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
@@ -231,12 +230,13 @@ fn is_dependency_failure(log: &str) -> bool {
 
 impl Builder {
     /// Connects to the Docker engine; `out` receives `logs/<id>/`, `repos/` and `status.jsonl`.
-    pub fn new(cfg: BuildConfig, out: PathBuf) -> Result<Builder, BuildError> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(BuildError::Runtime)?;
+    /// Engine calls run on the caller's tokio runtime (the binary owns the one runtime); the
+    /// builder's methods block on it and must not be called from its worker threads.
+    pub fn new(
+        cfg: BuildConfig,
+        out: PathBuf,
+        rt: tokio::runtime::Handle,
+    ) -> Result<Builder, BuildError> {
         let engine = rt.block_on(Engine::connect())?;
         Ok(Builder {
             cfg,

@@ -490,7 +490,8 @@ fn layer_build_over_its_time_limit_is_a_timeout() {
         },
         ..Default::default()
     };
-    let b = etip_build::Builder::new(cfg, out.path().to_path_buf())
+    let rt = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let b = etip_build::Builder::new(cfg, out.path().to_path_buf(), rt.handle().clone())
         .unwrap_or_else(|e| panic!("these tests need the real Docker engine: {e}"));
     let (_tmp, repo, c) = fixture_repo("maven");
     let s = b.build_one(

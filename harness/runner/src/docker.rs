@@ -18,6 +18,10 @@ use tokio::runtime::Handle;
 /// Label with the instance id on session containers.
 pub const LABEL_INSTANCE: &str = "etip.instance";
 
+/// `sh -c` script: `$1` paths follow, delete them, then exec the rest of the arguments.
+const CLEAN_THEN_EXEC: &str =
+    r#"n=$1; shift; while [ "$n" -gt 0 ]; do rm -rf -- "$1"; shift; n=$((n-1)); done; exec "$@""#;
+
 /// Runs sessions as containers of the Docker engine.
 pub struct DockerExecutor {
     engine: Engine,
@@ -121,7 +125,22 @@ impl DockerSession {
 impl Session for DockerSession {
     fn run(&mut self, command: &CommandRequest) -> Result<CommandOutput, ExecError> {
         let session = self.session()?;
-        let mut spec = ExecSpec::new(command.argv.clone())
+        let argv = if command.clean.is_empty() {
+            command.argv.clone()
+        } else {
+            // One exec: delete the stale reports, then become the test command.
+            let mut a = vec![
+                "sh".to_string(),
+                "-c".to_string(),
+                CLEAN_THEN_EXEC.to_string(),
+                "sh".to_string(),
+                command.clean.len().to_string(),
+            ];
+            a.extend(command.clean.iter().cloned());
+            a.extend(command.argv.iter().cloned());
+            a
+        };
+        let mut spec = ExecSpec::new(argv)
             .workdir(command.cwd.clone())
             .timeout(command.timeout);
         for kv in &command.env {
@@ -155,12 +174,10 @@ impl Session for DockerSession {
         argv.extend(paths.iter().cloned());
         let out = self
             .handle
-            .block_on(
-                self.engine.exec(
-                    session,
-                    &ExecSpec::new(argv).timeout(std::time::Duration::from_secs(120)),
-                ),
-            )
+            .block_on(self.engine.exec(
+                session,
+                &ExecSpec::new(argv).timeout(std::time::Duration::from_secs(120)),
+            ))
             .map_err(engine_err)?;
         if out.exit_code != Some(0) {
             return Err(ExecError::failed(

@@ -58,6 +58,11 @@ pub struct CommandRequest {
     /// Extra environment (`KEY=value`) on top of the session's.
     pub env: Vec<String>,
     pub cwd: String,
+    /// Files or folders to delete just before the command starts (stale reports). Executors do
+    /// it without a round trip of their own: the Docker executor prefixes the command with
+    /// `rm -rf` in the same exec (a few milliseconds inside the command's wall time), the local
+    /// executor deletes them before it starts the clock.
+    pub clean: Vec<String>,
     /// The command is killed when it runs longer.
     pub timeout: Duration,
 }

@@ -42,7 +42,11 @@ impl Executor for LocalExecutor {
         if !tree.is_dir() {
             return Err(ExecError::failed(
                 "local",
-                format!("the {} tree {} does not exist", request.label, tree.display()),
+                format!(
+                    "the {} tree {} does not exist",
+                    request.label,
+                    tree.display()
+                ),
             ));
         }
         Ok(Box::new(LocalSession {
@@ -90,14 +94,21 @@ impl Session for LocalSession {
         let Some((program, args)) = command.argv.split_first() else {
             return Err(ExecError::failed("local", "empty command"));
         };
+        self.remove(&command.clean)?;
         let out = tempfile::tempfile().map_err(io("creating", Path::new("a temporary file")))?;
         let err = tempfile::tempfile().map_err(io("creating", Path::new("a temporary file")))?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(&command.cwd)
             .stdin(Stdio::null())
-            .stdout(out.try_clone().map_err(io("duplicating", Path::new("stdout")))?)
-            .stderr(err.try_clone().map_err(io("duplicating", Path::new("stderr")))?)
+            .stdout(
+                out.try_clone()
+                    .map_err(io("duplicating", Path::new("stdout")))?,
+            )
+            .stderr(
+                err.try_clone()
+                    .map_err(io("duplicating", Path::new("stderr")))?,
+            )
             .process_group(0);
         for kv in self.env.iter().chain(&command.env) {
             if let Some((k, v)) = kv.split_once('=') {
@@ -157,7 +168,9 @@ impl Session for LocalSession {
                 ));
             }
             match std::fs::symlink_metadata(path) {
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).map_err(io("deleting", path))?,
+                Ok(m) if m.is_dir() => {
+                    std::fs::remove_dir_all(path).map_err(io("deleting", path))?
+                }
                 Ok(_) => std::fs::remove_file(path).map_err(io("deleting", path))?,
                 Err(_) => {}
             }
@@ -223,6 +236,7 @@ mod tests {
             .run(&CommandRequest {
                 argv: vec!["sh".into(), "-c".into(), "echo $ETIP_T; pwd; exit 3".into()],
                 env: vec![],
+                clean: vec![],
                 cwd: tree.display().to_string(),
                 timeout: Duration::from_secs(10),
             })
@@ -234,6 +248,7 @@ mod tests {
             .run(&CommandRequest {
                 argv: vec!["sh".into(), "-c".into(), "sleep 100 & sleep 100".into()],
                 env: vec![],
+                clean: vec![],
                 cwd: tree.display().to_string(),
                 timeout: Duration::from_millis(300),
             })
@@ -244,9 +259,18 @@ mod tests {
         std::fs::create_dir_all(tree.join("r")).unwrap();
         std::fs::write(tree.join("r/TEST-a.xml"), "x").unwrap();
         let dest = d.path().join("out");
-        assert!(s.copy_out(&tree.join("r").display().to_string(), &dest).unwrap());
-        assert_eq!(std::fs::read_to_string(dest.join("TEST-a.xml")).unwrap(), "x");
-        assert!(!s.copy_out(&tree.join("none").display().to_string(), &dest).unwrap());
+        assert!(
+            s.copy_out(&tree.join("r").display().to_string(), &dest)
+                .unwrap()
+        );
+        assert_eq!(
+            std::fs::read_to_string(dest.join("TEST-a.xml")).unwrap(),
+            "x"
+        );
+        assert!(
+            !s.copy_out(&tree.join("none").display().to_string(), &dest)
+                .unwrap()
+        );
         s.remove(&[tree.join("r").display().to_string()]).unwrap();
         assert!(!tree.join("r").exists());
         assert!(s.remove(&["/etc".into()]).is_err());

@@ -171,7 +171,11 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
         let report = if executor == "docker" {
             PYTEST_REPORT.to_string()
         } else {
-            format!("{}.etip-reports/{}/pytest.xml", parent_of(&vs.tree), labels[i])
+            format!(
+                "{}.etip-reports/{}/pytest.xml",
+                parent_of(&vs.tree),
+                labels[i]
+            )
         };
         SidePlan {
             version: v,
@@ -284,7 +288,10 @@ pub fn measure_one(
             detail: s.detail,
         })
     } else if protocol::timed(&rounds) >= cfg.protocol.rounds
-        && (cfg.protocol.max_rounds.is_none_or(|m| protocol::timed(&rounds) >= m)
+        && (cfg
+            .protocol
+            .max_rounds
+            .is_none_or(|m| protocol::timed(&rounds) >= m)
             || !more(&rounds))
     {
         None
@@ -358,11 +365,7 @@ fn environment(executor: &dyn Executor, cfg: &MeasureConfig) -> Environment {
         cpu_model: info.cpu_model,
         kernel: info.kernel,
         engine: info.engine,
-        cpus: cfg
-            .cpusets
-            .as_ref()
-            .map(|c| c.to_vec())
-            .unwrap_or_default(),
+        cpus: cfg.cpusets.as_ref().map(|c| c.to_vec()).unwrap_or_default(),
         notes: cfg.notes.clone(),
     }
 }
@@ -410,7 +413,9 @@ pub fn record(
     let resolution = timed
         .iter()
         .flat_map(|r| r.sides.iter().map(|s| s.resolution))
-        .fold(None, |acc: Option<f64>, r| Some(acc.map_or(r, |a| a.max(r))));
+        .fold(None, |acc: Option<f64>, r| {
+            Some(acc.map_or(r, |a| a.max(r)))
+        });
     Measurement {
         schema_version: MEASUREMENT_SCHEMA_VERSION,
         id: status.id.clone(),

@@ -35,10 +35,18 @@ pub enum NoiseError {
     },
     /// A file's content is not what the kernel writes there.
     #[error("unexpected content in {} (line {line}): {detail}", path.display())]
-    Parse { path: PathBuf, line: usize, detail: String },
+    Parse {
+        path: PathBuf,
+        line: usize,
+        detail: String,
+    },
     /// A CPU list (`0-3,6`) is malformed.
     #[error("bad CPU list {input:?} at byte {byte}: {detail}")]
-    CpuList { input: String, byte: usize, detail: String },
+    CpuList {
+        input: String,
+        byte: usize,
+        detail: String,
+    },
     /// No CPU to use.
     #[error("no CPU to run on: {detail}")]
     NoCpus { detail: String },
@@ -123,7 +131,10 @@ pub fn parse_cpu_list(input: &str) -> Result<Vec<u32>, NoiseError> {
 
 /// Format CPUs as a cpuset: `"2,3"`.
 pub fn cpuset(cpus: &[u32]) -> String {
-    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    cpus.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The online CPUs of the machine whose sysfs is at `sys_root` (normally `/sys`), grouped into
@@ -148,7 +159,9 @@ pub fn cpu_topology(sys_root: &Path) -> Result<Vec<Core>, NoiseError> {
         Err(e) => return Err(e),
     };
     if online.is_empty() {
-        return Err(NoiseError::NoCpus { detail: format!("no online CPU listed under {}", cpu_dir.display()) });
+        return Err(NoiseError::NoCpus {
+            detail: format!("no online CPU listed under {}", cpu_dir.display()),
+        });
     }
     let online_set: BTreeSet<u32> = online.iter().copied().collect();
 
@@ -164,11 +177,15 @@ pub fn cpu_topology(sys_root: &Path) -> Result<Vec<Core>, NoiseError> {
             let path = topo.join(name);
             match read_optional(&path)? {
                 None => Ok(None),
-                Some(text) => text.trim().parse::<i32>().map(Some).map_err(|_| NoiseError::Parse {
-                    path,
-                    line: 1,
-                    detail: format!("not an integer: {:?}", text.trim()),
-                }),
+                Some(text) => text
+                    .trim()
+                    .parse::<i32>()
+                    .map(Some)
+                    .map_err(|_| NoiseError::Parse {
+                        path,
+                        line: 1,
+                        detail: format!("not an integer: {:?}", text.trim()),
+                    }),
             }
         };
         let package = int("physical_package_id")?;
@@ -182,7 +199,14 @@ pub fn cpu_topology(sys_root: &Path) -> Result<Vec<Core>, NoiseError> {
                 detail: e.to_string(),
             })?),
         };
-        info.insert(cpu, Info { package, core, siblings });
+        info.insert(
+            cpu,
+            Info {
+                package,
+                core,
+                siblings,
+            },
+        );
     }
 
     // Union-find over the online CPUs.
@@ -236,7 +260,9 @@ pub fn cpu_topology(sys_root: &Path) -> Result<Vec<Core>, NoiseError> {
             let inf = info.get(&first);
             Core {
                 package: inf.and_then(|i| i.package).unwrap_or(-1),
-                core: inf.and_then(|i| i.core).unwrap_or(i32::try_from(first).unwrap_or(i32::MAX)),
+                core: inf
+                    .and_then(|i| i.core)
+                    .unwrap_or(i32::try_from(first).unwrap_or(i32::MAX)),
                 cpus,
             }
         })
@@ -258,13 +284,22 @@ pub fn cpu_topology(sys_root: &Path) -> Result<Vec<Core>, NoiseError> {
 /// - With fewer cores than sessions, sessions share cores round-robin, with a note saying so.
 ///
 /// No sessions give an empty plan.
-pub fn pin_plan(cores: &[Core], allowed: Option<&[u32]>, sessions: usize) -> Result<PinPlan, NoiseError> {
+pub fn pin_plan(
+    cores: &[Core],
+    allowed: Option<&[u32]>,
+    sessions: usize,
+) -> Result<PinPlan, NoiseError> {
     let mut notes = Vec::new();
     let machine_cores = cores.iter().filter(|c| !c.cpus.is_empty()).count();
     let mut usable: Vec<Vec<u32>> = Vec::new();
     let mut excluded_whole_core = false;
     match allowed {
-        None => usable.extend(cores.iter().filter(|c| !c.cpus.is_empty()).map(|c| c.cpus.clone())),
+        None => usable.extend(
+            cores
+                .iter()
+                .filter(|c| !c.cpus.is_empty())
+                .map(|c| c.cpus.clone()),
+        ),
         Some(allowed) => {
             let allowed: BTreeSet<u32> = allowed.iter().copied().collect();
             let known: BTreeSet<u32> = cores.iter().flat_map(|c| c.cpus.iter().copied()).collect();
@@ -273,7 +308,12 @@ pub fn pin_plan(cores: &[Core], allowed: Option<&[u32]>, sessions: usize) -> Res
                 return Err(NoiseError::CpusNotOnline { cpus: unknown });
             }
             for c in cores.iter().filter(|c| !c.cpus.is_empty()) {
-                let part: Vec<u32> = c.cpus.iter().copied().filter(|x| allowed.contains(x)).collect();
+                let part: Vec<u32> = c
+                    .cpus
+                    .iter()
+                    .copied()
+                    .filter(|x| allowed.contains(x))
+                    .collect();
                 if part.is_empty() {
                     excluded_whole_core = true;
                     continue;
@@ -292,11 +332,19 @@ pub fn pin_plan(cores: &[Core], allowed: Option<&[u32]>, sessions: usize) -> Res
     }
     if usable.is_empty() {
         return Err(NoiseError::NoCpus {
-            detail: if allowed.is_some() { "the allowed CPU list is empty".into() } else { "no physical core known".into() },
+            detail: if allowed.is_some() {
+                "the allowed CPU list is empty".into()
+            } else {
+                "no physical core known".into()
+            },
         });
     }
     if sessions == 0 {
-        return Ok(PinPlan { cpusets: Vec::new(), reserved: None, notes });
+        return Ok(PinPlan {
+            cpusets: Vec::new(),
+            reserved: None,
+            notes,
+        });
     }
     let mut reserved = None;
     if machine_cores > 2 && !excluded_whole_core && usable.len() > 1 {
@@ -308,7 +356,11 @@ pub fn pin_plan(cores: &[Core], allowed: Option<&[u32]>, sessions: usize) -> Res
     if n >= sessions {
         let per = n / sessions;
         for s in 0..sessions {
-            let mut cpus: Vec<u32> = usable[s * per..(s + 1) * per].iter().flatten().copied().collect();
+            let mut cpus: Vec<u32> = usable[s * per..(s + 1) * per]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
             cpus.sort_unstable();
             cpusets.push(cpuset(&cpus));
         }
@@ -328,7 +380,11 @@ pub fn pin_plan(cores: &[Core], allowed: Option<&[u32]>, sessions: usize) -> Res
             "{sessions} sessions share {n} physical core(s): concurrent sessions disturb each other's timings"
         ));
     }
-    Ok(PinPlan { cpusets, reserved, notes })
+    Ok(PinPlan {
+        cpusets,
+        reserved,
+        notes,
+    })
 }
 
 /// The CPU model from `cpuinfo` under `proc_root` (normally `/proc`): the first `model name`
@@ -337,10 +393,11 @@ pub fn cpu_model(proc_root: &Path) -> Option<String> {
     let text = read_small(&proc_root.join("cpuinfo")).ok()?;
     for key in ["model name", "Processor", "cpu model", "cpu"] {
         for line in text.lines() {
-            if let Some((k, v)) = line.split_once(':') {
-                if k.trim() == key && !v.trim().is_empty() {
-                    return Some(v.trim().to_string());
-                }
+            if let Some((k, v)) = line.split_once(':')
+                && k.trim() == key
+                && !v.trim().is_empty()
+            {
+                return Some(v.trim().to_string());
             }
         }
     }
@@ -388,8 +445,16 @@ pub struct PressureShare {
 /// file can be read); a resource whose file is missing or unreadable is `None` inside.
 pub fn read_pressure(proc_root: &Path) -> Option<Pressure> {
     let dir = proc_root.join("pressure");
-    let one = |name: &str| read_small(&dir.join(name)).ok().and_then(|t| parse_pressure(&t));
-    let p = Pressure { cpu: one("cpu"), io: one("io"), memory: one("memory") };
+    let one = |name: &str| {
+        read_small(&dir.join(name))
+            .ok()
+            .and_then(|t| parse_pressure(&t))
+    };
+    let p = Pressure {
+        cpu: one("cpu"),
+        io: one("io"),
+        memory: one("memory"),
+    };
     (p.cpu.is_some() || p.io.is_some() || p.memory.is_some()).then_some(p)
 }
 
@@ -404,7 +469,9 @@ fn parse_pressure(text: &str) -> Option<ResourcePressure> {
         let mut total = None;
         for w in words {
             match w.split_once('=') {
-                Some(("avg10", v)) => avg10 = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0),
+                Some(("avg10", v)) => {
+                    avg10 = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0)
+                }
                 Some(("total", v)) => total = v.parse::<u64>().ok(),
                 _ => {}
             }
@@ -420,7 +487,11 @@ fn parse_pressure(text: &str) -> Option<ResourcePressure> {
         }
     }
     let (some_avg10, some_total_us) = some?;
-    Some(ResourcePressure { some_avg10, some_total_us, full_total_us: full_total })
+    Some(ResourcePressure {
+        some_avg10,
+        some_total_us,
+        full_total_us: full_total,
+    })
 }
 
 /// The share of `elapsed` in which some task was stalled, from the `total` counters read before
@@ -445,10 +516,15 @@ pub fn stall_share(before: &Pressure, after: &Pressure, elapsed: Duration) -> Pr
 
 /// Read a small text file, at most [`MAX_FILE_BYTES`].
 fn read_small(path: &Path) -> Result<String, NoiseError> {
-    let io = |source| NoiseError::Io { path: path.to_path_buf(), source };
+    let io = |source| NoiseError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).map_err(io)?;
+    file.take(MAX_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
     String::from_utf8(bytes).map_err(|e| NoiseError::Parse {
         path: path.to_path_buf(),
         line: 1,
@@ -460,24 +536,31 @@ fn read_small(path: &Path) -> Result<String, NoiseError> {
 fn read_optional(path: &Path) -> Result<Option<String>, NoiseError> {
     match read_small(path) {
         Ok(t) => Ok(Some(t)),
-        Err(NoiseError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(NoiseError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
         Err(e) => Err(e),
     }
 }
 
 /// The `cpuN` folders under `cpu_dir`, for kernels without an `online` file.
 fn list_cpu_dirs(cpu_dir: &Path) -> Result<Vec<u32>, NoiseError> {
-    let entries = std::fs::read_dir(cpu_dir).map_err(|source| NoiseError::Io { path: cpu_dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(cpu_dir).map_err(|source| NoiseError::Io {
+        path: cpu_dir.to_path_buf(),
+        source,
+    })?;
     let mut cpus = BTreeSet::new();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("cpu")) else { continue };
-        if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(n) = rest.parse::<u32>() {
-                if n <= MAX_CPU {
-                    cpus.insert(n);
-                }
-            }
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("cpu")) else {
+            continue;
+        };
+        if !rest.is_empty()
+            && rest.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(n) = rest.parse::<u32>()
+            && n <= MAX_CPU
+        {
+            cpus.insert(n);
         }
     }
     Ok(cpus.into_iter().collect())
@@ -506,7 +589,11 @@ mod tests {
     }
 
     fn core(package: i32, core: i32, cpus: &[u32]) -> Core {
-        Core { package, core, cpus: cpus.to_vec() }
+        Core {
+            package,
+            core,
+            cpus: cpus.to_vec(),
+        }
     }
 
     #[test]
@@ -515,7 +602,17 @@ mod tests {
         assert_eq!(parse_cpu_list(" 6, 0-1 ,1\n").expect("ok"), [0, 1, 6]);
         assert_eq!(parse_cpu_list("\n").expect("ok"), Vec::<u32>::new());
         assert_eq!(parse_cpu_list("5").expect("ok"), [5]);
-        for bad in ["a", "1,,2", "3-1", "1-", "-1", "0-99999999", "1 2", "0-3:2/4", ","] {
+        for bad in [
+            "a",
+            "1,,2",
+            "3-1",
+            "1-",
+            "-1",
+            "0-99999999",
+            "1 2",
+            "0-3:2/4",
+            ",",
+        ] {
             assert!(parse_cpu_list(bad).is_err(), "{bad:?} should be rejected");
         }
         match parse_cpu_list("0,x") {
@@ -528,45 +625,81 @@ mod tests {
     #[test]
     fn topology_groups_hyperthreads() {
         // 4 cores, 8 threads, siblings n and n+4; cpu 7 offline.
-        let cpus: Vec<(u32, i32, i32, String)> =
-            (0..8).map(|c| (c, 0, (c % 4) as i32, format!("{},{}", c % 4, c % 4 + 4))).collect();
-        let refs: Vec<(u32, i32, i32, &str)> = cpus.iter().map(|(a, b, c, d)| (*a, *b, *c, d.as_str())).collect();
+        let cpus: Vec<(u32, i32, i32, String)> = (0..8)
+            .map(|c| (c, 0, (c % 4) as i32, format!("{},{}", c % 4, c % 4 + 4)))
+            .collect();
+        let refs: Vec<(u32, i32, i32, &str)> = cpus
+            .iter()
+            .map(|(a, b, c, d)| (*a, *b, *c, d.as_str()))
+            .collect();
         let sys = fake_sys(Some("0-6"), &refs);
         let cores = cpu_topology(sys.path()).expect("topology");
         assert_eq!(
             cores,
-            [core(0, 0, &[0, 4]), core(0, 1, &[1, 5]), core(0, 2, &[2, 6]), core(0, 3, &[3])]
+            [
+                core(0, 0, &[0, 4]),
+                core(0, 1, &[1, 5]),
+                core(0, 2, &[2, 6]),
+                core(0, 3, &[3])
+            ]
         );
     }
 
     #[test]
     fn topology_two_packages_and_fallbacks() {
         // Two packages with equal core ids; no online file (cpu folders are listed instead).
-        let sys = fake_sys(None, &[(0, 0, 0, "0"), (1, 0, 1, "1"), (2, 1, 0, "2"), (3, 1, 1, "3")]);
+        let sys = fake_sys(
+            None,
+            &[
+                (0, 0, 0, "0"),
+                (1, 0, 1, "1"),
+                (2, 1, 0, "2"),
+                (3, 1, 1, "3"),
+            ],
+        );
         // cpu4 without topology; also a non-CPU folder.
         std::fs::create_dir_all(sys.path().join("devices/system/cpu/cpu4")).expect("mkdir");
         std::fs::create_dir_all(sys.path().join("devices/system/cpu/cpufreq")).expect("mkdir");
         let cores = cpu_topology(sys.path()).expect("topology");
         assert_eq!(
             cores,
-            [core(-1, 4, &[4]), core(0, 0, &[0]), core(0, 1, &[1]), core(1, 0, &[2]), core(1, 1, &[3])]
+            [
+                core(-1, 4, &[4]),
+                core(0, 0, &[0]),
+                core(0, 1, &[1]),
+                core(1, 0, &[2]),
+                core(1, 1, &[3])
+            ]
         );
     }
 
     #[test]
     fn topology_errors() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        assert!(matches!(cpu_topology(tmp.path()), Err(NoiseError::Io { .. })));
+        assert!(matches!(
+            cpu_topology(tmp.path()),
+            Err(NoiseError::Io { .. })
+        ));
         let sys = fake_sys(Some("0-x"), &[]);
         match cpu_topology(sys.path()) {
             Err(e @ NoiseError::Parse { .. }) => assert!(e.to_string().contains("online"), "{e}"),
             other => panic!("{other:?}"),
         }
         let sys = fake_sys(Some(""), &[]);
-        assert!(matches!(cpu_topology(sys.path()), Err(NoiseError::NoCpus { .. })));
+        assert!(matches!(
+            cpu_topology(sys.path()),
+            Err(NoiseError::NoCpus { .. })
+        ));
         let sys = fake_sys(Some("0"), &[(0, 0, 0, "0")]);
-        std::fs::write(sys.path().join("devices/system/cpu/cpu0/topology/core_id"), "zero").expect("w");
-        assert!(matches!(cpu_topology(sys.path()), Err(NoiseError::Parse { .. })));
+        std::fs::write(
+            sys.path().join("devices/system/cpu/cpu0/topology/core_id"),
+            "zero",
+        )
+        .expect("w");
+        assert!(matches!(
+            cpu_topology(sys.path()),
+            Err(NoiseError::Parse { .. })
+        ));
     }
 
     #[test]
@@ -582,7 +715,12 @@ mod tests {
 
     #[test]
     fn plan_reserves_a_core_on_bigger_machines() {
-        let cores = [core(0, 0, &[0, 4]), core(0, 1, &[1, 5]), core(0, 2, &[2, 6]), core(0, 3, &[3, 7])];
+        let cores = [
+            core(0, 0, &[0, 4]),
+            core(0, 1, &[1, 5]),
+            core(0, 2, &[2, 6]),
+            core(0, 3, &[3, 7]),
+        ];
         let plan = pin_plan(&cores, None, 2).expect("plan");
         assert_eq!(plan.reserved.as_deref(), Some("0,4"));
         assert_eq!(plan.cpusets, ["1,5", "2,6"]);
@@ -595,13 +733,22 @@ mod tests {
         // More sessions than cores: shared, with a note.
         let plan = pin_plan(&cores, None, 5).expect("plan");
         assert_eq!(plan.cpusets, ["1,5", "2,6", "3,7", "1,5", "2,6"]);
-        assert!(plan.notes.iter().any(|n| n.contains("share")), "{:?}", plan.notes);
+        assert!(
+            plan.notes.iter().any(|n| n.contains("share")),
+            "{:?}",
+            plan.notes
+        );
         assert!(pin_plan(&cores, None, 0).expect("plan").cpusets.is_empty());
     }
 
     #[test]
     fn plan_with_allowed_cpus() {
-        let cores = [core(0, 0, &[0, 4]), core(0, 1, &[1, 5]), core(0, 2, &[2, 6]), core(0, 3, &[3, 7])];
+        let cores = [
+            core(0, 0, &[0, 4]),
+            core(0, 1, &[1, 5]),
+            core(0, 2, &[2, 6]),
+            core(0, 3, &[3, 7]),
+        ];
         // A whole core (0) left out by the user: nothing more is reserved.
         let allowed = parse_cpu_list("1-3,5-7").expect("list");
         let plan = pin_plan(&cores, Some(&allowed), 3).expect("plan");
@@ -614,9 +761,18 @@ mod tests {
         assert_eq!(plan.cpusets, ["1", "2", "3"]);
         assert_eq!(plan.notes.len(), 4, "{:?}", plan.notes);
         // Unknown CPUs and empty lists are errors.
-        assert!(matches!(pin_plan(&cores, Some(&[9]), 1), Err(NoiseError::CpusNotOnline { .. })));
-        assert!(matches!(pin_plan(&cores, Some(&[]), 1), Err(NoiseError::NoCpus { .. })));
-        assert!(matches!(pin_plan(&[], None, 1), Err(NoiseError::NoCpus { .. })));
+        assert!(matches!(
+            pin_plan(&cores, Some(&[9]), 1),
+            Err(NoiseError::CpusNotOnline { .. })
+        ));
+        assert!(matches!(
+            pin_plan(&cores, Some(&[]), 1),
+            Err(NoiseError::NoCpus { .. })
+        ));
+        assert!(matches!(
+            pin_plan(&[], None, 1),
+            Err(NoiseError::NoCpus { .. })
+        ));
     }
 
     #[test]
@@ -631,10 +787,20 @@ mod tests {
         .expect("w");
         std::fs::create_dir_all(tmp.path().join("sys/kernel")).expect("mkdir");
         std::fs::write(tmp.path().join("sys/kernel/osrelease"), "6.1.0-18-amd64\n").expect("w");
-        assert_eq!(cpu_model(tmp.path()).as_deref(), Some("Intel(R) Xeon(R) CPU @ 2.20GHz"));
+        assert_eq!(
+            cpu_model(tmp.path()).as_deref(),
+            Some("Intel(R) Xeon(R) CPU @ 2.20GHz")
+        );
         assert_eq!(kernel(tmp.path()).as_deref(), Some("6.1.0-18-amd64"));
-        std::fs::write(tmp.path().join("cpuinfo"), "processor\t: 0\ncpu\t\t: POWER9 (architected), altivec supported\n").expect("w");
-        assert_eq!(cpu_model(tmp.path()).as_deref(), Some("POWER9 (architected), altivec supported"));
+        std::fs::write(
+            tmp.path().join("cpuinfo"),
+            "processor\t: 0\ncpu\t\t: POWER9 (architected), altivec supported\n",
+        )
+        .expect("w");
+        assert_eq!(
+            cpu_model(tmp.path()).as_deref(),
+            Some("POWER9 (architected), altivec supported")
+        );
         std::fs::write(tmp.path().join("cpuinfo"), [0xff, 0xfe]).expect("w");
         assert_eq!(cpu_model(tmp.path()), None);
     }
@@ -648,7 +814,11 @@ mod tests {
         )
         .expect("w");
         // An old kernel's io file without a trailing newline.
-        std::fs::write(dir.join("io"), format!("some avg10=0.66 avg60=0.36 avg300=0.44 total={io}")).expect("w");
+        std::fs::write(
+            dir.join("io"),
+            format!("some avg10=0.66 avg60=0.36 avg300=0.44 total={io}"),
+        )
+        .expect("w");
         match memory {
             Some(m) => std::fs::write(
                 dir.join("memory"),
@@ -668,7 +838,10 @@ mod tests {
         write_pressure(tmp.path(), 1_000_000, 50, Some(7));
         let before = read_pressure(tmp.path()).expect("psi");
         let cpu = before.cpu.expect("cpu");
-        assert_eq!((cpu.some_avg10, cpu.some_total_us, cpu.full_total_us), (27.38, 1_000_000, Some(0)));
+        assert_eq!(
+            (cpu.some_avg10, cpu.some_total_us, cpu.full_total_us),
+            (27.38, 1_000_000, Some(0))
+        );
         assert_eq!(before.io.expect("io").full_total_us, None);
         assert_eq!(before.memory.expect("memory").full_total_us, Some(5));
         write_pressure(tmp.path(), 1_500_000, 40, None);

@@ -8,7 +8,7 @@
 //! 2. run `warmup` warm-up rounds (recorded, never used in verdicts), then timed rounds 1, 2, ...:
 //!    round k runs the patched version first when k is odd and the original first when k is even
 //!    (`Order::Alternate`), or in an order drawn per round from a recorded seed (`Order::Random`);
-//! 3. in each round and for each side: delete stale reports, run the test command under the round's
+//! 3. in each round and for each side: run the test command (its stale reports deleted first) under the round's
 //!    time limit, copy the XML reports out and read per-class times from them (never from console
 //!    text). A command that exits non-zero fails the round even when its reports say "passed"; a
 //!    failing class, a missing or unreadable report, a timeout end the ETIP as not executable, with
@@ -55,8 +55,7 @@ impl Order {
                 }
             }
             Order::Random { seed } => {
-                let mut rng =
-                    rand_chacha::ChaCha20Rng::seed_from_u64(seed.wrapping_add(k as u64));
+                let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed.wrapping_add(k as u64));
                 if rng.random_bool(0.5) {
                     Version::Patched
                 } else {
@@ -430,12 +429,12 @@ fn run_side(
         reason: NotExecutable::EngineError,
         detail: format!("{when}, {label}: {e}"),
     };
-    session.remove(&sp.command.clean).map_err(engine)?;
     let out = session
         .run(&CommandRequest {
             argv: sp.command.argv.clone(),
             env: Vec::new(),
             cwd: sp.command.cwd.clone(),
+            clean: sp.command.clean.clone(),
             timeout: cfg.round_timeout,
         })
         .map_err(engine)?;
@@ -563,8 +562,8 @@ fn read_reports(
             }
             ReportKind::JunitFile => {
                 let file = single_file(dest)?;
-                let bytes = std::fs::read(&file)
-                    .map_err(|e| format!("reading {}: {e}", loc.path))?;
+                let bytes =
+                    std::fs::read(&file).map_err(|e| format!("reading {}: {e}", loc.path))?;
                 reports::parse(reports::ReportFormat::Pytest, &bytes, &loc.path)
                     .map_err(|e| e.to_string())?
             }

@@ -181,8 +181,13 @@ pub struct Position {
 impl Position {
     fn at(xml: &[u8], byte: u64) -> Position {
         let end = usize::try_from(byte).unwrap_or(usize::MAX).min(xml.len());
-        let newlines = xml.get(..end).map_or(0, |s| s.iter().filter(|&&b| b == b'\n').count());
-        Position { line: newlines as u64 + 1, byte }
+        let newlines = xml
+            .get(..end)
+            .map_or(0, |s| s.iter().filter(|&&b| b == b'\n').count());
+        Position {
+            line: newlines as u64 + 1,
+            byte,
+        }
     }
 }
 
@@ -200,7 +205,11 @@ pub enum ReportError {
     Missing { path: PathBuf },
     /// The file is not a complete, well-formed report.
     #[error("malformed test report {path} at {position}: {detail}")]
-    Malformed { path: String, position: Position, detail: String },
+    Malformed {
+        path: String,
+        position: Position,
+        detail: String,
+    },
     /// The file is larger than [`MAX_REPORT_BYTES`].
     #[error("test report {} is larger than the limit of {limit} bytes", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
@@ -208,7 +217,11 @@ pub enum ReportError {
     #[error(
         "class {class} appears in both {first} and {second} (prefix each module's class names before merging)"
     )]
-    Duplicate { class: String, first: String, second: String },
+    Duplicate {
+        class: String,
+        first: String,
+        second: String,
+    },
     /// Reading failed.
     #[error("reading test report {}: {source}", path.display())]
     Io {
@@ -235,13 +248,23 @@ pub fn read_surefire_dir(dir: &Path) -> Result<Report, ReportError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ReportError::Missing { path: dir.to_path_buf() });
+            return Err(ReportError::Missing {
+                path: dir.to_path_buf(),
+            });
         }
-        Err(source) => return Err(ReportError::Io { path: dir.to_path_buf(), source }),
+        Err(source) => {
+            return Err(ReportError::Io {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
     };
     let mut files = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| ReportError::Io { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| ReportError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if name.starts_with("TEST-") && name.ends_with(".xml") {
@@ -252,7 +275,9 @@ pub fn read_surefire_dir(dir: &Path) -> Result<Report, ReportError> {
         }
     }
     if files.is_empty() {
-        return Err(ReportError::Missing { path: dir.join("TEST-*.xml") });
+        return Err(ReportError::Missing {
+            path: dir.join("TEST-*.xml"),
+        });
     }
     files.sort();
     let mut reports = Vec::with_capacity(files.len());
@@ -298,20 +323,33 @@ pub fn merge(reports: impl IntoIterator<Item = Report>) -> Result<Report, Report
 fn read_capped(path: &Path) -> Result<Vec<u8>, ReportError> {
     let io_err = |source: std::io::Error| {
         if source.kind() == std::io::ErrorKind::NotFound {
-            ReportError::Missing { path: path.to_path_buf() }
+            ReportError::Missing {
+                path: path.to_path_buf(),
+            }
         } else {
-            ReportError::Io { path: path.to_path_buf(), source }
+            ReportError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         }
     };
     let file = std::fs::File::open(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
     if len > MAX_REPORT_BYTES {
-        return Err(ReportError::TooLarge { path: path.to_path_buf(), limit: MAX_REPORT_BYTES });
+        return Err(ReportError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_REPORT_BYTES,
+        });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(MAX_REPORT_BYTES + 1).read_to_end(&mut bytes).map_err(io_err)?;
+    file.take(MAX_REPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err)?;
     if bytes.len() as u64 > MAX_REPORT_BYTES {
-        return Err(ReportError::TooLarge { path: path.to_path_buf(), limit: MAX_REPORT_BYTES });
+        return Err(ReportError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_REPORT_BYTES,
+        });
     }
     Ok(bytes)
 }
@@ -338,7 +376,8 @@ impl Warnings {
 
     fn finish(mut self) -> Vec<String> {
         if self.dropped > 0 {
-            self.kept.push(format!("... and {} more warnings", self.dropped));
+            self.kept
+                .push(format!("... and {} more warnings", self.dropped));
         }
         self.kept
     }
@@ -500,7 +539,10 @@ impl<'a> Parser<'a> {
             return Err(self.malformed(0, "the file is empty"));
         }
         if u64::try_from(self.xml.len()).map_or(true, |n| n > MAX_REPORT_BYTES) {
-            return Err(self.malformed(0, format!("larger than the limit of {MAX_REPORT_BYTES} bytes")));
+            return Err(self.malformed(
+                0,
+                format!("larger than the limit of {MAX_REPORT_BYTES} bytes"),
+            ));
         }
         let mut reader = Reader::from_reader(self.xml);
         reader.config_mut().check_end_names = true;
@@ -524,12 +566,18 @@ impl<'a> Parser<'a> {
                 Event::End(_) => self.close(start)?,
                 Event::Text(t) => {
                     if self.depth == 0 && !t.iter().all(|b| b.is_ascii_whitespace()) {
-                        return Err(self.malformed(start, "text outside the root element (not an XML report?)"));
+                        return Err(self.malformed(
+                            start,
+                            "text outside the root element (not an XML report?)",
+                        ));
                     }
                 }
                 Event::CData(_) | Event::GeneralRef(_) => {
                     if self.depth == 0 {
-                        return Err(self.malformed(start, "text outside the root element (not an XML report?)"));
+                        return Err(self.malformed(
+                            start,
+                            "text outside the root element (not an XML report?)",
+                        ));
                     }
                 }
                 Event::Decl(_) | Event::Comment(_) | Event::PI(_) | Event::DocType(_) => {}
@@ -547,7 +595,10 @@ impl<'a> Parser<'a> {
             };
             return Err(self.malformed(
                 end,
-                format!("truncated: the file ends inside {inside} ({} element(s) still open)", self.depth),
+                format!(
+                    "truncated: the file ends inside {inside} ({} element(s) still open)",
+                    self.depth
+                ),
             ));
         }
         if !self.root_seen {
@@ -556,7 +607,12 @@ impl<'a> Parser<'a> {
         self.finish()
     }
 
-    fn attrs(&self, reader: &Reader<&[u8]>, e: &BytesStart<'_>, at: u64) -> Result<Attrs, ReportError> {
+    fn attrs(
+        &self,
+        reader: &Reader<&[u8]>,
+        e: &BytesStart<'_>,
+        at: u64,
+    ) -> Result<Attrs, ReportError> {
         let mut out = Attrs::default();
         for attr in e.attributes() {
             let attr = attr.map_err(|err| self.malformed(at, format!("bad attribute: {err}")))?;
@@ -571,12 +627,17 @@ impl<'a> Parser<'a> {
                 b"skipped" => &mut out.skipped,
                 _ => continue,
             };
-            let value = attr.decode_and_unescape_value(reader.decoder()).map_err(|err| {
-                self.malformed(
-                    at,
-                    format!("bad value of attribute {}: {err}", String::from_utf8_lossy(key.as_ref())),
-                )
-            })?;
+            let value = attr
+                .decode_and_unescape_value(reader.decoder())
+                .map_err(|err| {
+                    self.malformed(
+                        at,
+                        format!(
+                            "bad value of attribute {}: {err}",
+                            String::from_utf8_lossy(key.as_ref())
+                        ),
+                    )
+                })?;
             *slot = Some(value.into_owned());
         }
         Ok(out)
@@ -588,7 +649,9 @@ impl<'a> Parser<'a> {
                 self.max_decimals = self.max_decimals.max(decimals);
                 Ok(secs)
             }
-            Err(why) => Err(self.malformed(at, format!("{element} time=\"{}\": {why}", clip(value)))),
+            Err(why) => {
+                Err(self.malformed(at, format!("{element} time=\"{}\": {why}", clip(value))))
+            }
         }
     }
 
@@ -596,12 +659,20 @@ impl<'a> Parser<'a> {
         match value {
             None => Ok(None),
             Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| {
-                self.malformed(at, format!("testsuite {attr}=\"{}\" is not a count", clip(v)))
+                self.malformed(
+                    at,
+                    format!("testsuite {attr}=\"{}\" is not a count", clip(v)),
+                )
             }),
         }
     }
 
-    fn open(&mut self, reader: &Reader<&[u8]>, e: &BytesStart<'_>, at: u64) -> Result<(), ReportError> {
+    fn open(
+        &mut self,
+        reader: &Reader<&[u8]>,
+        e: &BytesStart<'_>,
+        at: u64,
+    ) -> Result<(), ReportError> {
         let depth = self.depth;
         self.depth += 1;
         let local = e.local_name();
@@ -686,7 +757,9 @@ impl<'a> Parser<'a> {
                         (Some(c), _) if !c.is_empty() => c,
                         (_, Some(n)) if !n.is_empty() => n,
                         _ => {
-                            return Err(self.malformed(at, "pytest <testcase> without classname and name"));
+                            return Err(
+                                self.malformed(at, "pytest <testcase> without classname and name")
+                            );
                         }
                     },
                 };
@@ -717,10 +790,11 @@ impl<'a> Parser<'a> {
             }
             return Ok(());
         }
-        if self.case.is_none() && self.suites.last().is_some_and(|s| s.depth == depth) {
-            if let Some(suite) = self.suites.pop() {
-                self.end_suite(suite)?;
-            }
+        if self.case.is_none()
+            && self.suites.last().is_some_and(|s| s.depth == depth)
+            && let Some(suite) = self.suites.pop()
+        {
+            self.end_suite(suite)?;
         }
         Ok(())
     }
@@ -783,7 +857,10 @@ impl<'a> Parser<'a> {
             }
         };
         if !secs.is_finite() {
-            return Err(self.malformed(suite.start, format!("testsuite {name}: the time is not finite")));
+            return Err(self.malformed(
+                suite.start,
+                format!("testsuite {name}: the time is not finite"),
+            ));
         }
         self.classes.push(ClassResult {
             name,
@@ -805,7 +882,10 @@ impl<'a> Parser<'a> {
             for (name, c) in std::mem::take(&mut self.py) {
                 total.add(&c.counts);
                 if !c.secs.is_finite() {
-                    return Err(self.malformed(0, format!("class {name}: the sum of the times is not finite")));
+                    return Err(self.malformed(
+                        0,
+                        format!("class {name}: the sum of the times is not finite"),
+                    ));
                 }
                 self.classes.push(ClassResult {
                     name,
@@ -832,14 +912,14 @@ impl<'a> Parser<'a> {
         }
         self.classes.sort_by(|a, b| a.name.cmp(&b.name));
         for pair in self.classes.windows(2) {
-            if let [a, b] = pair {
-                if a.name == b.name {
-                    return Err(ReportError::Duplicate {
-                        class: a.name.clone(),
-                        first: a.file.clone(),
-                        second: b.file.clone(),
-                    });
-                }
+            if let [a, b] = pair
+                && a.name == b.name
+            {
+                return Err(ReportError::Duplicate {
+                    class: a.name.clone(),
+                    first: a.file.clone(),
+                    second: b.file.clone(),
+                });
             }
         }
         Ok(Report {
@@ -880,7 +960,9 @@ fn parse_time(raw: &str) -> Result<(f64, u32), String> {
         let mut groups = int_part.split(',');
         let first_ok = groups.next().is_some_and(|g| (1..=3).contains(&g.len()));
         if !first_ok || !groups.all(|g| g.len() == 3) {
-            return Err("not a number (grouping commas must separate groups of three digits)".into());
+            return Err(
+                "not a number (grouping commas must separate groups of three digits)".into(),
+            );
         }
     }
     let mut frac_digits: u32 = 0;
@@ -912,7 +994,9 @@ fn parse_time(raw: &str) -> Result<(f64, u32), String> {
         if i == digits_start || i - digits_start > 4 {
             return Err("not a number (bad exponent)".into());
         }
-        exponent = s[exp_start..i].parse::<i64>().map_err(|_| "not a number (bad exponent)".to_string())?;
+        exponent = s[exp_start..i]
+            .parse::<i64>()
+            .map_err(|_| "not a number (bad exponent)".to_string())?;
     }
     if i != bytes.len() {
         return Err("not a number".into());
@@ -936,7 +1020,9 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn data(name: &str) -> Vec<u8> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reports").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/reports")
+            .join(name);
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -946,7 +1032,9 @@ mod tests {
 
     fn malformed_detail(r: Result<Report, ReportError>) -> (Position, String) {
         match r {
-            Err(ReportError::Malformed { position, detail, .. }) => (position, detail),
+            Err(ReportError::Malformed {
+                position, detail, ..
+            }) => (position, detail),
             other => panic!("expected Malformed, got {other:?}"),
         }
     }
@@ -966,8 +1054,8 @@ mod tests {
         assert_eq!(parse_time("5.0E-4"), Ok((0.0005, 5)));
         assert_eq!(parse_time("0.0012345678901"), Ok((0.0012345678901, 9)));
         for bad in [
-            "", "abc", "-1", "-0.5", "NaN", "Infinity", "inf", "1,23", "1,2345", ",123", "1.2.3", "1e",
-            "1e99999", "+1", "0x10", "1 2", "1e400", "1e13",
+            "", "abc", "-1", "-0.5", "NaN", "Infinity", "inf", "1,23", "1,2345", ",123", "1.2.3",
+            "1e", "1e99999", "+1", "0x10", "1 2", "1e400", "1e13",
         ] {
             assert!(parse_time(bad).is_err(), "{bad:?} should be rejected");
         }
@@ -975,8 +1063,12 @@ mod tests {
 
     #[test]
     fn surefire_2_22_report() {
-        let r = parse(ReportFormat::Surefire, &data("surefire-2.22/TEST-com.example.CalculatorTest.xml"), "a")
-            .expect("parses");
+        let r = parse(
+            ReportFormat::Surefire,
+            &data("surefire-2.22/TEST-com.example.CalculatorTest.xml"),
+            "a",
+        )
+        .expect("parses");
         assert_eq!(r.classes.len(), 1);
         let c = &r.classes[0];
         assert_eq!(c.name, "com.example.CalculatorTest");
@@ -991,11 +1083,18 @@ mod tests {
 
     #[test]
     fn surefire_3_report_with_reruns_and_nested() {
-        let r = parse(ReportFormat::Surefire, &data("surefire-3/TEST-com.example.ParserTest.xml"), "b")
-            .expect("parses");
+        let r = parse(
+            ReportFormat::Surefire,
+            &data("surefire-3/TEST-com.example.ParserTest.xml"),
+            "b",
+        )
+        .expect("parses");
         let c = r.class("com.example.ParserTest").expect("class");
         assert_eq!(c.secs, 0.257);
-        assert_eq!((c.tests, c.failures, c.errors, c.skipped, c.flaky), (5, 0, 1, 0, 1));
+        assert_eq!(
+            (c.tests, c.failures, c.errors, c.skipped, c.flaky),
+            (5, 0, 1, 0, 1)
+        );
         // The nested class's testcases (classname Outer$Inner) belong to the suite.
         assert_eq!(r.classes.len(), 1);
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
@@ -1008,7 +1107,11 @@ mod tests {
         let names: Vec<_> = r.classes.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,
-            ["com.example.OuterTest$Inner", "com.example.ParserTest", "com.example.ZeroTest"]
+            [
+                "com.example.OuterTest$Inner",
+                "com.example.ParserTest",
+                "com.example.ZeroTest"
+            ]
         );
         let zero = r.class("com.example.ZeroTest").expect("zero");
         assert_eq!(zero.secs, 0.0);
@@ -1017,28 +1120,49 @@ mod tests {
         assert_eq!(inner.time_source, TimeSource::TestcaseSum);
         assert!((inner.secs - 0.003).abs() < 1e-12);
         assert_eq!(r.files.len(), 4);
-        assert!(r.warnings.iter().any(|w| w.contains("com.example.OuterTest has no testcase")), "{:?}", r.warnings);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("com.example.OuterTest has no testcase")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]
     fn missing_dir_and_dir_without_reports() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        assert!(matches!(read_surefire_dir(&tmp.path().join("nope")), Err(ReportError::Missing { .. })));
+        assert!(matches!(
+            read_surefire_dir(&tmp.path().join("nope")),
+            Err(ReportError::Missing { .. })
+        ));
         std::fs::write(tmp.path().join("com.example.Foo.txt"), "x").expect("write");
-        assert!(matches!(read_surefire_dir(tmp.path()), Err(ReportError::Missing { .. })));
+        assert!(matches!(
+            read_surefire_dir(tmp.path()),
+            Err(ReportError::Missing { .. })
+        ));
     }
 
     #[test]
     fn pytest_report() {
-        let r = parse(ReportFormat::Pytest, &data("pytest/junit.xml"), "junit.xml").expect("parses");
+        let r =
+            parse(ReportFormat::Pytest, &data("pytest/junit.xml"), "junit.xml").expect("parses");
         let names: Vec<_> = r.classes.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,
-            ["tests.test_broken", "tests.test_join", "tests.test_mod.TestParse", "tests.test_mod.TestSlow"]
+            [
+                "tests.test_broken",
+                "tests.test_join",
+                "tests.test_mod.TestParse",
+                "tests.test_mod.TestSlow"
+            ]
         );
         let join = r.class("tests.test_join").expect("join");
         assert!((join.secs - 0.015).abs() < 1e-12);
-        assert_eq!((join.tests, join.failures, join.errors, join.skipped), (3, 0, 0, 1));
+        assert_eq!(
+            (join.tests, join.failures, join.errors, join.skipped),
+            (3, 0, 0, 1)
+        );
         assert!(join.passed());
         let parse_c = r.class("tests.test_mod.TestParse").expect("parse");
         assert_eq!((parse_c.tests, parse_c.failures, parse_c.errors), (3, 1, 1));
@@ -1048,7 +1172,11 @@ mod tests {
         assert!(!slow.passed(), "only skipped tests: not passed");
         let broken = r.class("tests.test_broken").expect("collection error");
         assert_eq!(broken.errors, 1);
-        assert!(r.classes.iter().all(|c| c.time_source == TimeSource::TestcaseSum));
+        assert!(
+            r.classes
+                .iter()
+                .all(|c| c.time_source == TimeSource::TestcaseSum)
+        );
         assert_eq!(r.resolution, 0.001);
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
@@ -1075,7 +1203,11 @@ mod tests {
         assert_eq!(r.classes[0].failures, 1);
         assert!(!r.classes[0].passed());
         assert_eq!(r.warnings.len(), 1);
-        assert!(r.warnings[0].contains("failures=\"0\" but 1 counted"), "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].contains("failures=\"0\" but 1 counted"),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]
@@ -1099,8 +1231,15 @@ mod tests {
   <testsuite name="a.C" time="0.1"><testcase name="t" classname="a.C" time="0.1"/></testsuite>
 </testsuites>"#;
         let r = surefire(xml).expect("parses");
-        let got: Vec<_> = r.classes.iter().map(|c| (c.name.as_str(), c.secs, c.tests)).collect();
-        assert_eq!(got, [("a.A", 2.0, 1), ("a.A$Inner", 0.75, 1), ("a.C", 0.1, 1)]);
+        let got: Vec<_> = r
+            .classes
+            .iter()
+            .map(|c| (c.name.as_str(), c.secs, c.tests))
+            .collect();
+        assert_eq!(
+            got,
+            [("a.A", 2.0, 1), ("a.A$Inner", 0.75, 1), ("a.C", 0.1, 1)]
+        );
     }
 
     #[test]
@@ -1113,7 +1252,10 @@ mod tests {
         assert!(matches!(err, ReportError::Malformed { .. }), "{msg}");
         // Cut inside a tag, too.
         let cut = &full[..full.len() - 5];
-        assert!(matches!(parse(ReportFormat::Surefire, cut, "cut.xml"), Err(ReportError::Malformed { .. })));
+        assert!(matches!(
+            parse(ReportFormat::Surefire, cut, "cut.xml"),
+            Err(ReportError::Malformed { .. })
+        ));
     }
 
     #[test]
@@ -1123,7 +1265,9 @@ mod tests {
         assert_eq!(pos.line, 2);
         assert!(detail.contains("abc"), "{detail}");
         for t in ["-1", "NaN", "Infinity", "1e400"] {
-            let xml = format!("<testsuite name=\"a.B\" time=\"{t}\"><testcase name=\"t\" time=\"1\"/></testsuite>");
+            let xml = format!(
+                "<testsuite name=\"a.B\" time=\"{t}\"><testcase name=\"t\" time=\"1\"/></testsuite>"
+            );
             malformed_detail(surefire(&xml));
         }
     }
@@ -1137,14 +1281,28 @@ mod tests {
         assert!(d.contains("not an XML report"), "{d}");
         let (_, d) = malformed_detail(surefire("<html><body>no</body></html>"));
         assert!(d.contains("<html>"), "{d}");
-        malformed_detail(parse(ReportFormat::Surefire, &[0xff, 0xfe, 0x00, 0x3c], "bin"));
-        malformed_detail(surefire("<testsuite name=\"a\"><testcase name=\"t\"/></testsuite><testsuite/>"));
+        malformed_detail(parse(
+            ReportFormat::Surefire,
+            &[0xff, 0xfe, 0x00, 0x3c],
+            "bin",
+        ));
+        malformed_detail(surefire(
+            "<testsuite name=\"a\"><testcase name=\"t\"/></testsuite><testsuite/>",
+        ));
         malformed_detail(surefire("<testsuite name=\"a\" tests=\"x\"/>"));
-        malformed_detail(surefire("<testsuite time=\"1\"><testcase name=\"t\"/></testsuite>"));
-        let (_, d) = malformed_detail(surefire("<testsuite name=\"a\"><testcase name=\"t\"></testsuite>"));
+        malformed_detail(surefire(
+            "<testsuite time=\"1\"><testcase name=\"t\"/></testsuite>",
+        ));
+        let (_, d) = malformed_detail(surefire(
+            "<testsuite name=\"a\"><testcase name=\"t\"></testsuite>",
+        ));
         assert!(d.contains("not well-formed"), "{d}");
-        malformed_detail(surefire("<testsuite name=\"a\"><testcase name=\"t\" time=\"1\" time=\"2\"/></testsuite>"));
-        malformed_detail(surefire("<testsuite name=\"a&bogus;\"><testcase name=\"t\"/></testsuite>"));
+        malformed_detail(surefire(
+            "<testsuite name=\"a\"><testcase name=\"t\" time=\"1\" time=\"2\"/></testsuite>",
+        ));
+        malformed_detail(surefire(
+            "<testsuite name=\"a&bogus;\"><testcase name=\"t\"/></testsuite>",
+        ));
     }
 
     #[test]
@@ -1163,7 +1321,10 @@ mod tests {
         match merge([one.clone(), two.clone()]) {
             Err(e @ ReportError::Duplicate { .. }) => {
                 let msg = e.to_string();
-                assert!(msg.contains("m1/TEST-a.B.xml") && msg.contains("m2/TEST-a.B.xml"), "{msg}");
+                assert!(
+                    msg.contains("m1/TEST-a.B.xml") && msg.contains("m2/TEST-a.B.xml"),
+                    "{msg}"
+                );
             }
             other => panic!("expected Duplicate, got {other:?}"),
         }
@@ -1184,12 +1345,16 @@ mod tests {
         let path = tmp.path().join("TEST-big.xml");
         let f = std::fs::File::create(&path).expect("create");
         f.set_len(MAX_REPORT_BYTES + 1).expect("sparse file");
-        assert!(matches!(read_report(ReportFormat::Surefire, &path), Err(ReportError::TooLarge { .. })));
+        assert!(matches!(
+            read_report(ReportFormat::Surefire, &path),
+            Err(ReportError::TooLarge { .. })
+        ));
     }
 
     #[test]
     fn serialises() {
-        let r = parse(ReportFormat::Pytest, &data("pytest/junit.xml"), "junit.xml").expect("parses");
+        let r =
+            parse(ReportFormat::Pytest, &data("pytest/junit.xml"), "junit.xml").expect("parses");
         let json = serde_json::to_string(&r).expect("json");
         assert!(json.contains("\"time_source\":\"testcase_sum\""), "{json}");
     }
@@ -1198,12 +1363,19 @@ mod tests {
     #[test]
     fn mutations_never_panic() {
         let seeds = [
-            (ReportFormat::Surefire, data("surefire-2.22/TEST-com.example.CalculatorTest.xml")),
-            (ReportFormat::Surefire, data("surefire-3/TEST-com.example.ParserTest.xml")),
+            (
+                ReportFormat::Surefire,
+                data("surefire-2.22/TEST-com.example.CalculatorTest.xml"),
+            ),
+            (
+                ReportFormat::Surefire,
+                data("surefire-3/TEST-com.example.ParserTest.xml"),
+            ),
             (ReportFormat::Pytest, data("pytest/junit.xml")),
         ];
         let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_e71b);
         let interesting = b"<>/=\"',.-0123456789eE&;! \n";
+        let mut parsed_ok = 0;
         for round in 0..6000 {
             let (format, base) = &seeds[round % seeds.len()];
             let mut xml = base.clone();
@@ -1223,7 +1395,11 @@ mod tests {
                     _ => xml.truncate(at),
                 }
             }
-            if let Ok(r) = parse(*format, &xml, "mutated.xml") {
+            let parsed = parse(*format, &xml, "mutated.xml");
+            if parsed.is_ok() {
+                parsed_ok += 1;
+            }
+            if let Ok(r) = parsed {
                 assert!(r.resolution > 0.0 && r.resolution <= 0.001);
                 for c in &r.classes {
                     assert!(c.secs.is_finite() && c.secs >= 0.0, "{c:?}");
@@ -1232,5 +1408,10 @@ mod tests {
                 assert!(r.classes.windows(2).all(|w| w[0].name < w[1].name));
             }
         }
+        // Both paths were exercised.
+        assert!(
+            parsed_ok > 100 && parsed_ok < 5900,
+            "{parsed_ok} of 6000 parsed"
+        );
     }
 }

@@ -147,6 +147,9 @@ struct ScriptedSession {
 
 impl Session for ScriptedSession {
     fn run(&mut self, command: &CommandRequest) -> Result<CommandOutput, ExecError> {
+        for p in &command.clean {
+            self.files.remove(p);
+        }
         let call = Call {
             label: self.label.clone(),
             run: self.runs,

@@ -14,9 +14,7 @@
 //!   available. The p-values shown are the fixed-n p-values of the rounds used.
 
 use crate::protocol::RoundResult;
-use etip_core::measure::{
-    ClassRecord, Direction, EffectRecord, MannWhitneyRecord, SignTestRecord,
-};
+use etip_core::measure::{ClassRecord, Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
 use etip_stats::{
     Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule,
 };
@@ -245,11 +243,10 @@ pub fn needs_more_rounds(rounds: &[RoundResult], cfg: &VerdictConfig) -> bool {
             tp[k] += p[k];
         }
         // A series already significant at an earlier look is settled.
-        if let Ok((_, Some(n))) = judged_rounds(o, p, s.resolution, cfg) {
-            if is_significant_at(o, p, n, s.resolution, cfg) {
+        if let Ok((_, Some(n))) = judged_rounds(o, p, s.resolution, cfg)
+            && is_significant_at(o, p, n, s.resolution, cfg) {
                 continue;
             }
-        }
         open |= undecided(o, p);
     }
     if let Some((o, p)) = totals {
@@ -307,7 +304,11 @@ fn judge(
         }
     };
     let ties = match timer {
-        TimerRule::Resolution(r) => jo.iter().zip(jp).filter(|(a, b)| **a <= r && **b <= r).count(),
+        TimerRule::Resolution(r) => jo
+            .iter()
+            .zip(jp)
+            .filter(|(a, b)| **a <= r && **b <= r)
+            .count(),
         TimerRule::Literal => 0,
     };
     let greater = etip_stats::mann_whitney_u(jo, jp, Alternative::Greater, MwuMethod::Auto)?;

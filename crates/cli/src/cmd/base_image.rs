@@ -40,8 +40,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(s) = suite {
         cfg.bootstrap.suite = s;
     }
-    let builder =
-        Builder::new(cfg, PathBuf::from(".etip/build")).context("connecting to Docker")?;
+    let builder = Builder::new(
+        cfg,
+        PathBuf::from(".etip/build"),
+        crate::cmd::runtime()?.handle().clone(),
+    )
+    .context("connecting to Docker")?;
     let bar = indicatif::ProgressBar::new_spinner();
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let img = builder

@@ -57,7 +57,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .into());
         }
     }
-    let builder = Builder::new(cfg, args.out.clone()).context("connecting to Docker")?;
+    let builder = Builder::new(
+        cfg,
+        args.out.clone(),
+        crate::cmd::runtime()?.handle().clone(),
+    )
+    .context("connecting to Docker")?;
     let bar = indicatif::ProgressBar::new(etips.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")

@@ -16,8 +16,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let builder = Builder::new(BuildConfig::default(), PathBuf::from(".etip/build"))
-        .context("connecting to Docker")?;
+    let builder = Builder::new(
+        BuildConfig::default(),
+        PathBuf::from(".etip/build"),
+        crate::cmd::runtime()?.handle().clone(),
+    )
+    .context("connecting to Docker")?;
     let report = builder
         .clean(args.namespace.as_deref(), args.all)
         .context("removing etip's containers and images")?;

@@ -3,6 +3,8 @@
 pub mod base_image;
 pub mod build;
 pub mod clean;
+pub mod measure;
+pub mod measure_html;
 pub mod mine;
 
 use std::process::ExitCode;
@@ -10,6 +12,20 @@ use std::process::ExitCode;
 pub mod audit;
 pub mod format;
 pub mod score;
+
+/// The one tokio runtime of the process, made on first use; libraries borrow its handle.
+pub fn runtime() -> anyhow::Result<&'static tokio::runtime::Runtime> {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(rt) = RT.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))?;
+    Ok(RT.get_or_init(|| rt))
+}
 
 /// Wraps a library error: input errors become [`UsageError`] (exit code 2), others stay as they are.
 pub fn input_error(err: etip_score::ScoreError) -> anyhow::Error {

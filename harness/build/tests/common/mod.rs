@@ -85,6 +85,8 @@ pub fn etip(id: &str, lang: Language, repo: &Path, base: &str, patched: &str) ->
 /// A builder in its own namespace; its containers and images are removed on drop.
 pub struct TestBuilder {
     pub builder: Builder,
+    /// The runtime the builder's engine calls run on (tests own theirs, as the binary does).
+    pub rt: tokio::runtime::Runtime,
     pub ns: String,
     pub out: tempfile::TempDir,
 }
@@ -102,8 +104,19 @@ pub fn builder(name: &str) -> TestBuilder {
         namespace: ns.clone(),
         ..BuildConfig::default()
     };
-    let builder = Builder::new(cfg, out.path().to_path_buf()).unwrap_or_else(|e| {
-        panic!("these tests need the real Docker engine, and it is not usable: {e}")
-    });
-    TestBuilder { builder, ns, out }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let builder =
+        Builder::new(cfg, out.path().to_path_buf(), rt.handle().clone()).unwrap_or_else(|e| {
+            panic!("these tests need the real Docker engine, and it is not usable: {e}")
+        });
+    TestBuilder {
+        builder,
+        rt,
+        ns,
+        out,
+    }
 }

@@ -1,0 +1,549 @@
+//! `etip measure`: time the tests of built ETIPs in warmed, order-alternated rounds and say which
+//! ETIPs are executable and which test classes detect their improvement.
+
+use super::UsageError;
+use super::format::{FormatArg, num, render};
+use anyhow::Context;
+use etip_build::config::BuildConfig;
+use etip_core::instance::InstanceStatus;
+use etip_core::measure::{Direction, Measurement};
+use etip_report::{Align, OutputFormat, Table};
+use etip_runner::executor::{Executor, Resources};
+use etip_runner::measure::{MeasureConfig, MeasureProgress, Tests};
+use etip_runner::protocol::{Order, ProtocolConfig};
+use etip_runner::verdict::{TimerKind, VerdictConfig};
+use etip_stats::{SequentialDesign, SignTestConfig};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    /// Patched first in odd rounds, original first in even rounds (JETO).
+    Alternate,
+    /// Drawn per round from --seed.
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExecutorArg {
+    /// The Docker engine when it answers, else an error that says how to run locally.
+    Auto,
+    /// Long-lived containers of the instance images (network none, limits, pinned CPUs).
+    Docker,
+    /// Host processes on built trees under --trees (no isolation: trusted code only).
+    Local,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimerArg {
+    /// Pairs whose two times are at or below the report's resolution are ties (etip's default).
+    Resolution,
+    /// JETO's literal rule: a pair (0, 0) is a win for both versions.
+    Literal,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The status.jsonl that `etip build` wrote (later lines of an id replace earlier ones).
+    #[arg(long)]
+    etips: PathBuf,
+    /// Measure only these ETIPs (repeatable).
+    #[arg(long)]
+    id: Vec<String>,
+    /// Output folder: measurements.jsonl, executable.jsonl, logs/<id>/, report.html, state.sqlite.
+    #[arg(long)]
+    out: PathBuf,
+    /// Timed rounds (warm-up excluded).
+    #[arg(long, default_value_t = 30)]
+    rounds: usize,
+    /// Warm-up rounds, discarded.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Minimum relative improvement for a round to count as a win.
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    min_impr: f64,
+    /// Significance threshold of the sign test (strict: p < p-val).
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    p_val: f64,
+    /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
+    #[arg(long)]
+    conservative: bool,
+    /// Order of the two versions within a round.
+    #[arg(long, value_enum, default_value_t = OrderArg::Alternate)]
+    order: OrderArg,
+    /// Seed of --order random (recorded in the output).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Which tests run: `modules` (the changed modules; Python: all tests), `all`, or a
+    /// comma-separated list of test classes (Java) or node ids/paths (Python).
+    #[arg(long, default_value = "modules")]
+    tests: String,
+    /// Adaptive rounds: inconclusive classes get more rounds in batches up to M, under a
+    /// group-sequential design that keeps the false-positive rate at or below --p-val.
+    #[arg(long)]
+    max_rounds: Option<usize>,
+    /// A/A calibration: both sides run the original version.
+    #[arg(long)]
+    aa: bool,
+    /// CPUs the sessions may use (e.g. `2-3`); default: whole physical cores, one left to the
+    /// system on machines with more than two.
+    #[arg(long)]
+    cpus: Option<String>,
+    /// Memory limit of each session in MB.
+    #[arg(long, default_value_t = 4096)]
+    memory: u64,
+    /// Time limit of each version's test command in a round, seconds.
+    #[arg(long, default_value_t = 1800)]
+    round_timeout: u64,
+    /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
+    #[arg(long, default_value_t = 10.0)]
+    min_class_ms: f64,
+    /// The sign test's pair rule.
+    #[arg(long, value_enum, default_value_t = TimerArg::Resolution)]
+    timer_rule: TimerArg,
+    /// Where the tests run.
+    #[arg(long, value_enum, default_value_t = ExecutorArg::Auto)]
+    executor: ExecutorArg,
+    /// Built trees for --executor local: `<trees>/<id-slug>/{original,patched}`.
+    #[arg(long)]
+    trees: Option<PathBuf>,
+    /// The build configuration the instances were built with (Maven arguments, test_args).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// State store (rounds as they complete; a re-run resumes). Default: <out>/state.sqlite.
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// Forget stored rounds and outcomes of the selected ETIPs and measure again.
+    #[arg(long)]
+    force: bool,
+    /// Namespace label of the session containers.
+    #[arg(long, default_value = "etip")]
+    namespace: String,
+    /// How to print the summary.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+}
+
+/// Reads `status.jsonl`; a later line of an id replaces an earlier one (a rebuild appends).
+fn read_statuses(path: &Path) -> anyhow::Result<Vec<InstanceStatus>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("reading {}: {e}", path.display())))?;
+    let mut out: Vec<InstanceStatus> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let s: InstanceStatus = serde_json::from_str(line).map_err(|e| {
+            UsageError(format!(
+                "{}:{}: not a status line of `etip build` ({e})",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        match out.iter_mut().find(|o| o.id == s.id) {
+            Some(o) => *o = s,
+            None => out.push(s),
+        }
+    }
+    if out.is_empty() {
+        return Err(UsageError(format!("{} holds no instance", path.display())).into());
+    }
+    Ok(out)
+}
+
+fn check_args(args: &Args) -> Result<(), UsageError> {
+    let bad = |m: String| Err(UsageError(m));
+    if args.rounds == 0 {
+        return bad("--rounds must be at least 1".into());
+    }
+    if !(args.min_impr.is_finite() && (0.0..1.0).contains(&args.min_impr)) {
+        return bad(format!("--min-impr must be in [0, 1), got {}", args.min_impr));
+    }
+    if !(args.p_val > 0.0 && args.p_val <= 0.5) {
+        return bad(format!("--p-val must be in (0, 0.5], got {}", args.p_val));
+    }
+    if let Some(m) = args.max_rounds
+        && m < args.rounds
+    {
+        return bad(format!(
+            "--max-rounds ({m}) must be at least --rounds ({})",
+            args.rounds
+        ));
+    }
+    if args.round_timeout == 0 || args.memory < 64 {
+        return bad("--round-timeout must be positive and --memory at least 64 MB".into());
+    }
+    if !(args.min_class_ms.is_finite() && args.min_class_ms >= 0.0) {
+        return bad(format!(
+            "--min-class-ms must be a non-negative number, got {}",
+            args.min_class_ms
+        ));
+    }
+    Ok(())
+}
+
+struct Bars {
+    bar: indicatif::ProgressBar,
+}
+
+impl MeasureProgress for Bars {
+    fn etip_started(&self, id: &str) {
+        self.bar.set_message(format!("{id}: starting sessions"));
+    }
+
+    fn round(&self, id: &str, round: usize, total: usize) {
+        if round == 0 {
+            self.bar.set_message(format!("{id}: warm-up"));
+        } else {
+            self.bar.set_message(format!("{id}: round {round}/{total}"));
+        }
+    }
+
+    fn etip_finished(&self, m: &Measurement) {
+        self.bar.inc(1);
+        let verdict = if m.executable {
+            format!("executable, {} detector(s)", m.detectors.len())
+        } else {
+            format!(
+                "not executable ({})",
+                m.reason
+                    .and_then(|r| serde_json::to_value(r).ok())
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            )
+        };
+        self.bar.suspend(|| eprintln!("{}: {verdict}", m.id));
+    }
+}
+
+/// Whole physical cores for the sessions: both sessions get the same CPU set (they never run at
+/// the same time, and giving each version its own core would confound the version with the core).
+fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, Vec<String>)> {
+    if !can_pin {
+        return Ok((
+            None,
+            vec!["the executor cannot pin sessions to CPUs".to_string()],
+        ));
+    }
+    let allowed = match &args.cpus {
+        Some(list) => Some(
+            etip_runner::noise::parse_cpu_list(list)
+                .map_err(|e| UsageError(format!("--cpus {list}: {e}")))?,
+        ),
+        None => None,
+    };
+    let cores = match etip_runner::noise::cpu_topology(Path::new("/sys")) {
+        Ok(c) => c,
+        Err(e) => {
+            return Ok((
+                None,
+                vec![format!("sessions not pinned: CPU topology unreadable ({e})")],
+            ));
+        }
+    };
+    let plan = etip_runner::noise::pin_plan(&cores, allowed.as_deref(), 1)
+        .map_err(|e| UsageError(format!("pinning sessions: {e}")))?;
+    let mut notes = plan.notes.clone();
+    if let Some(r) = &plan.reserved {
+        notes.push(format!("CPUs {r} left to the system"));
+    }
+    notes.push(
+        "both versions' sessions share one CPU set: they never run at the same time, and one set \
+         for both keeps the version from being confounded with the core"
+            .to_string(),
+    );
+    Ok((
+        plan.cpusets.first().map(|c| [c.clone(), c.clone()]),
+        notes,
+    ))
+}
+
+fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
+    let local = || -> anyhow::Result<Box<dyn Executor>> {
+        let trees = args.trees.clone().ok_or_else(|| {
+            UsageError(
+                "--executor local needs --trees DIR holding <id-slug>/original and <id-slug>/patched, both built"
+                    .into(),
+            )
+        })?;
+        Ok(Box::new(LocalTrees {
+            inner: etip_runner::local::LocalExecutor,
+            trees,
+        }))
+    };
+    match args.executor {
+        ExecutorArg::Local => local(),
+        ExecutorArg::Docker | ExecutorArg::Auto => {
+            let rt = super::runtime()?;
+            match rt.block_on(etip_docker::Engine::connect()) {
+                Ok(engine) => Ok(Box::new(etip_runner::docker::DockerExecutor::new(
+                    engine,
+                    rt.handle().clone(),
+                    &args.namespace,
+                ))),
+                Err(e) if args.executor == ExecutorArg::Auto && args.trees.is_some() => {
+                    tracing::warn!("no Docker engine answered ({e}); running locally");
+                    eprintln!(
+                        "warning: no Docker engine answered; measuring with the local executor (no isolation)"
+                    );
+                    local()
+                }
+                Err(e) => Err(anyhow::anyhow!(e).context(
+                    "connecting to Docker (for host processes instead, pass --executor local --trees DIR)",
+                )),
+            }
+        }
+    }
+}
+
+/// The local executor on trees laid out as `<trees>/<id-slug>/{original,patched}`.
+struct LocalTrees {
+    inner: etip_runner::local::LocalExecutor,
+    trees: PathBuf,
+}
+
+impl Executor for LocalTrees {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    fn info(&self) -> etip_runner::executor::ExecutorInfo {
+        self.inner.info()
+    }
+
+    fn start(
+        &self,
+        request: &etip_runner::executor::SessionRequest,
+    ) -> Result<Box<dyn etip_runner::executor::Session>, etip_runner::executor::ExecError> {
+        let mut r = request.clone();
+        let slug = etip_build::instance::log_slug(&request.instance);
+        let version = if request.tree.ends_with("patched") {
+            "patched"
+        } else {
+            "original"
+        };
+        let tree = self.trees.join(slug).join(version);
+        r.tree = tree.display().to_string();
+        self.inner.start(&r)
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    check_args(&args)?;
+    let build = match &args.config {
+        Some(p) => BuildConfig::load(p).map_err(|e| UsageError(e.to_string()))?,
+        None => BuildConfig::default(),
+    };
+    let mut statuses = read_statuses(&args.etips)?;
+    if !args.id.is_empty() {
+        for id in &args.id {
+            if !statuses.iter().any(|s| &s.id == id) {
+                return Err(UsageError(format!("no ETIP with id {id} in {}", args.etips.display())).into());
+            }
+        }
+        statuses.retain(|s| args.id.contains(&s.id));
+    }
+    let sign = if args.conservative {
+        SignTestConfig::conservative()
+    } else {
+        SignTestConfig {
+            min_impr: args.min_impr,
+            p_val: args.p_val,
+        }
+    };
+    // Adaptive rounds: the recommended design's batches, spending and futility, up to --max-rounds.
+    let sequential = match args.max_rounds {
+        Some(m) if m > args.rounds => {
+            let bad = |e: etip_stats::StatsError| UsageError(format!("--max-rounds {m}: {e}"));
+            let p = SequentialDesign::recommended(args.rounds, sign.p_val)
+                .map_err(bad)?
+                .params();
+            Some(
+                SequentialDesign::new(args.rounds, p.batch, m, sign.p_val, p.spending, p.futility)
+                    .map_err(bad)?,
+            )
+        }
+        _ => None,
+    };
+    let batch = sequential.as_ref().map_or(10, |d| d.batch());
+    let tests = match args.tests.as_str() {
+        "modules" => Tests::Modules,
+        "all" => Tests::All,
+        list => Tests::Classes(
+            list.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+        ),
+    };
+    let ex = executor(&args)?;
+    let (cpusets, notes) = pinning(&args, ex.info().can_pin)?;
+    let cfg = MeasureConfig {
+        protocol: ProtocolConfig {
+            rounds: args.rounds,
+            warmup: args.warmup,
+            max_rounds: args.max_rounds,
+            batch,
+            order: match args.order {
+                OrderArg::Alternate => Order::Alternate,
+                OrderArg::Random => Order::Random { seed: args.seed },
+            },
+            round_timeout: Duration::from_secs(args.round_timeout),
+            ..ProtocolConfig::default()
+        },
+        verdict: VerdictConfig {
+            sign,
+            timer: match args.timer_rule {
+                TimerArg::Resolution => TimerKind::Resolution,
+                TimerArg::Literal => TimerKind::Literal,
+            },
+            min_class_secs: args.min_class_ms / 1000.0,
+            sequential,
+            ..VerdictConfig::default()
+        },
+        tests,
+        aa: args.aa,
+        resources: Resources {
+            memory_mb: args.memory,
+            ..Resources::default()
+        },
+        cpusets,
+        notes,
+        build,
+        logs: Some(args.out.join("logs")),
+        force: args.force,
+    };
+    etip_runner::measure::feasibility(&cfg).map_err(|e| UsageError(e.to_string()))?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| UsageError(format!("creating the output folder {}: {e}", args.out.display())))?;
+    if !args.out.is_dir() {
+        return Err(UsageError(format!("--out {} is not a folder", args.out.display())).into());
+    }
+    let state = args.state.clone().unwrap_or_else(|| args.out.join("state.sqlite"));
+    let mut store = etip_store::Store::open_exclusive(&state).map_err(|e| match e {
+        etip_store::StoreError::Locked { .. } | etip_store::StoreError::NewerSchema { .. } => {
+            anyhow::Error::from(UsageError(e.to_string()))
+        }
+        other => anyhow::Error::from(other),
+    })?;
+    let bar = indicatif::ProgressBar::new(statuses.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("the template is valid"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(500));
+    let progress = Bars { bar: bar.clone() };
+    let mut results: Vec<Measurement> = Vec::new();
+    for status in &statuses {
+        let m = etip_runner::measure::measure_one(ex.as_ref(), &mut store, status, &cfg, &progress)
+            .with_context(|| format!("measuring {}", status.id))?;
+        results.push(m);
+        // Written after every ETIP, so a later failure loses nothing.
+        write_outputs(&args.out, &results)?;
+    }
+    bar.finish_and_clear();
+    let out = summary(&results, OutputFormat::from(args.format))?;
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    eprintln!(
+        "{} of {} executable; measurements in {}",
+        results.iter().filter(|m| m.executable).count(),
+        results.len(),
+        args.out.join("measurements.jsonl").display()
+    );
+    Ok(())
+}
+
+/// Replaces `path` with `text` atomically (a temporary file in the same folder, then a rename),
+/// refusing to replace anything but a regular file.
+fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && !m.file_type().is_file()
+    {
+        return Err(UsageError(format!(
+            "{} exists and is not a regular file; etip replaces only its own files",
+            path.display()
+        ))
+        .into());
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.persist(path)
+        .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+fn write_outputs(out: &Path, results: &[Measurement]) -> anyhow::Result<()> {
+    let mut all = String::new();
+    let mut exec = String::new();
+    for m in results {
+        let line = serde_json::to_string(m)?;
+        all.push_str(&line);
+        all.push('\n');
+        if m.executable {
+            exec.push_str(&serde_json::to_string(&serde_json::json!({
+                "id": m.id,
+                "detectors": m.detectors,
+                "overall": m.overall.as_ref().and_then(|o| o.sign_test.as_ref()).map(|s| s.direction),
+                "improvement": m.overall.as_ref().and_then(|o| o.sign_test.as_ref()).map(|s| s.improvement),
+                "rounds": m.rounds,
+                "aa": m.aa,
+            }))?);
+            exec.push('\n');
+        }
+    }
+    write_atomic(&out.join("measurements.jsonl"), &all)?;
+    write_atomic(&out.join("executable.jsonl"), &exec)?;
+    let html = crate::cmd::measure_html::report(results);
+    write_atomic(&out.join("report.html"), &html)?;
+    Ok(())
+}
+
+fn dir_name(d: Direction) -> &'static str {
+    match d {
+        Direction::PatchedFaster => "patched faster",
+        Direction::OriginalFaster => "original faster",
+        Direction::NotSignificant => "not significant",
+    }
+}
+
+/// The printed summary: one row per ETIP (JSON: the measurements themselves).
+fn summary(results: &[Measurement], format: OutputFormat) -> anyhow::Result<String> {
+    if format == OutputFormat::Json {
+        return Ok(etip_report::to_json(results)?);
+    }
+    let mut t = Table::new(vec![
+        ("etip", Align::Left),
+        ("executable", Align::Left),
+        ("rounds", Align::Right),
+        ("overall", Align::Left),
+        ("improvement", Align::Right),
+        ("p", Align::Right),
+        ("detectors", Align::Left),
+        ("reason", Align::Left),
+    ]);
+    for m in results {
+        let st = m.overall.as_ref().and_then(|o| o.sign_test.as_ref());
+        t.push(vec![
+            m.id.clone(),
+            if m.executable { "yes" } else { "no" }.into(),
+            m.rounds.to_string(),
+            st.map_or("-".into(), |s| dir_name(s.direction).to_string()),
+            st.map_or("-".into(), |s| format!("{:.1}%", 100.0 * s.improvement)),
+            num(st.map(|s| s.p_patched.min(s.p_original)), 4),
+            if m.detectors.is_empty() {
+                "-".into()
+            } else {
+                m.detectors.join(", ")
+            },
+            m.detail
+                .as_deref()
+                .map(|d| d.lines().next().unwrap_or("").chars().take(100).collect())
+                .unwrap_or_default(),
+        ]);
+    }
+    render(&t, format)
+}
