@@ -130,7 +130,7 @@ fn main() {
     for batch in batches {
         // Every max from 60 to 180 reachable by whole batches (steps of 3 for batches of 1, 2).
         let step = if batch < 3 { 6 / batch * batch } else { batch };
-        for max in (60..=180).filter(|m| (m - FIRST) % step == 0) {
+        for max in (60..=180).filter(|m| (m - FIRST).is_multiple_of(step)) {
             for &spending in &spendings {
                 for &futility in &futilities {
                     let d = SequentialDesign::new(FIRST, batch, max, ALPHA, spending, futility)

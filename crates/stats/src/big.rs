@@ -82,27 +82,33 @@ impl Big {
         }
     }
 
+    /// Number of significant bits (0 for zero; leading zero limbs are ignored).
     pub(crate) fn bits(&self) -> usize {
-        let top = *self.0.last().expect("at least one limb");
-        (self.0.len() - 1) * 64 + (64 - top.leading_zeros() as usize)
+        match self.0.iter().rposition(|&l| l != 0) {
+            Some(i) => i * 64 + (64 - self.0[i].leading_zeros() as usize),
+            None => 0,
+        }
     }
 
-    /// `self · 2^-n` as f64, correctly rounded (barring subnormal results).
+    /// `self · 2^-n` as f64, correctly rounded (barring subnormal results):
+    /// the 64 leading bits, with a sticky bit for the rest, are rounded once
+    /// by the conversion and then scaled exactly.
     pub(crate) fn to_f64_scaled(&self, n: usize) -> f64 {
         let bits = self.bits();
         if bits == 0 {
             return 0.0;
         }
         let shift = bits.saturating_sub(64);
-        // Top 64 bits, with a sticky bit for everything below them.
-        let mut top: u64 = 0;
-        for k in 0..64.min(bits) {
-            let b = shift + k;
-            if (self.0[b / 64] >> (b % 64)) & 1 == 1 {
-                top |= 1 << k;
-            }
+        // Top 64 bits (bits shift..shift+64), with a sticky bit for everything below them.
+        let (limb, off) = (shift / 64, shift % 64);
+        let mut top = self.0[limb] >> off;
+        if off > 0
+            && let Some(&next) = self.0.get(limb + 1)
+        {
+            top |= next << (64 - off);
         }
-        let sticky = (0..shift).any(|b| (self.0[b / 64] >> (b % 64)) & 1 == 1);
+        let sticky = self.0[..limb].iter().any(|&l| l != 0)
+            || (off > 0 && self.0[limb] & ((1u64 << off) - 1) != 0);
         if sticky {
             top |= 1;
         }
@@ -152,5 +158,15 @@ mod tests {
         assert_eq!(z.to_f64_scaled(66), 1.5);
         z.add(&Big::pow2(65));
         assert_eq!(z.to_f64_scaled(66), 2.0);
+        // Rounding: 2^70 + 2^17 + 1 is just above the halfway point between two
+        // doubles (ulp 2^18 at 2^70), so it rounds up; 2^70 + 2^17 is a tie, to even.
+        let mut r = Big::pow2(70);
+        r.add(&Big::pow2(17));
+        assert_eq!(r.to_f64_scaled(70), 1.0);
+        r.add(&Big::one());
+        assert_eq!(r.to_f64_scaled(70), 1.0 + 2f64.powi(-52));
+        // Leading zero limbs do not count.
+        assert_eq!(Big(vec![5, 0, 0]).bits(), 3);
+        assert_eq!(Big(vec![5, 0, 0]).to_f64_scaled(1), 2.5);
     }
 }

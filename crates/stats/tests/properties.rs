@@ -1,8 +1,9 @@
 //! Property tests of the statistical invariants.
 
 use etip_stats::{
-    Alternative, DeltaConfig, Direction, MwuMethod, Sample, SignTestConfig, binomial_sf_half,
-    bootstrap_speedup_ci, mann_whitney_u, sign_test, sweperf_delta,
+    Alternative, DeltaConfig, Direction, Futility, MwuMethod, Sample, SequentialDesign,
+    SignTestConfig, Spending, TimerRule, binomial_sf_half, bootstrap_speedup_ci, cliffs_delta,
+    mann_whitney_u, paired_ratio_ci, sign_test, sign_test_with, sweperf_delta,
 };
 use proptest::prelude::*;
 
@@ -150,5 +151,86 @@ proptest! {
     ) {
         let fast = sweperf_delta(&base, &patched, &DeltaConfig::default()).expect("valid");
         prop_assert_eq!(fast, naive_delta(&base, &patched));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn cliffs_delta_is_antisymmetric_and_bounded(x in series(40), y in series(40)) {
+        let d = cliffs_delta(&x, &y).expect("valid");
+        prop_assert!((-1.0..=1.0).contains(&d));
+        prop_assert_eq!(cliffs_delta(&y, &x).expect("valid"), -d);
+        // Equal to 2U/(nm) - 1 with scipy's U.
+        let u = mann_whitney_u(&x, &y, Alternative::Greater, MwuMethod::Asymptotic)
+            .expect("valid")
+            .u;
+        prop_assert!((d - (2.0 * u / (x.len() * y.len()) as f64 - 1.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn resolution_rule_only_removes_wins(
+        pairs in prop::collection::vec(((0u8..4).prop_map(f64::from), (0u8..4).prop_map(f64::from)), 1..40),
+        r in prop_oneof![Just(0.0), Just(1.0), Just(2.5)],
+    ) {
+        let (o, p): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+        let cfg = SignTestConfig::default();
+        let lit = sign_test_with(&o, &p, &cfg, TimerRule::Literal).expect("valid");
+        let res = sign_test_with(&o, &p, &cfg, TimerRule::Resolution(r)).expect("valid");
+        let ties = o.iter().zip(&p).filter(|(a, b)| **a <= r && **b <= r).count();
+        prop_assert_eq!(res.n, lit.n);
+        prop_assert!(res.wins_patched <= lit.wins_patched && res.wins_original <= lit.wins_original);
+        // Only the tied pairs lose their wins.
+        prop_assert!(res.wins_patched + ties >= lit.wins_patched);
+        prop_assert!(res.wins_patched + res.wins_original + ties <= res.n);
+    }
+
+    #[test]
+    fn paired_ratio_interval_is_ordered_and_reproducible(
+        pairs in prop::collection::vec((0.5f64..2.0, 0.4f64..2.0), 1..30),
+        level in 0.5f64..0.99,
+        seed in any::<u64>(),
+    ) {
+        let (o, p): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+        let r = paired_ratio_ci(&o, &p, level, 100, seed);
+        prop_assert!(r.lower <= r.upper, "{:?}", r);
+        let ratios: Vec<f64> = o.iter().zip(&p).map(|(a, b)| b / a).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        prop_assert!(lo <= r.lower && r.upper <= hi && lo <= r.estimate && r.estimate <= hi);
+        prop_assert_eq!(r, paired_ratio_ci(&o, &p, level, 100, seed));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn sequential_designs_keep_the_false_positive_rate(
+        first in 1usize..40,
+        batch in 1usize..12,
+        extra in 0usize..60,
+        alpha in prop_oneof![Just(0.1), Just(0.05), 0.001f64..0.5],
+        rho in 0.2f64..4.0,
+        beta in 0.0f64..0.3,
+    ) {
+        let futility = if beta < 0.05 {
+            Futility::Curtail
+        } else {
+            Futility::BetaSpending { q1: 0.65, beta, rho: 1.0 }
+        };
+        let d = SequentialDesign::new(first, batch, first + extra, alpha, Spending::Power { rho }, futility)
+            .expect("valid");
+        let fpr = d.false_positive_rate();
+        let bound = d.looks().last().expect("a look").alpha_spent;
+        prop_assert!(fpr <= bound && bound < alpha, "{} {} {}", fpr, bound, alpha);
+        // Monotone boundaries: more wins never turn significance off.
+        for l in d.looks() {
+            prop_assert!(l.futile_below <= l.min_wins && l.min_wins <= l.n + 1);
+        }
+        let op = d.operating(0.5).expect("valid");
+        prop_assert!((op.rejection_probability - fpr).abs() < 1e-12);
+        prop_assert!(op.expected_rounds >= first as f64 && op.expected_rounds <= d.max() as f64 + 1e-9);
     }
 }
