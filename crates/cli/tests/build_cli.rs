@@ -115,7 +115,13 @@ fn build_then_clean_leaves_nothing_labelled() {
     let status: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(status["outcome"], "built", "{stdout}");
     assert_eq!(status["layers"].as_array().unwrap().len(), 3);
-    assert!(tmp.path().join("out/logs/cli-py/status.json").is_file());
+    assert!(
+        tmp.path()
+            .join("out/logs")
+            .join(etip_build::instance::log_slug("cli-py"))
+            .join("status.json")
+            .is_file()
+    );
 
     let cleaned = etip()
         .args(["clean", "--namespace", &ns])

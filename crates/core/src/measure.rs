@@ -10,6 +10,67 @@ use serde::{Deserialize, Serialize};
 
 use crate::results::{TaskResult, TestRuns};
 
+/// Serde for numbers that may be infinite (a ratio over a 0 s time): JSON has no infinity, so
+/// non-finite values are written as the strings `"inf"`, `"-inf"` and `"nan"` (finite ones as
+/// numbers) and read back from either form.
+pub mod nonfinite {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("nan")
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Num {
+        F(f64),
+        S(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Num::deserialize(d)? {
+            Num::F(v) => Ok(v),
+            Num::S(s) => match s.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "nan" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "expected a number, \"inf\", \"-inf\" or \"nan\", got {other:?}"
+                ))),
+            },
+        }
+    }
+
+    /// The same for a pair (a confidence interval).
+    pub mod pair {
+        use serde::{Deserialize, Deserializer, Serializer, ser::SerializeTuple};
+
+        pub fn serialize<S: Serializer>(v: &[f64; 2], s: S) -> Result<S::Ok, S::Error> {
+            #[derive(serde::Serialize)]
+            struct W(#[serde(with = "super")] f64);
+            let mut t = s.serialize_tuple(2)?;
+            t.serialize_element(&W(v[0]))?;
+            t.serialize_element(&W(v[1]))?;
+            t.end()
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+            #[derive(Deserialize)]
+            struct W(#[serde(with = "super")] f64);
+            let [a, b] = <[W; 2]>::deserialize(d)?;
+            Ok([a.0, b.0])
+        }
+    }
+}
+
 /// Version of the `etip.measurement` schema written by this build.
 pub const MEASUREMENT_SCHEMA_VERSION: u32 = 1;
 
@@ -83,9 +144,11 @@ pub struct SignTestRecord {
     /// Pairs that were ties under the timer-resolution rule (both times at or below resolution).
     #[serde(default)]
     pub ties: usize,
-    /// Median of patched/original over the rounds.
+    /// Median of patched/original over the rounds (`"inf"` when an original time is 0).
+    #[serde(with = "nonfinite")]
     pub median_ratio: f64,
-    /// `(Σ original − Σ patched) / Σ original`.
+    /// `(Σ original − Σ patched) / Σ original` (`"-inf"` when every original time is 0).
+    #[serde(with = "nonfinite")]
     pub improvement: f64,
     /// Rounds at which the sequential procedure stopped for this series (when adaptive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,11 +172,14 @@ pub struct MannWhitneyRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectRecord {
     /// Median of patched/original per round.
+    #[serde(with = "nonfinite")]
     pub median_ratio: f64,
     /// Bootstrap 95% interval of the median ratio (pairs resampled).
+    #[serde(with = "nonfinite::pair")]
     pub ratio_ci: [f64; 2],
     /// Cliff's δ of original against patched: +1 when every original time exceeds every patched
     /// time.
+    #[serde(with = "nonfinite")]
     pub cliffs_delta: f64,
 }
 
@@ -247,6 +313,33 @@ pub struct Measurement {
     pub detectors: Vec<String>,
     #[serde(default)]
     pub round_log: Vec<RoundSummary>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn infinite_ratios_survive_json() {
+        let e = EffectRecord {
+            median_ratio: f64::INFINITY,
+            ratio_ci: [1.0, f64::INFINITY],
+            cliffs_delta: -1.0,
+        };
+        let json = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            json,
+            r#"{"median_ratio":"inf","ratio_ci":[1.0,"inf"],"cliffs_delta":-1.0}"#
+        );
+        let back: EffectRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, e);
+        assert!(
+            serde_json::from_str::<EffectRecord>(
+                r#"{"median_ratio":"big","ratio_ci":[1,2],"cliffs_delta":0}"#
+            )
+            .is_err()
+        );
+    }
 }
 
 impl Measurement {

@@ -4,6 +4,8 @@
 use crate::Table;
 use std::fmt::Write;
 
+pub use crate::chart::{bar_chart, histogram};
+
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -18,6 +20,54 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// A visual style of a table row or cell, or of a callout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Greyed out (e.g. rows left out of the verdicts).
+    Muted,
+    /// Bold (e.g. significant p-values).
+    Strong,
+    /// A total row, set off from the rows above it.
+    Total,
+    /// In the colour of the original version ([`crate::chart::ORIGINAL_COLOR`]).
+    Original,
+    /// In the colour of the patched version ([`crate::chart::PATCHED_COLOR`]).
+    Patched,
+    /// A warning (callouts).
+    Warning,
+    /// Kept on one line.
+    NoWrap,
+}
+
+impl Style {
+    fn css(self) -> &'static str {
+        match self {
+            Style::Muted => "muted",
+            Style::Strong => "strong",
+            Style::Total => "total",
+            Style::Original => "orig",
+            Style::Patched => "pat",
+            Style::Warning => "warn",
+            Style::NoWrap => "nw",
+        }
+    }
+}
+
+/// An anchor name made of ASCII letters, digits, `-` and `_` only.
+fn anchor(id: &str) -> String {
+    let a: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("s-{a}")
 }
 
 /// An HTML document built section by section.
@@ -49,19 +99,107 @@ impl HtmlReport {
 
     /// Adds a table.
     pub fn table(&mut self, table: &Table) {
-        self.body.push_str("<table>\n<tr>");
+        self.table_styled(table, |_| None, |_, _| None);
+    }
+
+    /// Adds a table with a style per row (`row(r)`) and per cell (`cell(r, c)`), row and column
+    /// indices from 0 (header excluded).
+    pub fn table_styled(
+        &mut self,
+        table: &Table,
+        row: impl Fn(usize) -> Option<Style>,
+        cell: impl Fn(usize, usize) -> Option<Style>,
+    ) {
+        self.body.push_str("<div class=\"scroll\"><table>\n<tr>");
         for (h, a) in table.headers().iter().zip(table.aligns()) {
             let _ = write!(self.body, "<th class=\"{}\">{}</th>", a.css(), escape(h));
         }
         self.body.push_str("</tr>\n");
-        for row in table.rows() {
-            self.body.push_str("<tr>");
-            for (cell, a) in row.iter().zip(table.aligns()) {
-                let _ = write!(self.body, "<td class=\"{}\">{}</td>", a.css(), escape(cell));
+        for (r, cells) in table.rows().iter().enumerate() {
+            match row(r) {
+                Some(s) => {
+                    let _ = write!(self.body, "<tr class=\"{}\">", s.css());
+                }
+                None => self.body.push_str("<tr>"),
+            }
+            for (k, (text, a)) in cells.iter().zip(table.aligns()).enumerate() {
+                let extra = cell(r, k).map_or("", |s| s.css());
+                let _ = write!(
+                    self.body,
+                    "<td class=\"{}{}{extra}\">{}</td>",
+                    a.css(),
+                    if extra.is_empty() { "" } else { " " },
+                    escape(text)
+                );
             }
             self.body.push_str("</tr>\n");
         }
-        self.body.push_str("</table>\n");
+        self.body.push_str("</table></div>\n");
+    }
+
+    /// Adds a heading of level 2 or 3 with an anchor (characters other than ASCII letters, digits,
+    /// `-` and `_` are replaced by `-`), the target of [`HtmlReport::links`].
+    pub fn heading_id(&mut self, level: u8, text: &str, id: &str) {
+        let level = level.clamp(2, 3);
+        let _ = writeln!(
+            self.body,
+            "<h{level} id=\"{}\">{}</h{level}>",
+            anchor(id),
+            escape(text)
+        );
+    }
+
+    /// Adds a paragraph of links to anchors of this document (`(anchor, text)`), after a lead text.
+    pub fn links(&mut self, lead: &str, links: &[(String, String)]) {
+        let _ = write!(self.body, "<p class=\"links\">{}", escape(lead));
+        for (i, (id, text)) in links.iter().enumerate() {
+            let _ = write!(
+                self.body,
+                "{}<a href=\"#{}\">{}</a>",
+                if i == 0 { " " } else { " · " },
+                anchor(id),
+                escape(text)
+            );
+        }
+        self.body.push_str("</p>\n");
+    }
+
+    /// Adds a glossary: terms and their definitions.
+    pub fn definitions(&mut self, items: &[(&str, &str)]) {
+        self.body.push_str("<dl class=\"glossary\">\n");
+        for (term, def) in items {
+            let _ = writeln!(
+                self.body,
+                "<dt>{}</dt><dd>{}</dd>",
+                escape(term),
+                escape(def)
+            );
+        }
+        self.body.push_str("</dl>\n");
+    }
+
+    /// Adds key–value facts in a compact two-column grid.
+    pub fn facts(&mut self, items: &[(String, String)]) {
+        self.body.push_str("<dl class=\"facts\">");
+        for (k, v) in items {
+            let _ = write!(self.body, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+        }
+        self.body.push_str("</dl>\n");
+    }
+
+    /// Adds a highlighted paragraph.
+    pub fn callout(&mut self, style: Style, text: &str) {
+        let _ = writeln!(
+            self.body,
+            "<p class=\"callout {}\">{}</p>",
+            style.css(),
+            escape(text)
+        );
+    }
+
+    /// Adds preformatted text (e.g. an error message), scrollable when long.
+    pub fn preformatted(&mut self, text: &str) {
+        let _ = writeln!(self.body, "<pre>{}</pre>", escape(text));
     }
 
     /// Adds an SVG figure (as produced by [`bar_chart`] or [`histogram`]) with a caption.
@@ -94,125 +232,32 @@ impl HtmlReport {
     }
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}\
-table{border-collapse:collapse;font-size:13px;margin:1em 0}\
-th,td{border-bottom:1px solid #ddd;padding:3px 8px}th{background:#f4f4f4}\
-.r{text-align:right;font-variant-numeric:tabular-nums}.l{text-align:left}\
-figure{display:inline-block;margin:0.5em 1em 0.5em 0;vertical-align:top}\
-figcaption{font-size:12px;color:#555;max-width:460px}.row{display:flex;flex-wrap:wrap}\
-svg text{font-family:system-ui,sans-serif}";
-
-/// Horizontal bar chart: one labelled bar per item, value in [0, max]; values are shown as percents when
-/// `percent` is true.
-pub fn bar_chart(items: &[(String, f64)], percent: bool) -> String {
-    let (w, bar_h, gap, label_w) = (460.0, 16.0, 4.0, 230.0);
-    let h = items.len() as f64 * (bar_h + gap) + 10.0;
-    let max = items
-        .iter()
-        .map(|i| i.1)
-        .fold(0.0_f64, f64::max)
-        .max(f64::MIN_POSITIVE);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">"
-    );
-    for (i, (label, v)) in items.iter().enumerate() {
-        let y = 5.0 + i as f64 * (bar_h + gap);
-        let bw = (w - label_w - 60.0) * (v / max);
-        let shown: String = if label.chars().count() > 34 {
-            let tail: String = label
-                .chars()
-                .rev()
-                .take(33)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            format!("…{tail}")
-        } else {
-            label.clone()
-        };
-        let value = if percent {
-            format!("{:.1}%", 100.0 * v)
-        } else {
-            format!("{v:.3}")
-        };
-        let _ = write!(
-            svg,
-            "<text x=\"{lx}\" y=\"{ty}\" font-size=\"11\" text-anchor=\"end\">{}</text>\
-             <rect x=\"{label_w}\" y=\"{y}\" width=\"{bw:.1}\" height=\"{bar_h}\" fill=\"#c0504d\"/>\
-             <text x=\"{vx:.1}\" y=\"{ty}\" font-size=\"11\">{value}</text>",
-            escape(&shown),
-            lx = label_w - 4.0,
-            ty = y + bar_h - 4.0,
-            vx = label_w + bw + 4.0,
-        );
-    }
-    svg.push_str("</svg>");
-    svg
-}
-
-/// Histogram of `values` on a log10 axis between 10^lo and 10^hi (values outside are clamped into the
-/// edge bins), with a marker line at `marker` (e.g. SR = 1).
-pub fn histogram(values: &[f64], lo: f64, hi: f64, bins: usize, marker: Option<f64>) -> String {
-    let (w, h, pad_l, pad_b) = (460.0, 200.0, 36.0, 30.0);
-    let bins = bins.max(1);
-    let mut counts = vec![0usize; bins];
-    for &v in values {
-        let x = if v > 0.0 { v.log10() } else { lo };
-        let k = (((x - lo) / (hi - lo)) * bins as f64).floor();
-        let k = (k.max(0.0) as usize).min(bins - 1);
-        counts[k] += 1;
-    }
-    let max = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let plot_w = w - pad_l - 10.0;
-    let plot_h = h - pad_b - 10.0;
-    let bw = plot_w / bins as f64;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\
-         <line x1=\"{pad_l}\" y1=\"{base}\" x2=\"{x2}\" y2=\"{base}\" stroke=\"#888\"/>",
-        base = 10.0 + plot_h,
-        x2 = w - 10.0
-    );
-    for (k, &c) in counts.iter().enumerate() {
-        let bh = plot_h * c as f64 / max;
-        let _ = write!(
-            svg,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{bh:.1}\" fill=\"#4f81bd\"><title>{c}</title></rect>",
-            pad_l + k as f64 * bw + 0.5,
-            10.0 + plot_h - bh,
-            (bw - 1.0).max(0.5)
-        );
-    }
-    let mut e = lo.ceil() as i32;
-    while f64::from(e) <= hi {
-        let x = pad_l + (f64::from(e) - lo) / (hi - lo) * plot_w;
-        let label = match e {
-            0 => "1".to_owned(),
-            1 => "10".to_owned(),
-            _ => format!("1e{e}"),
-        };
-        let _ = write!(
-            svg,
-            "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{label}</text>",
-            h - 12.0
-        );
-        e += 1;
-    }
-    if let Some(m) = marker.filter(|m| *m > 0.0) {
-        let x = pad_l + (m.log10() - lo) / (hi - lo) * plot_w;
-        let _ = write!(
-            svg,
-            "<line x1=\"{x:.1}\" y1=\"10\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#c0504d\" stroke-dasharray=\"4 3\"/>",
-            10.0 + plot_h
-        );
-    }
-    let _ = write!(
-        svg,
-        "<text x=\"4\" y=\"18\" font-size=\"10\">{}</text></svg>",
-        max as usize
-    );
-    svg
-}
+const STYLE: &str = concat!(
+    "body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:2em;color:#222;max-width:1400px;line-height:1.4}",
+    "h2{margin-top:2em;border-bottom:2px solid #ddd;padding-bottom:.2em}h3{margin:1.4em 0 .3em;font-size:15px;",
+    "font-family:ui-monospace,'DejaVu Sans Mono',monospace;overflow-wrap:anywhere}",
+    ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:13px;margin:1em 0}",
+    "th,td{border-bottom:1px solid #ddd;padding:3px 7px;vertical-align:top}",
+    "th{background:#f4f4f4;vertical-align:bottom}",
+    ".r{text-align:right;font-variant-numeric:tabular-nums}td.r{white-space:nowrap}.l{text-align:left}",
+    "td:first-child{min-width:14em;max-width:26em;overflow-wrap:anywhere}",
+    "tr.total td{font-weight:600;background:#f7f7f7;border-bottom:2px solid #bbb}",
+    "tr.muted td,td.muted{color:#888}td.strong{font-weight:700}.nw{white-space:nowrap}",
+    ".orig{color:#0072B2;font-weight:600;white-space:nowrap}.pat{color:#D55E00;font-weight:600;white-space:nowrap}",
+    "figure{display:inline-block;margin:.5em 1.5em .5em 0;vertical-align:top}",
+    "figure svg{max-width:100%;height:auto}",
+    "figcaption{font-size:12px;color:#555;max-width:580px}.row{display:flex;flex-wrap:wrap}",
+    "dl.glossary{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em;font-size:13px;",
+    "max-width:1100px}dl.glossary dt{font-weight:600}dl.glossary dd{margin:0}",
+    "dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;font-size:13px;",
+    "background:#f7f7f7;padding:.6em 1em;border-radius:4px}",
+    "dl.facts dt{color:#555}dl.facts dd{margin:0;overflow-wrap:anywhere}",
+    ".callout{padding:.5em 1em;border-left:4px solid #888;background:#f4f4f4}",
+    ".callout.warn{border-color:#D55E00;background:#fdf1ea}",
+    "pre{font-size:12px;background:#f7f7f7;padding:.6em 1em;max-height:18em;overflow:auto;",
+    "white-space:pre-wrap;overflow-wrap:anywhere}",
+    ".links a{color:#0b5cad}svg text{font-family:system-ui,'DejaVu Sans',sans-serif}"
+);
 
 #[cfg(test)]
 mod tests {
@@ -232,6 +277,33 @@ mod tests {
         assert!(html.contains("<td class=\"l\">&lt;script&gt;</td>"));
         assert!(html.contains("&lt;i&gt;") && html.contains("50.0%"));
         assert!(!html.contains("<script>"));
+    }
+
+    #[test]
+    fn styled_tables_anchors_and_facts_are_escaped() {
+        let mut r = HtmlReport::new("t");
+        let mut t = Table::new(vec![("a", Align::Left), ("b", Align::Right)]);
+        t.push(vec!["<x>".into(), "1".into()]);
+        t.push(vec!["y".into(), "2".into()]);
+        r.table_styled(
+            &t,
+            |row| (row == 0).then_some(Style::Total),
+            |row, col| (row == 1 && col == 1).then_some(Style::Strong),
+        );
+        r.heading_id(2, "a\"b", "id \"<x>");
+        r.links("go:", &[("id \"<x>".into(), "<x>".into())]);
+        r.facts(&[("k&".into(), "<v>".into())]);
+        r.definitions(&[("<t>", "d&")]);
+        r.callout(Style::Warning, "<w>");
+        r.preformatted("<pre>");
+        let html = r.finish();
+        assert!(html.contains("<tr class=\"total\"><td class=\"l\">&lt;x&gt;</td>"));
+        assert!(html.contains("<td class=\"r strong\">2</td>"));
+        assert!(html.contains("<h2 id=\"s-id---x-\">a&quot;b</h2>"));
+        assert!(html.contains("<a href=\"#s-id---x-\">&lt;x&gt;</a>"));
+        assert!(html.contains("<dt>k&amp;</dt><dd>&lt;v&gt;</dd>"));
+        assert!(html.contains("<dt>&lt;t&gt;</dt><dd>d&amp;</dd>"));
+        assert!(html.contains("&lt;w&gt;") && html.contains("<pre>&lt;pre&gt;</pre>"));
     }
 
     #[test]

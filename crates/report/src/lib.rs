@@ -1,5 +1,5 @@
 //! Exporters: one [`Table`] of results rendered as aligned text, CSV, Markdown, JSON or a
-//! self-contained HTML report with SVG charts ([`html`]).
+//! self-contained HTML report ([`html`]) with SVG charts ([`chart`]).
 //!
 //! Commands build a [`Table`] (column headers and rows of already formatted cells) for human-readable
 //! formats and serialise their own result types for JSON, so that JSON keeps full precision while tables
@@ -12,10 +12,11 @@
 //! assert_eq!(t.to_markdown(), "| submission | score |\n|:---|---:|\n| model-a | 0.2250 |\n");
 //! ```
 
+pub mod chart;
 pub mod html;
 mod table;
 
-pub use html::HtmlReport;
+pub use html::{HtmlReport, Style};
 pub use table::{Align, Table};
 
 /// Output formats shared by etip's commands.

@@ -158,6 +158,8 @@ fn native_rule(sub: &Submission) -> Rule {
     match sub.format {
         Format::GsoReport => Rule::Gso,
         Format::SwefficiencyCsv | Format::EtipJsonl => Rule::Swefficiency,
+        // Measurements have no reference patch, hence no SR: their own benchmark's rule is JETO's.
+        Format::EtipMeasurements => Rule::Jeto,
     }
 }
 
@@ -314,6 +316,10 @@ fn coverage(loaded: &Loaded) -> Result<Option<Coverage>> {
     let Some(first) = subs.first() else {
         return Ok(None);
     };
+    if first.format == Format::EtipMeasurements {
+        // No reference version was measured: coverage against the reference does not apply.
+        return Ok(None);
+    }
     let is_gso = first.format == Format::GsoReport;
     #[derive(Default)]
     struct Cell {

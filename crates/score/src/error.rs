@@ -34,7 +34,7 @@ pub enum ScoreError {
     /// The file's format is not one etip reads.
     #[error(
         "{path}: unrecognised results format ({why}); etip reads SWE-fficiency eval_report_*.csv files, \
-         GSO report .json files and etip task-result .jsonl files"
+         GSO report .json files, etip task-result .jsonl files and the measurements.jsonl of etip measure"
     )]
     UnknownFormat {
         /// The file.

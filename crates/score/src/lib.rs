@@ -1,7 +1,8 @@
 //! Scoring rules of published optimisation benchmarks and leaderboard audit diagnostics.
 //!
 //! `etip-score` reads per-task results of agent submissions — SWE-fficiency `eval_report_*.csv`, GSO
-//! report `.json` and etip's own task-result `.jsonl` — and
+//! report `.json` and etip's own task-result `.jsonl` — and the `measurements.jsonl` of `etip measure`
+//! ([`input`]), and
 //!
 //! * scores them under the rules of SWE-fficiency, GSO, SWE-Perf and JETO ([`rules`]), reproducing the
 //!   official leaderboard numbers exactly where the inputs are official reports;

@@ -43,11 +43,11 @@ fn describe(r: &Row) -> String {
     let f = match r.futility {
         Futility::Curtail => "curtail".to_string(),
         Futility::BetaSpending { q1, beta, rho } => {
-            format!("{}*t^{} at q1 {q1}", short(beta), short(rho))
+            format!("beta {}*t^{} q1 {q1}", short(beta), short(rho))
         }
     };
     format!(
-        "batch {:>2} max {:>3} {:<11} {:<22} fpr {:.4} power {:.4} E[N|10%] {:>6.2} E[N|margin] {:>6.2}",
+        "batch {:>2} max {:>3} {:<11} {:<24} fpr {:.4} power {:.4} E[N|10%] {:>6.2} E[N|margin] {:>6.2}",
         r.batch, r.max, s, f, r.fpr, r.power, r.rounds, r.rounds_null
     )
 }

@@ -75,9 +75,10 @@ fn jdk_from_jvm_config(text: &str) -> Option<String> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     for (i, t) in tokens.iter().enumerate() {
         if *t == "--release"
-            && let Some(v) = tokens.get(i + 1).and_then(|v| normalize_jdk(v)) {
-                return Some(v);
-            }
+            && let Some(v) = tokens.get(i + 1).and_then(|v| normalize_jdk(v))
+        {
+            return Some(v);
+        }
         for key in [
             "-Dmaven.compiler.release=",
             "-Djava.version=",

@@ -495,8 +495,18 @@ impl Builder {
             .as_ref()
             .map(|s| spec::key(&[&String::from_utf8_lossy(s)]))
             .unwrap_or_default();
+        let fix_hash = if lang == Language::Java {
+            let parts: Vec<&str> = spec::SUREFIRE_FIX_SOURCES
+                .iter()
+                .flat_map(|(p, t)| [*p, *t])
+                .collect();
+            spec::key(&parts)
+        } else {
+            String::new()
+        };
         let env_key = spec::key(&[
             spec::LAYER_RECIPE_VERSION,
+            &fix_hash,
             &base.image_id,
             &lang.to_string(),
             &version,
@@ -524,6 +534,16 @@ impl Builder {
                 )?;
                 if let Some(s) = &settings {
                     append_bytes(&mut b, "opt/etip/scripts/settings.xml", s, 0o644)?;
+                }
+                if lang == Language::Java {
+                    for (path, text) in spec::SUREFIRE_FIX_SOURCES {
+                        append_bytes(
+                            &mut b,
+                            &format!("opt/etip/surefire-fix/src/{path}"),
+                            text.as_bytes(),
+                            0o644,
+                        )?;
+                    }
                 }
                 append_dir(&mut b, "opt/etip/env-src")?;
                 for d in &descriptors {

@@ -6,7 +6,7 @@ use etip_core::Language;
 use sha2::{Digest, Sha256};
 
 /// Bumped whenever the generated Dockerfiles or scripts change meaning.
-pub const LAYER_RECIPE_VERSION: &str = "layers-2";
+pub const LAYER_RECIPE_VERSION: &str = "layers-3";
 
 /// Where things live inside the images.
 pub const ORIGINAL_DIR: &str = "/work/original";
@@ -15,6 +15,42 @@ pub const PATCHED_DIR: &str = "/work/patched";
 pub const ENV_VENV: &str = "/opt/etip/venv";
 pub const VENVS: &str = "/opt/etip/venvs";
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The Maven extension that removes Debian Surefire 2.22.3's 10-second wait after each forked test
+/// run (see `harness/build/maven-ext/README.md`), built by the Java env layer.
+pub const SUREFIRE_FIX_JAR: &str = "/opt/etip/surefire-fix.jar";
+
+/// Sources of that extension, by path under `src/`.
+pub const SUREFIRE_FIX_SOURCES: &[(&str, &str)] = &[
+    (
+        "etip/sfx/SurefireStdinFix.java",
+        include_str!("../maven-ext/src/etip/sfx/SurefireStdinFix.java"),
+    ),
+    (
+        "org/apache/maven/surefire/shade/org/apache/maven/shared/utils/cli/StreamFeeder.java",
+        include_str!(
+            "../maven-ext/src/org/apache/maven/surefire/shade/org/apache/maven/shared/utils/cli/StreamFeeder.java"
+        ),
+    ),
+    (
+        "META-INF/sisu/javax.inject.Named",
+        include_str!("../maven-ext/src/META-INF/sisu/javax.inject.Named"),
+    ),
+];
+
+/// Builds the Surefire fix where the image has Debian's Maven and Surefire jars (a failure only
+/// costs time: timed runs then wait as before).
+const SUREFIRE_FIX_BUILD: &str = r#"if [ -f /usr/share/java/maven-surefire-common.jar ] && command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
+  core=$(ls /usr/share/maven/lib/maven-core-*.jar 2>/dev/null | head -n 1)
+  if ( cd /opt/etip/surefire-fix && mkdir -p classes        && javac -nowarn --release 8 -d classes -cp "$core:/usr/share/java/plexus-classworlds.jar:/usr/share/maven/lib/javax.inject.jar:/usr/share/java/maven-surefire-common.jar" $(find src -name '*.java')        && cp -r src/META-INF classes/ && jar cf /opt/etip/surefire-fix.jar -C classes . ) >/tmp/etip-sfx.log 2>&1; then
+    echo 'etip: built the Surefire stdin fix (no 10 s wait after forked test runs)'
+  else
+    cat /tmp/etip-sfx.log; echo 'etip: the Surefire stdin fix was not built; each timed Maven run waits about 10 s more'
+  fi
+  rm -f /tmp/etip-sfx.log
+fi
+rm -rf /opt/etip/surefire-fix
+"#;
 
 /// Exit codes of the generated scripts, mapped to failure reasons.
 pub const EXIT_TOOLCHAIN: i64 = 3;
@@ -108,6 +144,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                     cmd.replace('\'', "")
                 ));
             }
+            s.push_str(SUREFIRE_FIX_BUILD);
             let args = maven_args(cfg);
             if args.iter().any(|a| a == "-o" || a == "--offline") {
                 // Offline, Maven cannot add anything to the local repository: a resolution run
@@ -234,6 +271,8 @@ pub fn run_env(cfg: &BuildConfig, lang: Language, version: &str, build_tool: &st
         Language::Java => vec![
             format!("ETIP_BUILD_TOOL={build_tool}"),
             format!("ETIP_MAVEN_ARGS={}", maven_args(cfg).join(" ")),
+            // Maven ignores a missing extension jar.
+            format!("MAVEN_OPTS=-Dmaven.ext.class.path={SUREFIRE_FIX_JAR}"),
         ],
         Language::Python => vec![
             format!("VIRTUAL_ENV={VENVS}/{version}"),

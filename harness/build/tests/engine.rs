@@ -113,9 +113,9 @@ fn maven_fixture_builds_offline_and_rebuild_is_a_no_op() {
         &image,
         &first.env["original"],
         "set -e; for v in original patched; do test -f /work/$v/target/classes/demo/TextUtil.class; \
-         test -f /work/$v/target/test-classes/demo/DedupTest.class; done; \
-         for v in original patched; do cd /work/$v; mvn $ETIP_MAVEN_ARGS -q test -Dtest=DedupTest >/dev/null; \
-         echo \"== $v\"; cat target/surefire-reports/TEST-demo.DedupTest.xml; done",
+         test -f /work/$v/target/test-classes/demo/TextDedupTest.class; done; \
+         for v in original patched; do cd /work/$v; mvn $ETIP_MAVEN_ARGS -q test -Dtest=TextDedupTest >/dev/null; \
+         echo \"== $v\"; cat target/surefire-reports/TEST-demo.TextDedupTest.xml; done",
     );
     assert_eq!(out.exit_code, Some(0), "{}\n{}", out.stdout, out.stderr);
     let (o, p) = out.stdout.split_once("== patched").unwrap();
@@ -123,7 +123,11 @@ fn maven_fixture_builds_offline_and_rebuild_is_a_no_op() {
     assert!(to >= 2.0 * tp, "original {to} s vs patched {tp} s");
 
     // The log folder holds the Dockerfiles, the context summary, the build log and the status.
-    let logs = tb.out.path().join("logs/textutil-dedup");
+    let logs = tb
+        .out
+        .path()
+        .join("logs")
+        .join(etip_build::instance::log_slug("textutil-dedup"));
     for f in [
         "Dockerfile.env",
         "Dockerfile.instance",
@@ -167,7 +171,7 @@ fn python_fixture_builds_offline() {
             &s.env[v],
             &format!(
                 "set -e; cd /work/{v}; python -c 'import textutil, sys; assert textutil.__file__.startswith(\"/work/{v}/\"), textutil.__file__'; \
-                 python -m pytest -q -p no:randomly -p no:cacheprovider tests/test_dedup.py --junitxml=/tmp/r.xml >/dev/null; cat /tmp/r.xml"
+                 python -m pytest -q -p no:randomly -p no:cacheprovider tests/test_text_dedup.py --junitxml=/tmp/r.xml >/dev/null; cat /tmp/r.xml"
             ),
         );
         assert_eq!(

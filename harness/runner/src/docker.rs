@@ -122,6 +122,30 @@ impl DockerSession {
     }
 }
 
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+impl DockerSession {
+    /// Whether the session's container is still running.
+    fn running(&self) -> Result<bool, ExecError> {
+        let session = self.session()?;
+        match self.handle.block_on(self.engine.client().inspect_container(
+            session.id(),
+            None::<bollard::query_parameters::InspectContainerOptions>,
+        )) {
+            Ok(c) => Ok(c.state.and_then(|s| s.running).unwrap_or(false)),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(false),
+            Err(e) => Err(ExecError::failed(
+                "docker",
+                format!("inspecting session {}: {e}", short(session.id())),
+            )),
+        }
+    }
+}
+
 impl Session for DockerSession {
     fn run(&mut self, command: &CommandRequest) -> Result<CommandOutput, ExecError> {
         let session = self.session()?;
@@ -154,6 +178,17 @@ impl Session for DockerSession {
             return Err(ExecError::failed(
                 "docker",
                 "the command could not be stopped at its time limit; its container was killed",
+            ));
+        }
+        // A failed exec may be the container's death, not the command's failure.
+        if out.exit_code != Some(0) && !out.timed_out && !self.running()? {
+            return Err(ExecError::failed(
+                "docker",
+                format!(
+                    "the session container {} is no longer running ({})",
+                    short(session.id()),
+                    out.stderr.trim()
+                ),
             ));
         }
         Ok(CommandOutput {

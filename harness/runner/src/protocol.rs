@@ -33,6 +33,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// pytest's exit code when it collected no test.
+const PYTEST_NO_TESTS: i64 = 5;
+
 /// Order of the two versions within a round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -492,6 +495,20 @@ fn run_side(
             });
         }
     };
+    // pytest's exit code 5: no test was collected.
+    if report.0.is_empty()
+        && out.exit_code == Some(PYTEST_NO_TESTS)
+        && sp
+            .command
+            .reports
+            .iter()
+            .all(|r| r.kind == ReportKind::JunitFile)
+    {
+        return Err(Stop {
+            reason: NotExecutable::NoTests,
+            detail: format!("{when}, {label}: pytest collected no test"),
+        });
+    }
     let failed: Vec<&ClassTime> = report.0.iter().filter(|c| !c.passed).collect();
     if !failed.is_empty() {
         return Err(Stop {
@@ -521,14 +538,26 @@ fn run_side(
         });
     }
     if report.0.is_empty() {
+        // Surefire writes no report folder when no test ran; pytest always writes its file, so
+        // a missing pytest report after a successful run is a missing report.
+        let junit_missing = sp
+            .command
+            .reports
+            .iter()
+            .any(|r| r.kind == ReportKind::JunitFile && missing.contains(&r.path));
         return Err(Stop {
-            reason: if missing.len() == sp.command.reports.len() || report.0.is_empty() {
-                NotExecutable::NoTests
-            } else {
+            reason: if junit_missing {
                 NotExecutable::ReportMissing
+            } else {
+                NotExecutable::NoTests
             },
             detail: format!(
-                "{when}, {label}: no test ran (no report in {})",
+                "{when}, {label}: {} (no report in {})",
+                if junit_missing {
+                    "the test command succeeded but wrote no report"
+                } else {
+                    "no test ran"
+                },
                 sp.command
                     .reports
                     .iter()

@@ -244,9 +244,10 @@ pub fn needs_more_rounds(rounds: &[RoundResult], cfg: &VerdictConfig) -> bool {
         }
         // A series already significant at an earlier look is settled.
         if let Ok((_, Some(n))) = judged_rounds(o, p, s.resolution, cfg)
-            && is_significant_at(o, p, n, s.resolution, cfg) {
-                continue;
-            }
+            && is_significant_at(o, p, n, s.resolution, cfg)
+        {
+            continue;
+        }
         open |= undecided(o, p);
     }
     if let Some((o, p)) = totals {

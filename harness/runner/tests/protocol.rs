@@ -176,7 +176,11 @@ fn faster_class_detected_unchanged_class_not_and_zero_ms_never() {
         Direction::PatchedFaster
     );
     // Totals are over eligible classes only: 0.45 + 0.80 against 0.15 + 0.80.
-    assert!((overall.original[0] - 1.25).abs() < 0.05, "{:?}", overall.original);
+    assert!(
+        (overall.original[0] - 1.25).abs() < 0.05,
+        "{:?}",
+        overall.original
+    );
 }
 
 #[test]
@@ -223,7 +227,8 @@ fn a_test_failing_in_round_k_names_the_round_the_version_and_the_class() {
     let stop = r.stop.expect("not executable");
     assert_eq!(stop.reason, NotExecutable::TestFailed);
     assert!(
-        stop.detail.contains("round 3, patched, class demo.JoinTest"),
+        stop.detail
+            .contains("round 3, patched, class demo.JoinTest"),
         "{}",
         stop.detail
     );
@@ -249,7 +254,11 @@ fn a_failing_command_with_a_passing_report_is_a_failure() {
 
 #[test]
 fn hanging_malformed_missing_and_engine_failures_are_recorded() {
-    let cases: Vec<(NotExecutable, &str, Box<dyn Fn(&Call) -> Scripted + Send + Sync>)> = vec![
+    let cases: Vec<(
+        NotExecutable,
+        &str,
+        Box<dyn Fn(&Call) -> Scripted + Send + Sync>,
+    )> = vec![
         (
             NotExecutable::Timeout,
             "round 1, original: the test command exceeded",
@@ -266,7 +275,11 @@ fn hanging_malformed_missing_and_engine_failures_are_recorded() {
             "round 2, patched",
             Box::new(|c: &Call| {
                 if c.label == "patched" && c.run == 2 {
-                    Scripted::ok(1.0).file(REPORTS, "TEST-a.B.xml", "<testsuite name=\"a.B\" time=\"0.5")
+                    Scripted::ok(1.0).file(
+                        REPORTS,
+                        "TEST-a.B.xml",
+                        "<testsuite name=\"a.B\" time=\"0.5",
+                    )
                 } else {
                     reports(&[("a.B", 0.5, false)])
                 }
@@ -293,10 +306,16 @@ fn hanging_malformed_missing_and_engine_failures_are_recorded() {
         let ex = ScriptedExecutor::new(script);
         let mut sink = VecSink::default();
         let r = run(&ex, &cfg(5), &mut sink);
-        let stop = r.stop.unwrap_or_else(|| panic!("{want:?}: expected a stop"));
+        let stop = r
+            .stop
+            .unwrap_or_else(|| panic!("{want:?}: expected a stop"));
         assert_eq!(stop.reason, want, "{}", stop.detail);
         assert!(stop.detail.contains(detail), "{want:?}: {}", stop.detail);
-        assert_eq!(*ex.counts.lock().unwrap(), (2, 2), "{want:?}: sessions stopped");
+        assert_eq!(
+            *ex.counts.lock().unwrap(),
+            (2, 2),
+            "{want:?}: sessions stopped"
+        );
     }
     // A session that cannot start is an engine error; nothing is left running.
     let mut ex = ScriptedExecutor::new(fixture_script);
@@ -339,7 +358,11 @@ fn a_resumed_run_measures_only_the_missing_rounds_and_gives_the_same_verdicts() 
     );
     assert_eq!(resumed.stop, None);
     assert_eq!(
-        second.rounds.iter().map(|r| r.summary.round).collect::<Vec<_>>(),
+        second
+            .rounds
+            .iter()
+            .map(|r| r.summary.round)
+            .collect::<Vec<_>>(),
         (6..=12).collect::<Vec<_>>()
     );
     assert_eq!(protocol::timed(&resumed.rounds), 12);
@@ -365,7 +388,9 @@ fn random_order_is_reproducible_from_its_seed_and_recorded() {
     assert_eq!(a, b);
     let patched_first = a.iter().filter(|v| **v == Version::Patched).count();
     assert!((10..=30).contains(&patched_first), "{patched_first}");
-    let other: Vec<Version> = (1..=40).map(|k| Order::Random { seed: 7 }.first(k)).collect();
+    let other: Vec<Version> = (1..=40)
+        .map(|k| Order::Random { seed: 7 }.first(k))
+        .collect();
     assert_ne!(a, other);
     let ex = ScriptedExecutor::new(fixture_script);
     let r = run(
@@ -427,7 +452,12 @@ fn rounds_under_io_pressure_are_repeated_a_bounded_number_of_times() {
     assert_eq!(round2.round, 2);
     assert_eq!(round2.repeats, 1, "repeated once, then kept (bounded)");
     assert!(round2.pressure.unwrap().io.unwrap() > 0.10);
-    assert!(r.rounds.iter().filter(|r| r.summary.round != 2).all(|r| r.summary.repeats == 0));
+    assert!(
+        r.rounds
+            .iter()
+            .filter(|r| r.summary.round != 2)
+            .all(|r| r.summary.repeats == 0)
+    );
 }
 
 #[test]
@@ -450,9 +480,20 @@ fn adaptive_rounds_extend_inconclusive_classes_up_to_the_maximum() {
         ..cfg(30)
     };
     let more = |rs: &[RoundResult]| verdict::needs_more_rounds(rs, &vcfg);
-    let r = protocol::run(&ex, &plan(), &pcfg, Vec::new(), &mut VecSink::default(), &more, &());
+    let r = protocol::run(
+        &ex,
+        &plan(),
+        &pcfg,
+        Vec::new(),
+        &mut VecSink::default(),
+        &more,
+        &(),
+    );
     let n = protocol::timed(&r.rounds);
-    assert!(n > 30 && n <= 60, "an inconclusive class gets more rounds: {n}");
+    assert!(
+        n > 30 && n <= 60,
+        "an inconclusive class gets more rounds: {n}"
+    );
     let (classes, _) = verdict::verdicts(&r.rounds, &vcfg).unwrap();
     let st = classes[0].sign_test.as_ref().unwrap();
     // The verdict is taken at a look of the design, never beyond the rounds run.
@@ -463,6 +504,14 @@ fn adaptive_rounds_extend_inconclusive_classes_up_to_the_maximum() {
     }
     // A clear improvement (and a clearly unchanged class, stopped for futility) needs no more.
     let ex = ScriptedExecutor::new(fixture_script);
-    let r = protocol::run(&ex, &plan(), &pcfg, Vec::new(), &mut VecSink::default(), &more, &());
+    let r = protocol::run(
+        &ex,
+        &plan(),
+        &pcfg,
+        Vec::new(),
+        &mut VecSink::default(),
+        &more,
+        &(),
+    );
     assert_eq!(protocol::timed(&r.rounds), 30);
 }

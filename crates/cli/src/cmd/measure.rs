@@ -158,7 +158,10 @@ fn check_args(args: &Args) -> Result<(), UsageError> {
         return bad("--rounds must be at least 1".into());
     }
     if !(args.min_impr.is_finite() && (0.0..1.0).contains(&args.min_impr)) {
-        return bad(format!("--min-impr must be in [0, 1), got {}", args.min_impr));
+        return bad(format!(
+            "--min-impr must be in [0, 1), got {}",
+            args.min_impr
+        ));
     }
     if !(args.p_val > 0.0 && args.p_val <= 0.5) {
         return bad(format!("--p-val must be in (0, 0.5], got {}", args.p_val));
@@ -238,7 +241,9 @@ fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, V
         Err(e) => {
             return Ok((
                 None,
-                vec![format!("sessions not pinned: CPU topology unreadable ({e})")],
+                vec![format!(
+                    "sessions not pinned: CPU topology unreadable ({e})"
+                )],
             ));
         }
     };
@@ -253,10 +258,7 @@ fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, V
          for both keeps the version from being confounded with the core"
             .to_string(),
     );
-    Ok((
-        plan.cpusets.first().map(|c| [c.clone(), c.clone()]),
-        notes,
-    ))
+    Ok((plan.cpusets.first().map(|c| [c.clone(), c.clone()]), notes))
 }
 
 fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
@@ -339,7 +341,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.id.is_empty() {
         for id in &args.id {
             if !statuses.iter().any(|s| &s.id == id) {
-                return Err(UsageError(format!("no ETIP with id {id} in {}", args.etips.display())).into());
+                return Err(UsageError(format!(
+                    "no ETIP with id {id} in {}",
+                    args.etips.display()
+                ))
+                .into());
             }
         }
         statuses.retain(|s| args.id.contains(&s.id));
@@ -416,12 +422,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         force: args.force,
     };
     etip_runner::measure::feasibility(&cfg).map_err(|e| UsageError(e.to_string()))?;
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| UsageError(format!("creating the output folder {}: {e}", args.out.display())))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        UsageError(format!(
+            "creating the output folder {}: {e}",
+            args.out.display()
+        ))
+    })?;
     if !args.out.is_dir() {
         return Err(UsageError(format!("--out {} is not a folder", args.out.display())).into());
     }
-    let state = args.state.clone().unwrap_or_else(|| args.out.join("state.sqlite"));
+    let state = args
+        .state
+        .clone()
+        .unwrap_or_else(|| args.out.join("state.sqlite"));
     let mut store = etip_store::Store::open_exclusive(&state).map_err(|e| match e {
         etip_store::StoreError::Locked { .. } | etip_store::StoreError::NewerSchema { .. } => {
             anyhow::Error::from(UsageError(e.to_string()))

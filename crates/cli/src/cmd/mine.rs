@@ -167,13 +167,14 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
     }
 
     if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir() {
-            return Err(UsageError(format!(
-                "the folder of --out {} does not exist",
-                cfg.out.display()
-            ))
-            .into());
-        }
+        && !dir.is_dir()
+    {
+        return Err(UsageError(format!(
+            "the folder of --out {} does not exist",
+            cfg.out.display()
+        ))
+        .into());
+    }
     let mut bar = Bar::default();
     let summary = etip_mine_git::mine(&cfg, &mut bar)
         .map_err(usage_or)

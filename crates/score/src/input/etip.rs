@@ -37,6 +37,7 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
         total_instances: None,
         official_score: None,
         official_summary: BTreeMap::new(),
+        measurements: Vec::new(),
     })
 }
 

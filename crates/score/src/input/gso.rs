@@ -183,6 +183,7 @@ pub(super) fn read_report(
         total_instances: Some(report.summary.total_instances),
         official_score: report.summary.score,
         official_summary,
+        measurements: Vec::new(),
     })
 }
 

@@ -1,13 +1,19 @@
-//! Reading per-task results: SWE-fficiency CSV reports, GSO JSON reports and etip's own JSONL.
+//! Reading per-task results: SWE-fficiency CSV reports, GSO JSON reports, etip's own task-result
+//! JSONL and the `measurements.jsonl` of `etip measure`.
 //!
 //! Every reader turns one file into one [`Submission`]. The format is recognised from the content (CSV
-//! header, JSON keys), not only from the file name. Errors name the file and the line.
+//! header, JSON keys), not only from the file name: among JSON Lines, a line with `instance_id` is a
+//! task result, a line with `schema_version` and `classes` / `round_log` / `executable` is a
+//! measurement (the first line that parses decides for the whole file). Errors name the file and the
+//! line.
 
 mod etip;
 mod gso;
+mod measurements;
 mod swefficiency;
 
 use crate::error::{Result, ScoreError};
+use etip_core::measure::Measurement;
 use etip_core::results::TaskResult;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +28,8 @@ pub enum Format {
     GsoReport,
     /// etip's own task-result JSON Lines.
     EtipJsonl,
+    /// `measurements.jsonl` of `etip measure` (one `etip.measurement` record per line).
+    EtipMeasurements,
 }
 
 impl Format {
@@ -31,6 +39,7 @@ impl Format {
             Format::SwefficiencyCsv => "a SWE-fficiency CSV report",
             Format::GsoReport => "a GSO report",
             Format::EtipJsonl => "an etip task-result file",
+            Format::EtipMeasurements => "an etip measurements file",
         }
     }
 
@@ -39,7 +48,16 @@ impl Format {
         match self {
             Format::SwefficiencyCsv => "swefficiency",
             Format::GsoReport => "gso",
-            Format::EtipJsonl => "etip",
+            Format::EtipJsonl | Format::EtipMeasurements => "etip",
+        }
+    }
+
+    /// The format whose group a submission joins when files of one benchmark are loaded together:
+    /// etip's task results and measurements are both etip results and may be scored in one call.
+    fn family(self) -> Format {
+        match self {
+            Format::EtipMeasurements => Format::EtipJsonl,
+            f => f,
         }
     }
 }
@@ -47,7 +65,8 @@ impl Format {
 /// One submission's per-task results, as read from one file.
 #[derive(Debug, Clone)]
 pub struct Submission {
-    /// Submission name (file stem unless given).
+    /// Submission name: the file stem unless given; for a measurements file named
+    /// `measurements.jsonl` (as `etip measure` writes it), the name of its folder.
     pub name: String,
     /// File it was read from.
     pub path: PathBuf,
@@ -62,6 +81,9 @@ pub struct Submission {
     pub official_score: Option<f64>,
     /// Further official summary numbers (e.g. SWE-fficiency's `proportion_incorrect`).
     pub official_summary: BTreeMap<String, f64>,
+    /// The measurement records the tasks were converted from, in the same order as `tasks`
+    /// ([`Format::EtipMeasurements`] only; empty otherwise).
+    pub measurements: Vec<Measurement>,
 }
 
 /// What a call to [`load_files`] produced.
@@ -73,7 +95,8 @@ pub struct Loaded {
     pub manifests: Vec<PathBuf>,
 }
 
-/// Reads one results file. `name` overrides the submission name (default: the file stem).
+/// Reads one results file. `name` overrides the submission name (default: the file stem; for
+/// `measurements.jsonl`, its folder's name).
 pub fn load_file(path: &Path, name: Option<&str>) -> Result<Submission> {
     match read_any(path, name)? {
         AnyFile::Submission(sub) => Ok(*sub),
@@ -86,7 +109,8 @@ pub fn load_file(path: &Path, name: Option<&str>) -> Result<Submission> {
 
 /// Reads several results files of one benchmark. GSO `manifest.json` files among them are not
 /// submissions: their official scores are attached to the submissions of the same name. Refuses mixed
-/// benchmarks and duplicate names.
+/// benchmarks and duplicate names (etip task results and etip measurements are one benchmark and may
+/// be mixed).
 pub fn load_files(paths: &[PathBuf], names: &[String]) -> Result<Loaded> {
     if !names.is_empty() && names.len() != paths.len() {
         return Err(ScoreError::InvalidParameter(format!(
@@ -110,7 +134,7 @@ pub fn load_files(paths: &[PathBuf], names: &[String]) -> Result<Loaded> {
         if let AnyFile::Submission(sub) = file {
             match first {
                 None => first = Some((path, sub.format)),
-                Some((first_path, kind)) if kind != sub.format => {
+                Some((first_path, kind)) if kind.benchmark() != sub.format.benchmark() => {
                     return Err(ScoreError::MixedBenchmarks {
                         first: first_path.to_path_buf(),
                         first_kind: kind.describe(),
@@ -122,7 +146,7 @@ pub fn load_files(paths: &[PathBuf], names: &[String]) -> Result<Loaded> {
             }
         }
     }
-    Ok(assemble(files)?.pop().unwrap_or_default())
+    Ok(assemble(files, Format::family)?.pop().unwrap_or_default())
 }
 
 /// Reads files of possibly several benchmarks (as `etip audit` accepts) and groups them by benchmark;
@@ -132,11 +156,11 @@ pub fn load_grouped(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
         .iter()
         .map(|path| Ok((path.clone(), read_any(path, None)?)))
         .collect::<Result<Vec<_>>>()?;
-    assemble(files)
+    assemble(files, |f| f)
 }
 
-/// Groups read files by format, attaches manifest scores, and checks names are unique.
-fn assemble(files: Vec<(PathBuf, AnyFile)>) -> Result<Vec<Loaded>> {
+/// Groups read files by `group(format)`, attaches manifest scores, and checks names are unique.
+fn assemble(files: Vec<(PathBuf, AnyFile)>, group: fn(Format) -> Format) -> Result<Vec<Loaded>> {
     let mut manifest_scores: BTreeMap<String, f64> = BTreeMap::new();
     let mut manifests = Vec::new();
     let mut groups: BTreeMap<Format, Loaded> = BTreeMap::new();
@@ -155,16 +179,20 @@ fn assemble(files: Vec<(PathBuf, AnyFile)>) -> Result<Vec<Loaded>> {
                         second: path,
                     });
                 }
-                groups.entry(sub.format).or_default().submissions.push(*sub);
+                groups
+                    .entry(group(sub.format))
+                    .or_default()
+                    .submissions
+                    .push(*sub);
             }
         }
     }
     for loaded in groups.values_mut() {
         for sub in &mut loaded.submissions {
-            if sub.format == Format::GsoReport {
-                if let Some(score) = manifest_scores.get(&sub.name) {
-                    sub.official_score = Some(*score);
-                }
+            if sub.format == Format::GsoReport
+                && let Some(score) = manifest_scores.get(&sub.name)
+            {
+                sub.official_score = Some(*score);
             }
         }
         if loaded
@@ -193,14 +221,21 @@ fn read_any(path: &Path, name: Option<&str>) -> Result<AnyFile> {
         line: line_of_offset(e.as_bytes(), e.utf8_error().valid_up_to()),
         message: "the file is not UTF-8 text".into(),
     })?;
-    let name = name.map(str::to_owned).unwrap_or_else(|| stem(path));
+    let given = name.map(str::to_owned);
+    let name = given.clone().unwrap_or_else(|| stem(path));
     let sub = match sniff(path, &text)? {
         Sniffed::Csv => swefficiency::read(path, &text, name)?,
         Sniffed::GsoReport(value) => gso::read_report(path, *value, name)?,
         Sniffed::GsoManifest(value) => {
             return Ok(AnyFile::Manifest(gso::read_manifest(path, &value)?));
         }
-        Sniffed::Jsonl => etip::read(path, &text, name)?,
+        Sniffed::Jsonl => match jsonl_kind(path, &text)? {
+            JsonlKind::TaskResults => etip::read(path, &text, name)?,
+            JsonlKind::Measurements => {
+                let name = given.unwrap_or_else(|| measurements::default_name(path, name));
+                measurements::read(path, &text, name)?
+            }
+        },
     };
     Ok(AnyFile::Submission(Box::new(sub)))
 }
@@ -210,6 +245,44 @@ enum Sniffed {
     GsoReport(Box<serde_json::Value>),
     GsoManifest(Box<serde_json::Value>),
     Jsonl,
+}
+
+/// What a JSON Lines file holds.
+enum JsonlKind {
+    TaskResults,
+    Measurements,
+}
+
+/// Tells task results from measurements by the first line that parses as a JSON object (a
+/// malformed line is then reported by the reader of that kind, with its line number); when no line
+/// parses, a file named `measurements*.jsonl` is read as measurements. Refuses `executable.jsonl`,
+/// the summary `etip measure` writes beside its measurements.
+fn jsonl_kind(path: &Path, text: &str) -> Result<JsonlKind> {
+    let first = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .find_map(|(i, l)| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .ok()
+                .filter(serde_json::Value::is_object)
+                .map(|v| (i + 1, v))
+        });
+    match first {
+        Some((_, v)) if measurements::looks_like_measurement(&v) => Ok(JsonlKind::Measurements),
+        Some((line, v)) if measurements::looks_like_executable_summary(&v) => {
+            Err(ScoreError::UnknownFormat {
+                path: path.to_path_buf(),
+                why: format!(
+                    "line {line} is an executable.jsonl summary of `etip measure` (id, detectors, \
+                     overall, ...) without per-round times; score the measurements.jsonl beside it"
+                ),
+            })
+        }
+        Some(_) => Ok(JsonlKind::TaskResults),
+        None if stem(path).starts_with(measurements::DEFAULT_STEM) => Ok(JsonlKind::Measurements),
+        None => Ok(JsonlKind::TaskResults),
+    }
 }
 
 fn sniff(path: &Path, text: &str) -> Result<Sniffed> {
@@ -239,6 +312,19 @@ fn sniff(path: &Path, text: &str) -> Result<Sniffed> {
                     return Ok(Sniffed::GsoManifest(Box::new(value)));
                 }
                 if value.get("instance_id").is_some() {
+                    return Ok(Sniffed::Jsonl);
+                }
+                if measurements::looks_like_measurement(&value) {
+                    if trimmed.trim_end().lines().count() > 1 {
+                        return Err(ScoreError::Malformed {
+                            path: path.to_path_buf(),
+                            line: 1,
+                            message: "one etip measurement spread over several lines; etip reads \
+                                      measurements as JSON Lines, one measurement per line, as \
+                                      `etip measure` writes measurements.jsonl"
+                                .into(),
+                        });
+                    }
                     return Ok(Sniffed::Jsonl);
                 }
                 let keys: Vec<&str> = value
@@ -272,6 +358,17 @@ fn sniff(path: &Path, text: &str) -> Result<Sniffed> {
                 message: format!("invalid JSON: {e}"),
             }),
         }
+    } else if ext != "csv"
+        && trimmed.starts_with('[')
+        && serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.is_array())
+    {
+        Err(ScoreError::UnknownFormat {
+            path: path.to_path_buf(),
+            why: "a JSON array; etip reads JSON Lines, one result per line (for measurements: the \
+                  measurements.jsonl that `etip measure` writes in its --out folder, not its \
+                  --format json output)"
+                .into(),
+        })
     } else if ext == "csv" || trimmed.lines().next().is_some_and(|l| l.contains(',')) {
         Ok(Sniffed::Csv)
     } else {
@@ -320,18 +417,29 @@ impl IdSet {
     }
 
     pub(crate) fn insert(&mut self, path: &Path, line: usize, id: &str) -> Result<()> {
+        self.insert_field(path, line, "instance_id", id)
+    }
+
+    /// As [`IdSet::insert`], naming the id field `field` in errors.
+    pub(crate) fn insert_field(
+        &mut self,
+        path: &Path,
+        line: usize,
+        field: &str,
+        id: &str,
+    ) -> Result<()> {
         if id.trim().is_empty() {
             return Err(ScoreError::Malformed {
                 path: path.to_path_buf(),
                 line,
-                message: "empty instance_id".into(),
+                message: format!("empty {field}"),
             });
         }
         if let Some(first) = self.0.insert(id.to_owned(), line) {
             return Err(ScoreError::Malformed {
                 path: path.to_path_buf(),
                 line,
-                message: format!("duplicate instance_id {id:?} (first seen on line {first})"),
+                message: format!("duplicate {field} {id:?} (first seen on line {first})"),
             });
         }
         Ok(())

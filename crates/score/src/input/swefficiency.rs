@@ -147,6 +147,7 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
         tasks,
         official_score,
         official_summary,
+        measurements: Vec::new(),
     })
 }
 

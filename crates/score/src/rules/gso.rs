@@ -108,12 +108,11 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
                 Some(v) => {
                     recomputed += 1;
                     let (b, c) = (correct && v.opt_base, correct && v.opt_commit);
-                    if let Some(o) = official {
-                        if o.opt_base.is_some_and(|x| x != b)
-                            || o.opt_commit.is_some_and(|x| x != c)
-                        {
-                            disagreements.push(task.instance_id.clone());
-                        }
+                    if let Some(o) = official
+                        && (o.opt_base.is_some_and(|x| x != b)
+                            || o.opt_commit.is_some_and(|x| x != c))
+                    {
+                        disagreements.push(task.instance_id.clone());
                     }
                     (b, c)
                 }

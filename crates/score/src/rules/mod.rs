@@ -6,6 +6,10 @@
 //! | [`Rule::Gso`] | opt@1 = round(100 · #opt_commit / N, 2) | GSO `score` |
 //! | [`Rule::Sweperf`] | 100 · Σ δ / N (percent) | SWE-Perf "performance" |
 //! | [`Rule::Jeto`] | 100 · #(correct and significantly faster) / N | JETO's sign-test verdict |
+//!
+//! A `measurements.jsonl` of `etip measure` ([`Format::EtipMeasurements`]) is scored by the JETO and
+//! SWE-Perf rules; SWE-fficiency and GSO need the reference (expert) patch's times, which a
+//! measurement does not have, and refuse it.
 
 mod gso;
 mod jeto;
@@ -137,6 +141,18 @@ pub struct ScoreRow {
 
 /// Scores one submission under one rule.
 pub fn score(sub: &Submission, rule: Rule, params: &Params) -> Result<ScoreRow> {
+    if sub.format == Format::EtipMeasurements && matches!(rule, Rule::Swefficiency | Rule::Gso) {
+        return Err(crate::error::ScoreError::NotApplicable {
+            submission: sub.name.clone(),
+            rule: rule.name(),
+            why: format!(
+                "{} is a measurements file of `etip measure`, which times the original and the \
+                 patched version only, while the {rule} rule compares with the reference (expert) \
+                 patch; score measurements with --rule jeto or --rule sweperf",
+                sub.path.display()
+            ),
+        });
+    }
     let mut row = match rule {
         Rule::Swefficiency => swefficiency::score(sub, params)?,
         Rule::Gso => gso::score(sub, params)?,
@@ -148,14 +164,15 @@ pub fn score(sub: &Submission, rule: Rule, params: &Params) -> Result<ScoreRow> 
         (rule, sub.format),
         (Rule::Swefficiency, Format::SwefficiencyCsv) | (Rule::Gso, Format::GsoReport)
     );
-    if native && (params.floor == SR_FLOOR || rule == Rule::Gso) {
-        if let Some(official) = sub.official_score {
-            row.official_score = Some(official);
-            row.matches_official = Some(
-                round_half_even(row.score, rule.display_decimals())
-                    == round_half_even(official, rule.display_decimals()),
-            );
-        }
+    if native
+        && (params.floor == SR_FLOOR || rule == Rule::Gso)
+        && let Some(official) = sub.official_score
+    {
+        row.official_score = Some(official);
+        row.matches_official = Some(
+            round_half_even(row.score, rule.display_decimals())
+                == round_half_even(official, rule.display_decimals()),
+        );
     }
     Ok(row)
 }

@@ -1,18 +1,29 @@
 //! SWE-Perf (SPEC 4.1): per efficiency test, the minimum gain δ found by a Mann–Whitney search on
 //! IQR-filtered runs; a task's δ is the mean over its tests; `performance = Σ δ / N`, reported in percent.
+//!
+//! On a `measurements.jsonl` of `etip measure`, a task counts when the ETIP is executable (every
+//! test passed in every round of both versions), and its δ is the mean over the classes eligible for
+//! verdicts: the classes too fast to time (`too_fast`) or missing in some round carry no usable
+//! times and are left out, rather than failing the task.
 
 use super::{Params, Rule, ScoreRow, total_of};
 use crate::error::{Result, ScoreError};
-use crate::input::Submission;
-use etip_core::results::TaskResult;
+use crate::input::{Format, Submission};
+use etip_core::results::{TaskResult, TestRuns};
 use serde_json::json;
 
-/// δ of one task, or `None` when the task does not count (incorrect, or a test failed a run).
+/// δ of one task, or `None` when the task does not count (incorrect, or a test failed a run). Only a
+/// correct task needs test runs.
 pub(crate) fn task_delta(
     sub: &Submission,
     task: &TaskResult,
     params: &Params,
 ) -> Result<Option<f64>> {
+    if task.correct != Some(true) {
+        // An incorrect patch does not count, and may have no times (a build that failed).
+        return Ok(None);
+    }
+    let measured = sub.format == Format::EtipMeasurements;
     if task.tests.is_empty() {
         return Err(ScoreError::NotApplicable {
             submission: sub.name.clone(),
@@ -24,11 +35,20 @@ pub(crate) fn task_delta(
             ),
         });
     }
-    if task.correct != Some(true) || task.tests.iter().any(|t| !t.passed) {
+    let tests: Vec<&TestRuns> = if measured {
+        // `passed` of a converted measurement means "eligible"; an executable ETIP had no failure.
+        task.tests.iter().filter(|t| t.passed).collect()
+    } else {
+        if task.tests.iter().any(|t| !t.passed) {
+            return Ok(None);
+        }
+        task.tests.iter().collect()
+    };
+    if tests.is_empty() {
         return Ok(None);
     }
     let mut sum = 0.0;
-    for test in &task.tests {
+    for test in &tests {
         let delta = etip_stats::sweperf_delta(&test.base, &test.patched, &params.delta).map_err(
             |source| ScoreError::Stats {
                 context: format!(
@@ -40,7 +60,7 @@ pub(crate) fn task_delta(
         )?;
         sum += delta;
     }
-    Ok(Some(sum / task.tests.len() as f64))
+    Ok(Some(sum / tests.len() as f64))
 }
 
 pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
@@ -67,7 +87,13 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
         total_instances: n,
         n_correct: counted,
         n_success: positive,
-        method: "100 · Σ δ / N with δ from the Mann–Whitney search on 1×IQR-filtered runs".into(),
+        method: if sub.format == Format::EtipMeasurements {
+            "100 · Σ δ / N with δ from the Mann–Whitney search on 1×IQR-filtered runs; from etip \
+             measurements: executable ETIPs, δ over their eligible classes"
+                .into()
+        } else {
+            "100 · Σ δ / N with δ from the Mann–Whitney search on 1×IQR-filtered runs".into()
+        },
         official_score: None,
         matches_official: None,
         details,

@@ -1,0 +1,444 @@
+//! `etip measure` on the real Docker engine: the Maven and Python fixtures of `etip build` (one
+//! genuinely faster class, one unchanged class), their A/A calibration, and the failure kinds of a
+//! real run (a test failing in round k, a hanging test, a malformed or missing report, the engine
+//! losing a session midway).
+//!
+//! The timing tests take turns (one lock), so that they do not disturb each other's rounds.
+
+use etip_build::config::BuildConfig;
+use etip_build::{Builder, EtipInput};
+use etip_core::Language;
+use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::measure::{Direction, Measurement, NotExecutable};
+use etip_runner::docker::DockerExecutor;
+use etip_runner::executor::Resources;
+use etip_runner::measure::{MeasureConfig, Tests, measure_one};
+use etip_runner::protocol::ProtocolConfig;
+use etip_runner::verdict::VerdictConfig;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/tests/fixtures")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "etip")
+        .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
+        .env("GIT_COMMITTER_NAME", "etip")
+        .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+        .output()
+        .expect("git must be installed for the fixture repositories");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A repository with one commit per step: each step is a list of (path, content) written over
+/// the previous tree, or a fixture folder copied over it.
+enum Step<'a> {
+    Folder(PathBuf),
+    Files(Vec<(&'a str, String)>),
+}
+
+fn repo(dir: &Path, steps: Vec<Step>) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut commits = Vec::new();
+    for (i, step) in steps.into_iter().enumerate() {
+        match step {
+            Step::Folder(f) => copy_tree(&f, dir),
+            Step::Files(files) => {
+                for (p, content) in files {
+                    let path = dir.join(p);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(path, content).unwrap();
+                }
+            }
+        }
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", &format!("step {i}")]);
+        commits.push(git(dir, &["rev-parse", "HEAD"]));
+    }
+    commits
+}
+
+fn fixture_steps(kind: &str) -> Vec<Step<'static>> {
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(fixtures().join(kind))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    steps.sort();
+    steps.into_iter().map(Step::Folder).collect()
+}
+
+/// A builder and a Docker executor in a test namespace; everything is removed on drop.
+struct Env {
+    builder: Builder,
+    executor: DockerExecutor,
+    ns: String,
+    dir: tempfile::TempDir,
+    // Dropped last: the builder and executor block on it.
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = self.builder.clean(Some(&self.ns), false);
+    }
+}
+
+fn env(name: &str) -> Env {
+    let ns = format!("etiptest-measure-{name}-{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = BuildConfig {
+        namespace: ns.clone(),
+        ..BuildConfig::default()
+    };
+    let builder =
+        Builder::new(cfg, dir.path().join("build"), rt.handle().clone()).unwrap_or_else(|e| {
+            panic!("these tests need the real Docker engine, and it is not usable: {e}")
+        });
+    let engine = builder.engine().clone();
+    let executor = DockerExecutor::new(engine, rt.handle().clone(), &ns);
+    Env {
+        builder,
+        executor,
+        ns,
+        dir,
+        _rt: rt,
+    }
+}
+
+impl Env {
+    fn build(
+        &self,
+        id: &str,
+        lang: Language,
+        repo: &Path,
+        base: &str,
+        patched: &str,
+    ) -> InstanceStatus {
+        let s = self.builder.build_one(
+            &EtipInput {
+                id: id.into(),
+                language: lang,
+                base_commit: base.into(),
+                patched_commit: patched.into(),
+                source: Some(repo.display().to_string()),
+                repo: None,
+                changed_modules: None,
+            },
+            &|_| {},
+        );
+        assert_ne!(
+            s.outcome,
+            BuildOutcome::Failed,
+            "{:?} {:?}",
+            s.reason,
+            s.detail
+        );
+        s
+    }
+
+    fn measure(&self, status: &InstanceStatus, cfg: &MeasureConfig) -> Measurement {
+        let mut store = etip_store::Store::open(&self.dir.path().join("state.sqlite")).unwrap();
+        measure_one(&self.executor, &mut store, status, cfg, &()).unwrap()
+    }
+}
+
+fn config(rounds: usize, aa: bool) -> MeasureConfig {
+    MeasureConfig {
+        protocol: ProtocolConfig {
+            rounds,
+            warmup: 1,
+            round_timeout: Duration::from_secs(300),
+            ..ProtocolConfig::default()
+        },
+        verdict: VerdictConfig::default(),
+        tests: Tests::Modules,
+        aa,
+        resources: Resources::default(),
+        cpusets: None,
+        notes: vec![],
+        build: BuildConfig::default(),
+        logs: None,
+        force: false,
+    }
+}
+
+fn direction(m: &Measurement, class: &str) -> Direction {
+    m.classes
+        .iter()
+        .find(|c| c.name == class)
+        .unwrap_or_else(|| {
+            panic!(
+                "no class {class} in {:?}",
+                m.classes.iter().map(|c| &c.name).collect::<Vec<_>>()
+            )
+        })
+        .sign_test
+        .as_ref()
+        .unwrap_or_else(|| panic!("{class} has no verdict"))
+        .direction
+}
+
+fn overall(m: &Measurement) -> Direction {
+    m.overall
+        .as_ref()
+        .unwrap()
+        .sign_test
+        .as_ref()
+        .unwrap()
+        .direction
+}
+
+fn check_fixture(lang: Language, kind: &str, faster: &str, unchanged: &str, rounds: usize) {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env(kind);
+    let commits = repo(&e.dir.path().join(kind), fixture_steps(kind));
+    let id = format!("{kind}-dedup");
+    let status = e.build(
+        &id,
+        lang,
+        &e.dir.path().join(kind),
+        &commits[0],
+        &commits[1],
+    );
+    let m = e.measure(&status, &config(rounds, false));
+    assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    assert_eq!(m.rounds, rounds);
+    assert_eq!(m.executor, "docker");
+    assert_eq!(direction(&m, faster), Direction::PatchedFaster, "{m:#?}");
+    assert_eq!(
+        direction(&m, unchanged),
+        Direction::NotSignificant,
+        "{m:#?}"
+    );
+    assert_eq!(overall(&m), Direction::PatchedFaster);
+    assert_eq!(m.detectors, vec![faster.to_string()]);
+    // No session container is left behind.
+    let left = e.builder.block_on(
+        e.builder
+            .engine()
+            .list_containers(&[format!("etip.namespace={}", e.ns)]),
+    );
+    assert!(left.unwrap().is_empty());
+
+    // A/A: both sides run the original; nothing is significant.
+    let aa = e.measure(&status, &config(rounds, true));
+    assert!(aa.aa && aa.executable, "{:?}", aa.detail);
+    for c in aa.classes.iter().chain(aa.overall.as_ref()) {
+        if let Some(st) = &c.sign_test {
+            assert_eq!(
+                st.direction,
+                Direction::NotSignificant,
+                "A/A flagged {}: {c:#?}",
+                c.name
+            );
+        }
+    }
+}
+
+#[test]
+fn maven_fixture_detects_the_faster_class_and_an_aa_run_flags_nothing() {
+    check_fixture(
+        Language::Java,
+        "maven",
+        "demo.TextDedupTest",
+        "demo.JoinTest",
+        6,
+    );
+}
+
+#[test]
+fn python_fixture_detects_the_faster_class_and_an_aa_run_flags_nothing() {
+    check_fixture(
+        Language::Python,
+        "python",
+        "tests.test_text_dedup",
+        "tests.test_join",
+        10,
+    );
+}
+
+/// A Python project whose patched version misbehaves in the way `mode` says.
+fn failing_project(dir: &Path, mode: &str) -> Vec<String> {
+    let base = vec![
+        ("pyproject.toml", "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"failing\"\nversion = \"0.1.0\"\n\n[tool.setuptools]\npackages = [\"failing\"]\n".to_string()),
+        ("failing/__init__.py", "def work():\n    return sum(range(200000))\n".to_string()),
+        ("tests/test_work.py", "import os\nfrom failing import work\n\n\ndef test_work():\n    assert work() == sum(range(200000))\n".to_string()),
+    ];
+    let patched = match mode {
+        // The 3rd run of the patched session (warm-up, round 1, round 2) fails.
+        "fails_in_round_2" => {
+            "import os\n\n\ndef work():\n    n = int(open('/tmp/etip-runs').read()) if os.path.exists('/tmp/etip-runs') else 0\n    open('/tmp/etip-runs', 'w').write(str(n + 1))\n    return -1 if n == 2 else sum(range(200000))\n"
+        }
+        "hangs" => "import time\n\n\ndef work():\n    time.sleep(1000)\n",
+        _ => "def work():\n    return sum(range(0, 200000))\n",
+    };
+    let mut steps = vec![
+        Step::Files(base),
+        Step::Files(vec![("failing/__init__.py", patched.to_string())]),
+    ];
+    // A conftest that breaks or removes the report after pytest wrote it.
+    let conftest = match mode {
+        "malformed_report" => Some(
+            "def pytest_unconfigure(config):\n    p = getattr(config.option, 'xmlpath', None)\n    if p:\n        open(p, 'w').write('<testsuites><testsuite name=\"pytest\" tests=\"1\"><testcase classname=\"tests.test_work\" name=\"test_work\" time=\"0.1')\n",
+        ),
+        "missing_report" => Some(
+            "import os\n\n\ndef pytest_unconfigure(config):\n    p = getattr(config.option, 'xmlpath', None)\n    if p and os.path.exists(p):\n        os.remove(p)\n",
+        ),
+        _ => None,
+    };
+    if let Some(c) = conftest {
+        steps.push(Step::Files(vec![("tests/conftest.py", c.to_string())]));
+        // Only the patched commit (the last step) carries the conftest.
+        let commits = repo(dir, steps);
+        return vec![commits[0].clone(), commits[2].clone()];
+    }
+    repo(dir, steps)
+}
+
+#[test]
+fn real_failures_are_recorded_with_their_kind_round_and_version() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("failures");
+    let mut cfg = config(4, false);
+    cfg.protocol.round_timeout = Duration::from_secs(8);
+    for (mode, want, detail) in [
+        (
+            "fails_in_round_2",
+            NotExecutable::TestFailed,
+            "round 2, patched, class tests.test_work",
+        ),
+        (
+            "hangs",
+            NotExecutable::Timeout,
+            "the warm-up round, patched",
+        ),
+        (
+            "malformed_report",
+            NotExecutable::ReportMissing,
+            "the warm-up round, patched: malformed",
+        ),
+        (
+            "missing_report",
+            NotExecutable::ReportMissing,
+            "wrote no report",
+        ),
+    ] {
+        let dir = e.dir.path().join(mode);
+        let c = failing_project(&dir, mode);
+        let status = e.build(mode, Language::Python, &dir, &c[0], &c[1]);
+        let t = std::time::Instant::now();
+        let m = e.measure(&status, &cfg);
+        assert!(!m.executable, "{mode}");
+        assert_eq!(m.reason, Some(want), "{mode}: {:?}", m.detail);
+        let d = m.detail.clone().unwrap_or_default();
+        assert!(d.contains(detail), "{mode}: {d}");
+        if mode == "hangs" {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "the time limit stopped it"
+            );
+        }
+        // A failure is stored: a re-run reports it again without running anything.
+        let again = e.measure(&status, &cfg);
+        assert_eq!(again.reason, Some(want));
+    }
+    let left = e
+        .builder
+        .block_on(
+            e.builder
+                .engine()
+                .list_containers(&[format!("etip.namespace={}", e.ns)]),
+        )
+        .unwrap();
+    assert!(left.is_empty(), "sessions left behind: {left:?}");
+}
+
+#[test]
+fn a_session_killed_midway_is_an_engine_error_and_a_rerun_resumes() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("enginekill");
+    let dir = e.dir.path().join("python");
+    let commits = repo(&dir, fixture_steps("python"));
+    let status = e.build("kill", Language::Python, &dir, &commits[0], &commits[1]);
+    let cfg = config(30, false);
+    let engine = e.builder.engine().clone();
+    let ns = e.ns.clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Kill the patched session's container a few seconds in, from outside.
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(6));
+        rt.block_on(async {
+            let found = engine
+                .list_containers(&[format!("etip.namespace={ns}"), "etip.side=patched".into()])
+                .await
+                .unwrap();
+            for c in found {
+                let _ = engine
+                    .client()
+                    .kill_container(
+                        &c.id,
+                        None::<bollard::query_parameters::KillContainerOptions>,
+                    )
+                    .await;
+            }
+        });
+    });
+    let m = e.measure(&status, &cfg);
+    killer.join().unwrap();
+    assert_eq!(m.reason, Some(NotExecutable::EngineError), "{:?}", m.detail);
+    let done = m.round_log.iter().filter(|r| !r.warmup).count();
+    assert!(done < 30);
+    // The engine error is not stored as the outcome: the re-run resumes from the stored rounds.
+    let m2 = e.measure(&status, &cfg);
+    assert!(m2.executable, "{:?}", m2.detail);
+    assert_eq!(m2.rounds, 30);
+    for (a, b) in m
+        .round_log
+        .iter()
+        .zip(&m2.round_log)
+        .filter(|(a, _)| !a.warmup)
+    {
+        assert_eq!(
+            a.started, b.started,
+            "round {} was kept, not measured again",
+            a.round
+        );
+    }
+}
