@@ -83,6 +83,19 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(q("read rounds"))
     }
 
+    /// How many rounds are stored for `etip`, over every run (for progress displays and tests).
+    pub fn stored_rounds(&self, etip: &str) -> Result<usize, StoreError> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM measure_rounds WHERE etip = ?1",
+                params![etip],
+                |r| r.get(0),
+            )
+            .map_err(q("count rounds"))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// Records the final outcome (JSON) of `etip` in `run`, replacing an earlier one, and commits
     /// it before returning.
     pub fn record_outcome(

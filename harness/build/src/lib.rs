@@ -289,6 +289,18 @@ impl Builder {
             } else {
                 vec!["base".into()]
             },
+            containers_only: false,
+        };
+        Ok(self.rt.block_on(self.engine.clean(&filter))?)
+    }
+
+    /// Removes etip's labelled containers of `namespace` (every namespace when `None`) and keeps
+    /// the images: e.g. the sessions a killed `etip measure` left running.
+    pub fn clean_containers(&self, namespace: Option<&str>) -> Result<CleanReport, BuildError> {
+        let filter = CleanFilter {
+            namespace: namespace.map(str::to_string),
+            keep_kinds: Vec::new(),
+            containers_only: true,
         };
         Ok(self.rt.block_on(self.engine.clean(&filter))?)
     }

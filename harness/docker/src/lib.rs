@@ -349,6 +349,8 @@ pub struct CleanFilter {
     pub namespace: Option<String>,
     /// Image kinds to keep (e.g. `base`).
     pub keep_kinds: Vec<String>,
+    /// Remove containers only (e.g. the sessions a killed run left), keep every image.
+    pub containers_only: bool,
 }
 
 /// A connection to the Docker engine.
@@ -902,6 +904,9 @@ impl Engine {
         for c in self.list_containers(&labels).await? {
             self.remove_container(&c.id).await?;
             report.containers.push(c.id);
+        }
+        if filter.containers_only {
+            return Ok(report);
         }
         let keep = |l: &Labelled| {
             l.labels

@@ -101,8 +101,14 @@ impl RoundSink for StoreSink<'_> {
 
 /// Checks that the chosen rounds and p-value can give a significant verdict at all.
 pub fn feasibility(cfg: &MeasureConfig) -> Result<(), MeasureError> {
-    let n = cfg.protocol.max_rounds.unwrap_or(cfg.protocol.rounds);
-    let p = cfg.verdict.sign.p_val;
+    check_feasible(
+        cfg.protocol.max_rounds.unwrap_or(cfg.protocol.rounds),
+        cfg.verdict.sign.p_val,
+    )
+}
+
+/// Whether `n` rounds can give a sign-test p-value below `p` (with 2 rounds the smallest is 0.25).
+pub fn check_feasible(n: usize, p: f64) -> Result<(), MeasureError> {
     if !etip_stats::sign_test_feasible(n, p) {
         return Err(MeasureError::Infeasible(format!(
             "with {n} rounds no outcome can be significant at p < {p}: the smallest sign-test \

@@ -13,6 +13,10 @@ pub struct Args {
     /// Only objects of this namespace (label etip.namespace); default: every namespace.
     #[arg(long)]
     namespace: Option<String>,
+    /// Remove containers only and keep every image: e.g. the session containers a killed
+    /// `etip measure` left running.
+    #[arg(long, conflicts_with = "all")]
+    containers: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -22,9 +26,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::cmd::runtime()?.handle().clone(),
     )
     .context("connecting to Docker")?;
-    let report = builder
-        .clean(args.namespace.as_deref(), args.all)
-        .context("removing etip's containers and images")?;
+    let report = if args.containers {
+        builder
+            .clean_containers(args.namespace.as_deref())
+            .context("removing etip's containers")?
+    } else {
+        builder
+            .clean(args.namespace.as_deref(), args.all)
+            .context("removing etip's containers and images")?
+    };
     for c in &report.containers {
         println!("container {c}");
     }

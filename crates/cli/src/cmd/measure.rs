@@ -384,6 +384,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .collect(),
         ),
     };
+    // Before anything starts: can these rounds give a significant outcome at all?
+    etip_runner::measure::check_feasible(args.max_rounds.unwrap_or(args.rounds), sign.p_val)
+        .map_err(|e| UsageError(e.to_string()))?;
     let ex = executor(&args)?;
     let (cpusets, notes) = pinning(&args, ex.info().can_pin)?;
     let cfg = MeasureConfig {
@@ -421,7 +424,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         logs: Some(args.out.join("logs")),
         force: args.force,
     };
-    etip_runner::measure::feasibility(&cfg).map_err(|e| UsageError(e.to_string()))?;
     std::fs::create_dir_all(&args.out).map_err(|e| {
         UsageError(format!(
             "creating the output folder {}: {e}",

@@ -211,6 +211,7 @@ where
             .clean(&CleanFilter {
                 namespace: Some(ns.clone()),
                 keep_kinds: Vec::new(),
+                containers_only: false,
             })
             .await;
         if let Err(e) = result {
