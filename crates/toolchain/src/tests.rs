@@ -7,8 +7,9 @@
 //! Classes run in alphabetical order (`-Dsurefire.runOrder=alphabetical`). Reports:
 //! `<module>/target/surefire-reports/TEST-*.xml`.
 //!
-//! Python: `python -m pytest -p no:randomly -p no:cacheprovider --junitxml=FILE` on the sorted node
-//! ids (or paths) to run, in the version's virtual environment.
+//! Python: `python -m pytest -p no:randomly -p no:cacheprovider -p etip_sorted --junitxml=FILE` in
+//! the version's virtual environment: `etip_sorted` is a one-hook plugin the image provides (on
+//! `PYTHONPATH`) that runs the collected tests in sorted node-id order.
 
 use etip_core::Language;
 
@@ -167,6 +168,8 @@ fn pytest(spec: &TestCommandSpec) -> TestCommand {
         "no:randomly",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "etip_sorted",
         "-q",
         "-o",
         "junit_family=xunit1",

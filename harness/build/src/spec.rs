@@ -52,6 +52,18 @@ fi
 rm -rf /opt/etip/surefire-fix
 "#;
 
+/// Folder of etip's pytest plugin in Python images (on `PYTHONPATH` of test runs).
+pub const PYTEST_PLUGINS: &str = "/opt/etip/pytest-plugins";
+
+/// The pytest plugin that runs tests in sorted node-id order (`-p etip_sorted`), written by the
+/// Python env layer.
+const PYTEST_SORTED_PLUGIN: &str = "\"\"\"etip: run the collected tests in sorted node-id order.\"\"\"
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: item.nodeid)
+";
+
 /// Exit codes of the generated scripts, mapped to failure reasons.
 pub const EXIT_TOOLCHAIN: i64 = 3;
 pub const EXIT_ORIGINAL: i64 = 10;
@@ -171,7 +183,8 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                 "have=$(python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])')\n\
                  case \"$have\" in {v}|{v}.*) ;; *) echo \"etip: the base image provides Python $have, not {v}\"; exit {EXIT_TOOLCHAIN};; esac\n\
                  mkdir -p /opt/etip {VENVS} /work\n\
-                 python3 -m venv --without-pip --system-site-packages {ENV_VENV} || {{ echo 'etip: cannot create the env venv (is python3-venv installed?)'; exit {EXIT_SETUP}; }}\n",
+                 python3 -m venv --without-pip --system-site-packages {ENV_VENV} || {{ echo 'etip: cannot create the env venv (is python3-venv installed?)'; exit {EXIT_SETUP}; }}\n\
+                 mkdir -p {PYTEST_PLUGINS} && cat > {PYTEST_PLUGINS}/etip_sorted.py <<'ETIP_PLUGIN'\n{PYTEST_SORTED_PLUGIN}ETIP_PLUGIN\n",
                 v = sh_quote(version)
             ));
             if !cfg.python.deps_command.is_empty() {
@@ -277,6 +290,7 @@ pub fn run_env(cfg: &BuildConfig, lang: Language, version: &str, build_tool: &st
         Language::Python => vec![
             format!("VIRTUAL_ENV={VENVS}/{version}"),
             format!("PATH={VENVS}/{version}/bin:{PATH}"),
+            format!("PYTHONPATH={PYTEST_PLUGINS}"),
         ],
     }
 }

@@ -130,9 +130,9 @@ impl Session for LocalSession {
             Ok((status, wall)) => (status, wall, false),
             Err(_) => {
                 // Kill the whole process group, then collect the child.
+                // `--`: procps' kill reads a bare `-<pgid>` as a signal name.
                 let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(format!("-{pid}"))
+                    .args(["-s", "KILL", "--", &format!("-{pid}")])
                     .status();
                 match rx.recv() {
                     Ok((status, wall)) => (status, wall, true),
