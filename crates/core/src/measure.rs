@@ -315,33 +315,6 @@ pub struct Measurement {
     pub round_log: Vec<RoundSummary>,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn infinite_ratios_survive_json() {
-        let e = EffectRecord {
-            median_ratio: f64::INFINITY,
-            ratio_ci: [1.0, f64::INFINITY],
-            cliffs_delta: -1.0,
-        };
-        let json = serde_json::to_string(&e).unwrap();
-        assert_eq!(
-            json,
-            r#"{"median_ratio":"inf","ratio_ci":[1.0,"inf"],"cliffs_delta":-1.0}"#
-        );
-        let back: EffectRecord = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, e);
-        assert!(
-            serde_json::from_str::<EffectRecord>(
-                r#"{"median_ratio":"big","ratio_ci":[1,2],"cliffs_delta":0}"#
-            )
-            .is_err()
-        );
-    }
-}
-
 impl Measurement {
     /// The measurement as a task result of etip's results schema (JETO rule input): correct when
     /// executable, one test per class with its paired per-round times. Classes left out of the
@@ -370,5 +343,32 @@ impl Measurement {
                 .collect(),
             ..TaskResult::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn infinite_ratios_survive_json() {
+        let e = EffectRecord {
+            median_ratio: f64::INFINITY,
+            ratio_ci: [1.0, f64::INFINITY],
+            cliffs_delta: -1.0,
+        };
+        let json = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            json,
+            r#"{"median_ratio":"inf","ratio_ci":[1.0,"inf"],"cliffs_delta":-1.0}"#
+        );
+        let back: EffectRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, e);
+        assert!(
+            serde_json::from_str::<EffectRecord>(
+                r#"{"median_ratio":"big","ratio_ci":[1,2],"cliffs_delta":0}"#
+            )
+            .is_err()
+        );
     }
 }

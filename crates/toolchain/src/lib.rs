@@ -5,7 +5,7 @@
 //! - [`paths`]: source and test files, modules, qualified-name prefixes, build tools of a repository;
 //! - [`detect`]: the JDK or Python version a repository asks for, read from its files;
 //! - [`descriptors`]: which files the env layer needs to resolve dependencies;
-//! - [`tests`]: the test command of a version (Maven Surefire, pytest) and where its XML reports land.
+//! - [`testcmd`]: the test command of a version (Maven Surefire, pytest) and where its XML reports land.
 //!
 //! ```
 //! use etip_core::Language;
@@ -17,6 +17,6 @@
 pub mod descriptors;
 pub mod detect;
 pub mod paths;
-pub mod tests;
+pub mod testcmd;
 
 pub use etip_core::Language;

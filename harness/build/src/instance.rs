@@ -9,7 +9,7 @@ use crate::spec;
 use etip_core::Language;
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::Version;
-use etip_toolchain::tests::{Selection, TestCommand, TestCommandSpec, test_command};
+use etip_toolchain::testcmd::{Selection, TestCommand, TestCommandSpec, test_command};
 use sha2::{Digest, Sha256};
 
 /// Where pytest writes its report inside a container session.
@@ -153,7 +153,7 @@ impl InstanceSpec {
         }
     }
 
-    /// The test command of version `v` for a selection (see [`etip_toolchain::tests`]).
+    /// The test command of version `v` for a selection (see [`etip_toolchain::testcmd`]).
     pub fn test_command(
         &self,
         v: Version,

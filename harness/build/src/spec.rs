@@ -57,7 +57,8 @@ pub const PYTEST_PLUGINS: &str = "/opt/etip/pytest-plugins";
 
 /// The pytest plugin that runs tests in sorted node-id order (`-p etip_sorted`), written by the
 /// Python env layer.
-const PYTEST_SORTED_PLUGIN: &str = "\"\"\"etip: run the collected tests in sorted node-id order.\"\"\"
+const PYTEST_SORTED_PLUGIN: &str =
+    "\"\"\"etip: run the collected tests in sorted node-id order.\"\"\"
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -23,7 +23,7 @@ use etip_core::measure::{
     Version,
 };
 use etip_store::Store;
-use etip_toolchain::tests::Selection;
+use etip_toolchain::testcmd::Selection;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;

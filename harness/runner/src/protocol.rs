@@ -27,7 +27,7 @@ use crate::executor::{CommandRequest, Executor, Session, SessionRequest};
 use crate::noise::{self, Pressure};
 use crate::reports;
 use etip_core::measure::{NotExecutable, PressureRecord, RoundSummary, Version};
-use etip_toolchain::tests::{ReportKind, TestCommand};
+use etip_toolchain::testcmd::{ReportKind, TestCommand};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -580,7 +580,7 @@ fn run_side(
 /// Reads the copied reports: classes (sorted, module-prefixed when several modules ran) and the
 /// coarsest resolution.
 fn read_reports(
-    parts: &[(&etip_toolchain::tests::ReportLocation, PathBuf)],
+    parts: &[(&etip_toolchain::testcmd::ReportLocation, PathBuf)],
     prefix_modules: bool,
 ) -> Result<(Vec<ClassTime>, f64), String> {
     let mut all = Vec::new();

@@ -16,49 +16,12 @@ use etip_runner::measure::{MeasureConfig, Tests, measure_one};
 use etip_runner::protocol::ProtocolConfig;
 use etip_runner::verdict::VerdictConfig;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/tests/fixtures")
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "etip")
-        .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
-        .env("GIT_COMMITTER_NAME", "etip")
-        .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
-        .output()
-        .expect("git must be installed for the fixture repositories");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
+use etip_testkit::{copy_tree, git};
 
 /// A repository with one commit per step: each step is a list of (path, content) written over
 /// the previous tree, or a fixture folder copied over it.
@@ -90,7 +53,7 @@ fn repo(dir: &Path, steps: Vec<Step>) -> Vec<String> {
 }
 
 fn fixture_steps(kind: &str) -> Vec<Step<'static>> {
-    let mut steps: Vec<PathBuf> = std::fs::read_dir(fixtures().join(kind))
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(etip_testkit::fixtures().join(kind))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())

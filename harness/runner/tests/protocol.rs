@@ -6,7 +6,7 @@ use etip_runner::executor::{Resources, SessionRequest};
 use etip_runner::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
 use etip_runner::scripted::{Call, Scripted, ScriptedExecutor};
 use etip_runner::verdict::{self, TimerKind, VerdictConfig};
-use etip_toolchain::tests::{ReportKind, ReportLocation, TestCommand};
+use etip_toolchain::testcmd::{ReportKind, ReportLocation, TestCommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -252,13 +252,11 @@ fn a_failing_command_with_a_passing_report_is_a_failure() {
     assert!(stop.detail.contains("exited 137"), "{}", stop.detail);
 }
 
+type Script = dyn Fn(&Call) -> Scripted + Send + Sync;
+
 #[test]
 fn hanging_malformed_missing_and_engine_failures_are_recorded() {
-    let cases: Vec<(
-        NotExecutable,
-        &str,
-        Box<dyn Fn(&Call) -> Scripted + Send + Sync>,
-    )> = vec![
+    let cases: Vec<(NotExecutable, &str, Box<Script>)> = vec![
         (
             NotExecutable::Timeout,
             "round 1, original: the test command exceeded",

@@ -251,10 +251,11 @@ fn diff_trees(
         if new_e.is_some() {
             n = news.next();
         }
-        if let (Some(a), Some(b)) = (&old_e, &new_e) {
-            if a.id == b.id && a.kind == b.kind {
-                continue;
-            }
+        if let (Some(a), Some(b)) = (&old_e, &new_e)
+            && a.id == b.id
+            && a.kind == b.kind
+        {
+            continue;
         }
         let entry = old_e
             .as_ref()

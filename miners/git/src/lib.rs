@@ -432,10 +432,10 @@ fn walk(
     // decides the commits whose header does not read plainly.
     let read = |oid: Oid| -> Result<(Oid, Option<Oid>, i64), MineError> {
         let obj = odb.read(oid).map_err(git(oid))?;
-        if obj.kind() == git2::ObjectType::Commit {
-            if let Some(header) = commit_header(obj.data()) {
-                return Ok(header);
-            }
+        if obj.kind() == git2::ObjectType::Commit
+            && let Some(header) = commit_header(obj.data())
+        {
+            return Ok(header);
         }
         let c = repo.find_commit(oid).map_err(git(oid))?;
         Ok((

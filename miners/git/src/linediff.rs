@@ -339,10 +339,10 @@ mod tests {
         for _ in 0..3000 {
             let len = next(12);
             let mut lines: Vec<Vec<u8>> = (0..len).map(|_| alphabet[next(4)].to_vec()).collect();
-            if next(4) == 0 {
-                if let Some(last) = lines.last_mut() {
-                    last.pop(); // no newline at the end
-                }
+            if next(4) == 0
+                && let Some(last) = lines.last_mut()
+            {
+                last.pop(); // no newline at the end
             }
             let old: Vec<u8> = lines.concat();
             // Insert or remove a run of lines somewhere.
@@ -384,10 +384,10 @@ mod tests {
             let len = next(14);
             let line = |k: usize| alphabet[k % 5].to_vec();
             let mut lines: Vec<Vec<u8>> = (0..len).map(|_| line(next(5))).collect();
-            if next(4) == 0 {
-                if let Some(last) = lines.last_mut() {
-                    last.pop(); // no newline at the end
-                }
+            if next(4) == 0
+                && let Some(last) = lines.last_mut()
+            {
+                last.pop(); // no newline at the end
             }
             let old: Vec<u8> = lines.concat();
             // Replace a run of lines somewhere by other lines, at one or two places.

@@ -193,10 +193,11 @@ pub fn extract(message: &str, repo: Option<&str>) -> Links {
         }
         let after = &message[m.end()..];
         let mut chars = after.chars();
-        if let (Some(a), Some(b)) = (chars.next(), chars.next()) {
-            if (a == '-' || a == '.') && b.is_ascii_digit() {
-                continue;
-            }
+        if let (Some(a), Some(b)) = (chars.next(), chars.next())
+            && (a == '-' || a == '.')
+            && b.is_ascii_digit()
+        {
+            continue;
         }
         if keys.insert(m.as_str().to_string()) {
             issues.push(IssueRef {

@@ -176,13 +176,12 @@ fn close_over_types(layout: &Layout, decl: &[Option<usize>], sel: &mut [bool]) -
     let mut grew = false;
     // Segments come after the segment that declares their type: one backward pass reaches the top.
     for k in (0..layout.segments.len()).rev() {
-        if sel[k] {
-            if let Some(d) = decl[layout.segments[k].ty] {
-                if !sel[d] {
-                    sel[d] = true;
-                    grew = true;
-                }
-            }
+        if sel[k]
+            && let Some(d) = decl[layout.segments[k].ty]
+            && !sel[d]
+        {
+            sel[d] = true;
+            grew = true;
         }
     }
     // Initializer blocks of one kind share a key only when a type has several of them.

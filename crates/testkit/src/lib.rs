@@ -1,0 +1,79 @@
+//! Helpers the test suites share: git, copying trees, and the fixture repositories of `etip build`
+//! and `etip measure` (`harness/build/tests/fixtures/<kind>/<step>/`, one commit per step folder,
+//! each step's files written over the previous tree). A dev-dependency only; it panics with a
+//! clear message where a test could not go on.
+//!
+//! ```no_run
+//! let dir = tempfile::tempdir().unwrap();
+//! let commits = etip_testkit::fixture_repo("python", &dir.path().join("repo"));
+//! assert_eq!(commits.len(), 4);
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The fixture folders (`maven/`, `python/`).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../harness/build/tests/fixtures")
+}
+
+/// Runs git in `dir` with a fixed author, committer and date; returns its trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "etip")
+        .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
+        .env("GIT_COMMITTER_NAME", "etip")
+        .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+        .output()
+        .expect("git must be installed for the fixture repositories");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Copies the files and folders of `from` into `to` (which exists).
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("a readable fixture folder") {
+        let entry = entry.expect("a readable fixture entry");
+        let dest = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            std::fs::create_dir_all(&dest).expect("a writable test folder");
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).expect("a writable test folder");
+        }
+    }
+}
+
+/// Makes `dir` a git repository with one commit per step folder of the fixture `kind`; returns
+/// the commit ids in step order.
+pub fn fixture_repo(kind: &str, dir: &Path) -> Vec<String> {
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(fixtures().join(kind))
+        .unwrap_or_else(|e| panic!("fixture {kind}: {e}"))
+        .map(|e| e.expect("a readable fixture entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    steps.sort();
+    std::fs::create_dir_all(dir).expect("a writable test folder");
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut commits = Vec::new();
+    for step in steps {
+        copy_tree(&step, dir);
+        git(dir, &["add", "-A"]);
+        let name = step
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        git(dir, &["commit", "-q", "-m", &name]);
+        commits.push(git(dir, &["rev-parse", "HEAD"]));
+    }
+    commits
+}
