@@ -30,6 +30,8 @@ pub struct VersionSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceSpec {
     pub id: String,
+    /// Image namespace (repositories `<namespace>/env`, `<namespace>/instance`).
+    pub namespace: String,
     pub language: Language,
     pub base_commit: String,
     pub patched_commit: String,
@@ -67,6 +69,7 @@ impl InstanceSpec {
         };
         InstanceSpec {
             id: id.to_string(),
+            namespace: cfg.namespace.clone(),
             language,
             base_commit: base_commit.to_string(),
             patched_commit: patched_commit.to_string(),
@@ -132,6 +135,21 @@ impl InstanceSpec {
     /// Paths a session of version `v` must not see: the other version's tree.
     pub fn hidden(&self, v: Version) -> Vec<String> {
         vec![self.version(v.other()).tree.clone()]
+    }
+
+    /// Tag of the env layer: shared by the instances of one repository whose content key (base
+    /// image, toolchain, scripts, build descriptors) is the same.
+    pub fn env_tag(&self, repo_slug: &str, key: &str) -> String {
+        format!("{}/env:{}-{repo_slug}-{key}", self.namespace, self.language)
+    }
+
+    /// Tag of the instance layer, by its content key.
+    pub fn instance_tag(&self, key: &str) -> String {
+        format!(
+            "{}/instance:{}-{key}",
+            self.namespace,
+            spec::id_slug(&self.id)
+        )
     }
 
     /// A readable, injective folder name for the instance: a slug of the id plus a short hash of

@@ -529,7 +529,7 @@ impl Builder {
             &self.cfg.env_network,
         ]);
         let repo_slug = git::slug(&source);
-        let env_tag = format!("{ns}/env:{lang}-{repo_slug}-{env_key}");
+        let env_tag = ispec.env_tag(&repo_slug, &env_key);
         let _ = std::fs::write(dir.join("Dockerfile.env"), &env_dockerfile);
         let _ = std::fs::write(dir.join("env.sh"), &env_script);
         let env_lock = self.tag_lock(&env_tag);
@@ -612,7 +612,7 @@ impl Builder {
             &inst_dockerfile,
             &inst_script,
         ]);
-        let inst_tag = format!("{ns}/instance:{}-{inst_key}", spec::id_slug(&etip.id));
+        let inst_tag = ispec.instance_tag(&inst_key);
         let _ = std::fs::write(dir.join("Dockerfile.instance"), &inst_dockerfile);
         let _ = std::fs::write(dir.join("build.sh"), &inst_script);
         let mut summary = format!(

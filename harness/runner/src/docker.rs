@@ -18,9 +18,72 @@ use tokio::runtime::Handle;
 /// Label with the instance id on session containers.
 pub const LABEL_INSTANCE: &str = "etip.instance";
 
-/// `sh -c` script: `$1` paths follow, delete them, then exec the rest of the arguments.
-const CLEAN_THEN_EXEC: &str =
-    r#"n=$1; shift; while [ "$n" -gt 0 ]; do rm -rf -- "$1"; shift; n=$((n-1)); done; exec "$@""#;
+/// `sh -c` script around a test command: `$1` is a marker, `$2` a count n, then n report paths,
+/// then the command. It deletes the paths, runs the command, and then prints the reports after
+/// the command's own output, each XML file framed by marker lines, so that no second round trip
+/// (the engine's archive API costs about 50 ms a call) is needed to read them. The command's exit
+/// code is the script's.
+const CLEAN_RUN_COLLECT: &str = r#"M=$1; n=$2; shift 2; P=""
+while [ "$n" -gt 0 ]; do rm -rf -- "$1"; P="$P$1
+"; shift; n=$((n-1)); done
+"$@"; rc=$?
+printf '\n%s BEGIN\n' "$M"
+printf '%s' "$P" | while IFS= read -r p; do
+  if [ -d "$p" ]; then
+    for f in "$p"/*.xml; do [ -f "$f" ] && { printf '%s FILE %s\n%s\n' "$M" "$p" "${f##*/}"; cat "$f"; printf '\n'; }; done
+  elif [ -f "$p" ]; then printf '%s FILE %s\n%s\n' "$M" "$p" "${p##*/}"; cat "$p"; printf '\n'
+  else printf '%s MISSING %s\n' "$M" "$p"; fi
+done
+printf '%s END\n' "$M"
+exit $rc"#;
+
+/// Report files collected with a command: path → (file name, content); a path that did not exist
+/// maps to `None`.
+type Collected = std::collections::HashMap<String, Option<Vec<(String, String)>>>;
+
+/// Splits the reports [`CLEAN_RUN_COLLECT`] printed off the command's output. `None` when the
+/// framing is incomplete (the output was cut or the command was killed): the caller then copies
+/// the reports out through the engine.
+fn split_collected(stdout: &str, marker: &str) -> Option<(String, Collected)> {
+    let begin = format!("\n{marker} BEGIN\n");
+    let at = stdout.rfind(&begin)?;
+    let (own, rest) = stdout.split_at(at);
+    let rest = &rest[begin.len()..];
+    let end = format!("{marker} END\n");
+    if !rest.ends_with(&end) {
+        return None;
+    }
+    let body = &rest[..rest.len() - end.len()];
+    let mut out: Collected = std::collections::HashMap::new();
+    let file = format!("{marker} FILE ");
+    let missing = format!("{marker} MISSING ");
+    let mut lines = body.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        let line_text = line.strip_suffix('\n').unwrap_or(line);
+        if let Some(path) = line_text.strip_prefix(&missing) {
+            out.insert(path.to_string(), None);
+        } else if let Some(path) = line_text.strip_prefix(&file) {
+            let name = lines.next()?.trim_end_matches('\n').to_string();
+            let mut content = String::new();
+            while let Some(next) = lines.peek() {
+                if next.starts_with(marker) {
+                    break;
+                }
+                content.push_str(next);
+                lines.next();
+            }
+            // The script adds one newline after each file.
+            content.pop();
+            out.entry(path.to_string())
+                .or_insert_with(|| Some(Vec::new()))
+                .get_or_insert_with(Vec::new)
+                .push((name, content));
+        } else {
+            return None;
+        }
+    }
+    Some((own.to_string(), out))
+}
 
 /// Runs sessions as containers of the Docker engine.
 pub struct DockerExecutor {
@@ -104,6 +167,7 @@ impl Executor for DockerExecutor {
             engine: self.engine.clone(),
             handle: self.handle.clone(),
             session: Some(session),
+            collected: None,
         }))
     }
 }
@@ -112,6 +176,8 @@ struct DockerSession {
     engine: Engine,
     handle: Handle,
     session: Option<etip_docker::Session>,
+    /// Reports printed by the last command (see [`CLEAN_RUN_COLLECT`]).
+    collected: Option<Collected>,
 }
 
 impl DockerSession {
@@ -127,6 +193,21 @@ fn short(id: &str) -> &str {
 }
 
 impl DockerSession {
+    /// Whether the container is still running; after an exit by signal (128 + n) it is asked
+    /// again for up to a second, while the engine catches up with a container being killed.
+    fn still_running(&self, exit_code: Option<i64>) -> Result<bool, ExecError> {
+        let by_signal = exit_code.is_some_and(|c| c > 128);
+        for _ in 0..(if by_signal { 10 } else { 1 }) {
+            if !self.running()? {
+                return Ok(false);
+            }
+            if by_signal {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+        Ok(true)
+    }
+
     /// Whether the session's container is still running.
     fn running(&self) -> Result<bool, ExecError> {
         let session = self.session()?;
@@ -148,16 +229,19 @@ impl DockerSession {
 
 impl Session for DockerSession {
     fn run(&mut self, command: &CommandRequest) -> Result<CommandOutput, ExecError> {
+        self.collected = None;
         let session = self.session()?;
+        let marker = format!("ETIP-REPORTS-{:016x}", rand::random::<u64>());
         let argv = if command.clean.is_empty() {
             command.argv.clone()
         } else {
-            // One exec: delete the stale reports, then become the test command.
+            // One exec: delete the stale reports, run the command, print the reports.
             let mut a = vec![
                 "sh".to_string(),
                 "-c".to_string(),
-                CLEAN_THEN_EXEC.to_string(),
+                CLEAN_RUN_COLLECT.to_string(),
                 "sh".to_string(),
+                marker.clone(),
                 command.clean.len().to_string(),
             ];
             a.extend(command.clean.iter().cloned());
@@ -180,8 +264,9 @@ impl Session for DockerSession {
                 "the command could not be stopped at its time limit; its container was killed",
             ));
         }
-        // A failed exec may be the container's death, not the command's failure.
-        if out.exit_code != Some(0) && !out.timed_out && !self.running()? {
+        // A failed exec may be the container's death, not the command's failure. A command
+        // killed with its container can return before the engine shows the container stopped.
+        if out.exit_code != Some(0) && !out.timed_out && !self.still_running(out.exit_code)? {
             return Err(ExecError::failed(
                 "docker",
                 format!(
@@ -191,10 +276,17 @@ impl Session for DockerSession {
                 ),
             ));
         }
+        let stdout = match split_collected(&out.stdout, &marker) {
+            Some((own, collected)) if !command.clean.is_empty() => {
+                self.collected = Some(collected);
+                own
+            }
+            _ => out.stdout,
+        };
         Ok(CommandOutput {
             exit_code: out.exit_code,
             timed_out: out.timed_out,
-            stdout: out.stdout,
+            stdout,
             stderr: out.stderr,
             wall: out.duration,
         })
@@ -224,6 +316,26 @@ impl Session for DockerSession {
     }
 
     fn copy_out(&mut self, path: &str, dest: &Path) -> Result<bool, ExecError> {
+        if let Some(found) = self.collected.as_ref().and_then(|c| c.get(path)) {
+            let Some(files) = found else {
+                return Ok(false);
+            };
+            let io = |source| ExecError::Io {
+                executor: "docker",
+                action: "writing",
+                path: dest.display().to_string(),
+                source,
+            };
+            std::fs::create_dir_all(dest).map_err(io)?;
+            for (name, content) in files {
+                // Names are the last component of a file the script listed; nothing else.
+                if name.is_empty() || name.contains('/') || name == ".." || name == "." {
+                    continue;
+                }
+                std::fs::write(dest.join(name), content).map_err(io)?;
+            }
+            return Ok(true);
+        }
         let session = self.session()?;
         let Some(tar) = self
             .handle
@@ -284,5 +396,32 @@ impl Drop for DockerSession {
             // Last resort when a caller forgot to stop (the protocol always stops).
             let _ = self.handle.block_on(self.engine.stop_session(&s));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collected_reports_are_split_off_the_output() {
+        let m = "ETIP-REPORTS-1";
+        let out = format!(
+            "test output\nmore\n\n{m} BEGIN\n{m} FILE /w/target/surefire-reports\nTEST-a.A.xml\n<a>\n</a>\n{m} FILE /w/target/surefire-reports\nTEST-b.B.xml\n<b/>\n{m} MISSING /w/core/target/surefire-reports\n{m} END\n"
+        );
+        let (own, c) = split_collected(&out, m).unwrap();
+        assert_eq!(own, "test output\nmore\n");
+        let files = c["/w/target/surefire-reports"].as_ref().unwrap();
+        assert_eq!(
+            files,
+            &vec![
+                ("TEST-a.A.xml".to_string(), "<a>\n</a>".to_string()),
+                ("TEST-b.B.xml".to_string(), "<b/>".to_string())
+            ]
+        );
+        assert!(c["/w/core/target/surefire-reports"].is_none());
+        // Cut or killed: no END line, so nothing is trusted.
+        assert!(split_collected(&out[..out.len() - 10], m).is_none());
+        assert!(split_collected("no marker at all", m).is_none());
     }
 }

@@ -432,6 +432,7 @@ fn run_side(
         reason: NotExecutable::EngineError,
         detail: format!("{when}, {label}: {e}"),
     };
+    let t_run = Instant::now();
     let out = session
         .run(&CommandRequest {
             argv: sp.command.argv.clone(),
@@ -450,6 +451,7 @@ fn run_side(
             ),
         });
     }
+    let t_copy = Instant::now();
     // Reports are read even when the command failed: they name the failing class.
     let mut parts = Vec::new();
     let mut missing = Vec::new();
@@ -466,7 +468,16 @@ fn run_side(
         .as_ref()
         .filter(|_| k < cfg.keep_reports)
         .map(|d| d.join("reports").join(format!("round-{k}-{label}")));
+    let t_parse = Instant::now();
     let parsed = read_reports(&parts, sp.command.reports.len() > 1);
+    tracing::debug!(
+        "{}: {when}, {label}: command {:.1} ms (own wall {:.1} ms), copy-out {:.1} ms, reading {:.1} ms",
+        plan.id,
+        (t_copy - t_run).as_secs_f64() * 1e3,
+        out.wall.as_secs_f64() * 1e3,
+        (t_parse - t_copy).as_secs_f64() * 1e3,
+        t_parse.elapsed().as_secs_f64() * 1e3
+    );
     if let Some(keep) = keep {
         for (j, (_, dest)) in parts.iter().enumerate() {
             let _ = copy_dir(dest, &keep.join(format!("{j}")));

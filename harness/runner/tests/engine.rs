@@ -188,7 +188,12 @@ fn overall(m: &Measurement) -> Direction {
         .direction
 }
 
-fn check_fixture(lang: Language, kind: &str, faster: &str, unchanged: &str, rounds: usize) {
+fn check_fixture(
+    lang: Language,
+    kind: &str,
+    [faster, unchanged, trivial]: [&str; 3],
+    rounds: usize,
+) {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let e = env(kind);
     let commits = repo(&e.dir.path().join(kind), fixture_steps(kind));
@@ -212,6 +217,14 @@ fn check_fixture(lang: Language, kind: &str, faster: &str, unchanged: &str, roun
     );
     assert_eq!(overall(&m), Direction::PatchedFaster);
     assert_eq!(m.detectors, vec![faster.to_string()]);
+    // A class that takes no measurable time is never significant: too fast to time, left out.
+    let t = m
+        .classes
+        .iter()
+        .find(|c| c.name == trivial)
+        .expect("the trivial class ran");
+    assert_eq!(t.excluded.as_deref(), Some("too_fast"), "{t:#?}");
+    assert!(t.sign_test.is_none() && !t.eligible);
     // No session container is left behind.
     let left = e.builder.block_on(
         e.builder
@@ -240,8 +253,7 @@ fn maven_fixture_detects_the_faster_class_and_an_aa_run_flags_nothing() {
     check_fixture(
         Language::Java,
         "maven",
-        "demo.TextDedupTest",
-        "demo.JoinTest",
+        ["demo.TextDedupTest", "demo.JoinTest", "demo.TrivialTest"],
         6,
     );
 }
@@ -251,8 +263,11 @@ fn python_fixture_detects_the_faster_class_and_an_aa_run_flags_nothing() {
     check_fixture(
         Language::Python,
         "python",
-        "tests.test_text_dedup",
-        "tests.test_join",
+        [
+            "tests.test_text_dedup",
+            "tests.test_join",
+            "tests.test_trivial",
+        ],
         10,
     );
 }
