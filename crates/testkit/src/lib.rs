@@ -4,8 +4,8 @@
 //! clear message where a test could not go on.
 //!
 //! ```no_run
-//! let dir = tempfile::tempdir().unwrap();
-//! let commits = etip_testkit::fixture_repo("python", &dir.path().join("repo"));
+//! let dir = std::env::temp_dir().join("etip-fixture-example");
+//! let commits = etip_testkit::fixture_repo("python", &dir.join("repo"));
 //! assert_eq!(commits.len(), 4);
 //! ```
 
