@@ -2,10 +2,10 @@
 # Times `etip audit` over official leaderboard reports against a baseline measured in the same run: a
 # minimal Python script that only reads the same files and computes the SWE-fficiency harmonic means.
 #
-#   scripts/bench-audit.sh [LEADERBOARDS_DIR]     (default: ../shared/data/leaderboards)
+#   scripts/bench-audit.sh [LEADERBOARDS_DIR]     (default: datasets/leaderboards)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:-../shared/data/leaderboards}
+dir=${1:-datasets/leaderboards}
 runs=${RUNS:-10}
 cargo build --release -q -p etip
 etip=target/release/etip

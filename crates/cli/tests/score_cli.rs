@@ -10,10 +10,10 @@ fn etip() -> Command {
 }
 
 fn leaderboards() -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/leaderboards");
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets/leaderboards");
     assert!(
         d.is_dir(),
-        "official leaderboard data missing at {} (the `shared` folder beside the checkout)",
+        "official leaderboard data missing at {} (datasets/leaderboards in the repository)",
         d.display()
     );
     d

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 fn dir(sub: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/leaderboards")
+        .join("../../datasets/leaderboards")
         .join(sub);
     assert!(
         d.is_dir(),
-        "official leaderboard data missing at {} (the `shared` folder beside the checkout)",
+        "official leaderboard data missing at {} (datasets/leaderboards in the repository)",
         d.display()
     );
     d

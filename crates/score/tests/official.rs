@@ -1,18 +1,18 @@
-//! Every official score in `../shared/data/leaderboards` is reproduced from the per-task results.
+//! Every official score in `datasets/leaderboards` is reproduced from the per-task results.
 //!
-//! These tests read the official leaderboard data that sits beside the checkout (`../shared/data`); they
-//! fail with a clear message when it is missing.
+//! These tests read the official leaderboard data vendored in the repository (`datasets/leaderboards`,
+//! provenance in `datasets/README.md`); they fail with a clear message when it is missing.
 
 use etip_score::input::{self, Format};
 use etip_score::rules::{self, Params, Rule};
 use std::path::PathBuf;
 
 fn leaderboards() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/leaderboards");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../datasets/leaderboards");
     assert!(
         dir.is_dir(),
-        "the official leaderboard data is missing: expected {} (the `shared` folder beside the \
-         checkout). These tests check etip's scores against it and cannot run without it.",
+        "the official leaderboard data is missing: expected {} (datasets/leaderboards in the \
+         repository). These tests check etip's scores against it and cannot run without it.",
         dir.display()
     );
     dir
