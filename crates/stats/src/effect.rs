@@ -7,7 +7,7 @@ use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{StatsError, check_finite, check_times};
-use crate::sample::{median_sorted, sorted_copy};
+use crate::sample::{median_sorted, quantile_sorted, sorted_copy};
 use crate::sign::pair_ratios;
 
 /// Cliff's δ of `a` against `b`: `P(a > b) - P(a < b)` over all `n·m` pairs
@@ -72,29 +72,21 @@ pub struct PairedRatio {
 /// `inf - inf = NaN`.
 fn quantile_sorted_inf(sorted: &[f64], q: f64) -> f64 {
     let n = sorted.len();
-    if n == 0 || !(0.0..=1.0).contains(&q) {
-        return f64::NAN;
+    if n >= 2 && (0.0..=1.0).contains(&q) {
+        let virtual_index = (n - 1) as f64 * q;
+        if virtual_index < (n - 1) as f64 {
+            let previous = virtual_index.floor();
+            let (a, b) = (sorted[previous as usize], sorted[previous as usize + 1]);
+            if b.is_infinite() {
+                return if a == b || virtual_index == previous {
+                    a
+                } else {
+                    b
+                };
+            }
+        }
     }
-    let virtual_index = (n - 1) as f64 * q;
-    if virtual_index >= (n - 1) as f64 {
-        return sorted[n - 1];
-    }
-    let previous = virtual_index.floor();
-    let i = previous as usize;
-    let gamma = virtual_index - previous;
-    let (a, b) = (sorted[i], sorted[i + 1]);
-    if a == b || gamma == 0.0 {
-        return a;
-    }
-    if b.is_infinite() {
-        return b;
-    }
-    let diff = b - a;
-    if gamma >= 0.5 {
-        b - diff * (1.0 - gamma)
-    } else {
-        a + diff * gamma
-    }
+    quantile_sorted(sorted, q)
 }
 
 /// Median of the paired ratios `p_j / o_j` (`0/0 = 1`, `p/0 = +∞`) with a
