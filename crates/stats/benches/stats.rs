@@ -30,7 +30,7 @@ fn integers(rng: &mut ChaCha8Rng, n: usize, offset: u32) -> Vec<f64> {
         .collect()
 }
 
-/// SPEC 4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
+/// rules §4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
 fn naive_delta(base: &[f64], patched: &[f64]) -> f64 {
     etip_stats::sweperf_delta_reference(base, patched, &etip_stats::DeltaConfig::default())
         .expect("valid inputs")

@@ -1,5 +1,5 @@
 //! Prints how much faster `sweperf_delta`'s merge-based scan is than the
-//! literal SPEC 4.1 definition (a complete Mann–Whitney test — copy, sort,
+//! literal rules §4.1 definition (a complete Mann–Whitney test — copy, sort,
 //! rank — per step), both measured in this run on the same data, interleaved.
 //!
 //! Run: `cargo run --release -p etip-stats --example delta_speedup`
@@ -11,7 +11,7 @@ use etip_stats::{DeltaConfig, sweperf_delta};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// SPEC 4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
+/// rules §4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
 fn naive_delta(base: &[f64], patched: &[f64]) -> f64 {
     etip_stats::sweperf_delta_reference(base, patched, &etip_stats::DeltaConfig::default())
         .expect("valid inputs")

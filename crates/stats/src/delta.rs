@@ -1,4 +1,4 @@
-//! SWE-Perf's minimum-gain δ (SPEC 4.1).
+//! SWE-Perf's minimum-gain δ (rules §4.1).
 
 use serde::{Deserialize, Serialize};
 
@@ -116,7 +116,7 @@ fn prepare(
     Ok((grid, b, p))
 }
 
-/// SWE-Perf δ (minimum gain) of one efficiency test (SPEC 4.1).
+/// SWE-Perf δ (minimum gain) of one efficiency test (rules §4.1).
 ///
 /// After the optional IQR filter on each sample, x runs over
 /// `0, step, 2·step, ..., max` (computed as `i / (1/step)` when `1/step` is an
@@ -247,7 +247,7 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// The literal SPEC 4.1 scan: one complete Mann–Whitney test (copy, sort, rank) per step.
+/// The literal rules §4.1 scan: one complete Mann–Whitney test (copy, sort, rank) per step.
 ///
 /// Same inputs, grid, filter and result as [`sweperf_delta`], which computes each step incrementally and
 /// is several times faster. This one exists as the baseline that `sweperf_delta` is checked against

@@ -68,7 +68,7 @@ pub fn quantile_linear(sorted_or_not: &[f64], q: f64) -> f64 {
 /// `[Q1 - k·IQR, Q3 + k·IQR]` (bounds included), where Q1 and Q3 are
 /// numpy-default quartiles and `IQR = Q3 - Q1`. Order is preserved.
 ///
-/// SWE-Perf uses `k = 1.0` (SPEC 4.1). An empty input gives an empty output;
+/// SWE-Perf uses `k = 1.0` (rules §4.1). An empty input gives an empty output;
 /// NaN values never pass the filter.
 pub fn iqr_filter(xs: &[f64], k: f64) -> Vec<f64> {
     if xs.is_empty() {

@@ -1,4 +1,4 @@
-//! JETO's paired binomial sign test (SPEC 3.1).
+//! JETO's paired binomial sign test (rules §3.1).
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,41 @@ impl SignTestConfig {
             min_impr: 0.1,
             p_val: 0.05,
         }
+    }
+
+    /// The range of `min_impr`, as messages state it: 1 would ask a version to take no time.
+    pub const MIN_IMPR_RANGE: &'static str = "[0, 1)";
+    /// The range of `p_val`: above 0.5 a class could be significantly faster both ways.
+    pub const P_VAL_RANGE: &'static str = "(0, 0.5]";
+
+    /// Whether `x` is a valid `min_impr` ([`Self::MIN_IMPR_RANGE`]): the one definition every
+    /// command that takes the parameter uses.
+    pub fn min_impr_ok(x: f64) -> bool {
+        x.is_finite() && (0.0..1.0).contains(&x)
+    }
+
+    /// Whether `x` is a valid `p_val` ([`Self::P_VAL_RANGE`]).
+    pub fn p_val_ok(x: f64) -> bool {
+        x > 0.0 && x <= 0.5
+    }
+
+    /// Checks both parameters against their ranges.
+    pub fn validate(&self) -> Result<(), StatsError> {
+        if !Self::min_impr_ok(self.min_impr) {
+            return Err(StatsError::InvalidParameter(format!(
+                "min_impr must be in {}, got {}",
+                Self::MIN_IMPR_RANGE,
+                self.min_impr
+            )));
+        }
+        if !Self::p_val_ok(self.p_val) {
+            return Err(StatsError::InvalidParameter(format!(
+                "p_val must be in {}, got {}",
+                Self::P_VAL_RANGE,
+                self.p_val
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -190,7 +225,7 @@ pub fn sign_test_feasible(n: usize, p_val: f64) -> bool {
     min_sign_p_value(n) < p_val
 }
 
-/// Paired binomial sign test of SPEC 3.1 (JETO), pairs matched by index.
+/// Paired binomial sign test of rules §3.1 (JETO), pairs matched by index.
 ///
 /// `wins_patched = #{j : p_j <= (1 - min_impr)·o_j}` and
 /// `p_patched = P(X >= wins_patched)`, `X ~ Bin(n, 1/2)`; the reverse direction
@@ -452,6 +487,24 @@ mod tests {
                 sign_test_feasible(n, 0.1),
                 "n={n}"
             );
+        }
+    }
+
+    #[test]
+    fn parameter_ranges() {
+        let ok = |min_impr, p_val| SignTestConfig { min_impr, p_val }.validate().is_ok();
+        assert!(ok(0.05, 0.1) && ok(0.0, 0.5) && ok(0.999, 1e-9));
+        for (m, p) in [
+            (1.0, 0.1),
+            (-0.01, 0.1),
+            (f64::NAN, 0.1),
+            (f64::INFINITY, 0.1),
+            (0.05, 0.0),
+            (0.05, 0.51),
+            (0.05, f64::NAN),
+            (0.05, -1.0),
+        ] {
+            assert!(!ok(m, p), "min_impr {m}, p_val {p} should be refused");
         }
     }
 }

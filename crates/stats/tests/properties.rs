@@ -28,7 +28,7 @@ fn p_of(x: &[f64], y: &[f64], alt: Alternative, method: MwuMethod) -> f64 {
         .p_value
 }
 
-/// SPEC 4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
+/// rules §4.1 verbatim: a complete Mann–Whitney test per step (`sweperf_delta_reference`).
 fn naive_delta(base: &[f64], patched: &[f64]) -> f64 {
     etip_stats::sweperf_delta_reference(base, patched, &etip_stats::DeltaConfig::default())
         .expect("valid inputs")

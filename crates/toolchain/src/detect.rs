@@ -1,4 +1,4 @@
-//! Toolchain detection from repository files (SPEC 3).
+//! Toolchain detection from repository files (rules §3).
 //!
 //! Java: `.java-version`, `.sdkmanrc`, `.mvn/jvm.config`, then the root `pom.xml` (compiler plugin
 //! `release|target|source`, then the properties `maven.compiler.release|target|source` and

@@ -167,7 +167,7 @@ pub fn detect_build_tools(has_root_file: &mut dyn FnMut(&str) -> bool) -> Vec<Bu
     found
 }
 
-/// Whether the repository criteria of SPEC 2 accept these build tools for `lang`:
+/// Whether the repository criteria of rules §2 accept these build tools for `lang`:
 /// Java needs the Maven wrapper `mvnw` at the root (JETO); Python needs `pyproject.toml`,
 /// `setup.py` or `setup.cfg`.
 pub fn build_tool_supported(lang: Language, tools: &[BuildTool]) -> bool {

@@ -1,4 +1,4 @@
-//! How to run a version's tests and where their XML reports land (SPEC 3: Surefire on the compiled
+//! How to run a version's tests and where their XML reports land (rules §3: Surefire on the compiled
 //! trees, alphabetical class order; pytest with `--junitxml`, no random-order plugins).
 //!
 //! Java: Maven runs the Surefire goal alone (`org.apache.maven.plugins:maven-surefire-plugin:test`),

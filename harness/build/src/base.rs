@@ -409,6 +409,118 @@ fn tar_stream(
     }))
 }
 
+/// The phases of a bootstrap, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    Starting,
+    Resolving,
+    Downloading,
+    Extracting,
+    Unpacking,
+    Configuring,
+    Importing,
+}
+
+impl Phase {
+    /// What a user reads while the phase runs.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Phase::Starting => "starting debootstrap",
+            Phase::Resolving => "resolving packages",
+            Phase::Downloading => "downloading packages",
+            Phase::Extracting => "extracting packages",
+            Phase::Unpacking => "unpacking packages",
+            Phase::Configuring => "configuring packages",
+            Phase::Importing => "importing the root file system into Docker",
+        }
+    }
+
+    /// The phase a progress line of [`bootstrap`] (debootstrap's `I:` lines, etip's own) starts,
+    /// if any.
+    pub fn of_line(line: &str) -> Option<Phase> {
+        if line.starts_with("debootstrap ") {
+            return Some(Phase::Starting);
+        }
+        if line.starts_with("importing ") {
+            return Some(Phase::Importing);
+        }
+        let msg = line.strip_prefix("I: ")?;
+        let word = msg.split_whitespace().next()?;
+        match word {
+            "Retrieving" | "Validating" if is_index(msg) => Some(Phase::Resolving),
+            "Checking" | "Valid" | "Resolving" | "Found" => Some(Phase::Resolving),
+            "Retrieving" | "Validating" => Some(Phase::Downloading),
+            "Extracting" => Some(Phase::Extracting),
+            "Installing" | "Unpacking" => Some(Phase::Unpacking),
+            "Configuring" => Some(Phase::Configuring),
+            _ => None,
+        }
+    }
+}
+
+/// `Retrieving InRelease`, `Validating Packages`: the archive's indexes, not a package.
+fn is_index(msg: &str) -> bool {
+    matches!(
+        msg.split_whitespace().nth(1),
+        Some("InRelease" | "Release" | "Release.gpg" | "Packages")
+    )
+}
+
+/// Turns a bootstrap's progress lines into status lines a user can follow for the minutes it
+/// takes: one when a phase starts, and a reminder every `heartbeat` within a long phase, each
+/// with the time elapsed since the bootstrap started.
+#[derive(Debug)]
+pub struct Progress {
+    start: Instant,
+    heartbeat: Duration,
+    phase: Option<Phase>,
+    last_status: Instant,
+    packages: usize,
+}
+
+impl Progress {
+    pub fn new(start: Instant, heartbeat: Duration) -> Self {
+        Progress {
+            start,
+            heartbeat,
+            phase: None,
+            last_status: start,
+            packages: 0,
+        }
+    }
+
+    /// The current phase, if one has started.
+    pub fn phase(&self) -> Option<Phase> {
+        self.phase
+    }
+
+    /// Feeds one progress line seen at `now`; returns the status line to show, if one is due.
+    pub fn observe(&mut self, line: &str, now: Instant) -> Option<String> {
+        let phase = Phase::of_line(line);
+        if phase == Some(Phase::Downloading) && line.starts_with("I: Retrieving") {
+            self.packages += 1;
+        }
+        let elapsed = now.saturating_duration_since(self.start).as_secs();
+        let changed = phase.is_some_and(|p| Some(p) > self.phase);
+        if changed {
+            self.phase = phase;
+        } else if now.saturating_duration_since(self.last_status) < self.heartbeat {
+            return None;
+        }
+        let current = self.phase?;
+        self.last_status = now;
+        let count = match current {
+            Phase::Downloading if self.packages > 0 => format!(", {} so far", self.packages),
+            _ => String::new(),
+        };
+        let state = if changed { "" } else { "still " };
+        Some(format!(
+            "bootstrap: {state}{}{count} ({elapsed} s elapsed)",
+            current.describe()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +558,59 @@ mod tests {
         );
         cfg.packages.push("curl".into());
         assert_ne!(base_tag(&cfg).unwrap().0, k1);
+    }
+    #[test]
+    fn progress_reports_each_phase_once_then_heartbeats() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut p = Progress::new(t0, Duration::from_secs(30));
+        let lines = [
+            (
+                0,
+                "debootstrap bookworm into /var/tmp/x/rootfs from http://deb.debian.org/debian",
+            ),
+            (1, "I: Retrieving InRelease "),
+            (2, "I: Checking Release signature"),
+            (3, "I: Retrieving Packages "),
+            (4, "I: Resolving dependencies of required packages..."),
+            (5, "I: Retrieving adduser 3.134"),
+            (6, "I: Validating adduser 3.134"),
+            (7, "I: Retrieving apt 2.6.1"),
+            (50, "I: Retrieving base-files 12.4"),
+            (60, "I: Extracting adduser..."),
+            (70, "I: Installing required packages..."),
+            (71, "I: Unpacking required packages..."),
+            (72, "I: Unpacking libc6:amd64..."),
+            (80, "I: Configuring required packages..."),
+            (81, "I: Configuring libc6:amd64..."),
+            (90, "W: something debootstrap warns about"),
+            (95, "importing /var/tmp/x/rootfs as etip/base:bookworm-abc"),
+        ];
+        let shown: Vec<String> = lines
+            .iter()
+            .filter_map(|(s, l)| p.observe(l, at(*s)))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "bootstrap: starting debootstrap (0 s elapsed)",
+                "bootstrap: resolving packages (1 s elapsed)",
+                "bootstrap: downloading packages, 1 so far (5 s elapsed)",
+                "bootstrap: still downloading packages, 3 so far (50 s elapsed)",
+                "bootstrap: extracting packages (60 s elapsed)",
+                "bootstrap: unpacking packages (70 s elapsed)",
+                "bootstrap: configuring packages (80 s elapsed)",
+                "bootstrap: importing the root file system into Docker (95 s elapsed)",
+            ]
+        );
+        assert_eq!(p.phase(), Some(Phase::Importing));
+    }
+
+    #[test]
+    fn progress_says_nothing_before_a_phase() {
+        let t0 = Instant::now();
+        let mut p = Progress::new(t0, Duration::from_secs(1));
+        assert_eq!(p.observe("W: noise", t0 + Duration::from_secs(5)), None);
+        assert_eq!(p.phase(), None);
     }
 }

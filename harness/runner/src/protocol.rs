@@ -1,4 +1,4 @@
-//! The measurement protocol, written out plainly (SPEC 3; hyperfine's `benchmark/mod.rs` is the
+//! The measurement protocol, written out plainly (rules §3; hyperfine's `benchmark/mod.rs` is the
 //! model).
 //!
 //! For one ETIP:

@@ -1,4 +1,4 @@
-//! Verdicts from timed rounds (SPEC 3.1, 3.2): per eligible class and over per-round totals, the
+//! Verdicts from timed rounds (rules §3.1, 3.2): per eligible class and over per-round totals, the
 //! paired sign test in both directions, one-sided Mann–Whitney tests both ways, and effect sizes
 //! (median paired ratio with a bootstrap 95% interval, Cliff's δ).
 //!

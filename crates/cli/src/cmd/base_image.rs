@@ -1,8 +1,10 @@
 //! `etip base-image bootstrap`: the offline base image (debootstrap + import through the Docker API).
 
 use anyhow::Context;
+use etip_build::base::Progress;
 use etip_build::{Builder, config::BuildConfig};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -46,10 +48,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::cmd::runtime()?.handle().clone(),
     )
     .context("connecting to Docker")?;
+    // Phases and elapsed time on stderr: above a spinner on a terminal, as plain lines otherwise
+    // (a CI log or a redirected stderr sees them too).
     let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
+        bar.set_style(style);
+    }
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let mut progress = Progress::new(Instant::now(), Duration::from_secs(30));
     let img = builder
         .bootstrap_base(force, &mut |line: &str| {
+            if let Some(status) = progress.observe(line, Instant::now()) {
+                if bar.is_hidden() {
+                    eprintln!("{status}");
+                } else {
+                    bar.println(status);
+                }
+            }
             let short: String = line.chars().take(100).collect();
             bar.set_message(short);
         })

@@ -127,8 +127,7 @@ pub struct Args {
 
 /// Reads `status.jsonl`; a later line of an id replaces an earlier one (a rebuild appends).
 fn read_statuses(path: &Path) -> anyhow::Result<Vec<InstanceStatus>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("reading {}: {e}", path.display())))?;
+    let text = super::input::read_text_capped(path, super::input::MAX_INPUT_BYTES)?;
     let mut out: Vec<InstanceStatus> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -157,14 +156,19 @@ fn check_args(args: &Args) -> Result<(), UsageError> {
     if args.rounds == 0 {
         return bad("--rounds must be at least 1".into());
     }
-    if !(args.min_impr.is_finite() && (0.0..1.0).contains(&args.min_impr)) {
+    if !SignTestConfig::min_impr_ok(args.min_impr) {
         return bad(format!(
-            "--min-impr must be in [0, 1), got {}",
+            "--min-impr must be in {}, got {}",
+            SignTestConfig::MIN_IMPR_RANGE,
             args.min_impr
         ));
     }
-    if !(args.p_val > 0.0 && args.p_val <= 0.5) {
-        return bad(format!("--p-val must be in (0, 0.5], got {}", args.p_val));
+    if !SignTestConfig::p_val_ok(args.p_val) {
+        return bad(format!(
+            "--p-val must be in {}, got {}",
+            SignTestConfig::P_VAL_RANGE,
+            args.p_val
+        ));
     }
     if let Some(m) = args.max_rounds
         && m < args.rounds

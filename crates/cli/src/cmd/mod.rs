@@ -3,6 +3,7 @@
 pub mod base_image;
 pub mod build;
 pub mod clean;
+pub mod input;
 pub mod measure;
 pub mod measure_html;
 pub mod mine;
