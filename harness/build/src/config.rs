@@ -2,10 +2,10 @@
 //!
 //! ```toml
 //! namespace = "etip"            # image repositories etip/<kind> and label etip.namespace
-//! timeout_secs = 1800           # per layer build
-//! env_network = "none"          # network of the env layer build ("bridge" to download deps)
+//! timeout_secs = 1800           # per layer build (at least 1)
+//! env_network = "none"          # network of the env layer build: "none" or "bridge" (downloads)
 //! build_cpus = 0.0              # CPUs of a layer build container (0: all)
-//! build_memory_mb = 4096        # memory of a layer build container
+//! build_memory_mb = 4096        # memory of a layer build container (at least 6)
 //! parallel_versions = true      # build the original and patched trees at the same time
 //!
 //! [bootstrap]
@@ -34,6 +34,9 @@
 //! install_command = "python -m pip install --no-build-isolation --no-deps -e ."
 //! test_args = []
 //! ```
+//!
+//! [`BuildConfig::load`] checks the values with [`BuildConfig::validate`] (image names, limits,
+//! suite and package names) before anything reaches the Docker engine or a command line.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,12 +45,41 @@ use std::path::Path;
 /// The value of a `base_images` entry that means "the image of `etip base-image bootstrap`".
 pub const BOOTSTRAP: &str = "bootstrap";
 
+/// Docker's smallest memory limit of a container, in MB.
+pub const MIN_MEMORY_MB: u64 = 6;
+
+/// The network of the env layer build (the instance layer never has one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvNetwork {
+    /// No network: dependencies must be in the base image.
+    #[default]
+    None,
+    /// Docker's default bridge network: the env layer may download dependencies.
+    Bridge,
+}
+
+impl EnvNetwork {
+    /// The value as written in the configuration (and hashed into the env layer's content key).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EnvNetwork::None => "none",
+            EnvNetwork::Bridge => "bridge",
+        }
+    }
+
+    /// Whether the build container gets a network.
+    pub fn enabled(&self) -> bool {
+        *self != EnvNetwork::None
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BuildConfig {
     pub namespace: String,
     pub timeout_secs: u64,
-    pub env_network: String,
+    pub env_network: EnvNetwork,
     pub build_cpus: f64,
     pub build_memory_mb: u64,
     pub parallel_versions: bool,
@@ -103,7 +135,7 @@ impl Default for BuildConfig {
         BuildConfig {
             namespace: "etip".into(),
             timeout_secs: 1800,
-            env_network: "none".into(),
+            env_network: EnvNetwork::None,
             build_cpus: 0.0,
             build_memory_mb: 4096,
             parallel_versions: true,
@@ -196,6 +228,21 @@ pub enum ConfigError {
         #[source]
         source: toml::de::Error,
     },
+    #[error(
+        "build configuration {path} is not valid: {source} (see harness/build/README.md for the keys)"
+    )]
+    Invalid {
+        path: String,
+        #[source]
+        source: InvalidConfig,
+    },
+}
+
+/// Values of a configuration that etip cannot use (every problem found, one per entry).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.join("; "))]
+pub struct InvalidConfig {
+    pub problems: Vec<String>,
 }
 
 impl BuildConfig {
@@ -205,16 +252,212 @@ impl BuildConfig {
             path: path.display().to_string(),
             source,
         })?;
-        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+        let cfg: BuildConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
             path: path.display().to_string(),
             source,
-        })
+        })?;
+        cfg.validate().map_err(|source| ConfigError::Invalid {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(cfg)
+    }
+
+    /// Checks every value that reaches the Docker engine, a command line or an image name, so a
+    /// bad value is reported before any container starts: the namespace and the bootstrap
+    /// repository are image repository names, the suite a tag part, packages Debian package
+    /// names, base images image references; time limit, CPUs and memory in range.
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        let mut problems = Vec::new();
+        // `<namespace>/instance` is the longest repository etip makes in a namespace.
+        if !is_repository_path(&self.namespace) || self.namespace.len() + 9 > MAX_NAME {
+            problems.push(format!(
+                "namespace {:?} is not an image repository name: {REPOSITORY_RULE}",
+                self.namespace
+            ));
+        }
+        if self.timeout_secs == 0 {
+            problems.push("timeout_secs must be at least 1 (seconds per layer build)".into());
+        }
+        if !self.build_cpus.is_finite() || self.build_cpus < 0.0 {
+            problems.push(format!(
+                "build_cpus must be a finite number of CPUs, 0 or more (0: all), not {}",
+                self.build_cpus
+            ));
+        }
+        if !(MIN_MEMORY_MB..=MAX_MEMORY_MB).contains(&self.build_memory_mb) {
+            problems.push(format!(
+                "build_memory_mb must be between {MIN_MEMORY_MB} (Docker's minimum) and {MAX_MEMORY_MB}, not {}",
+                self.build_memory_mb
+            ));
+        }
+        self.bootstrap.check(&mut problems);
+        for (section, images, var) in [
+            ("java", &self.java.base_images, "{jdk}"),
+            ("python", &self.python.base_images, "{version}"),
+        ] {
+            for (version, image) in images {
+                if image != BOOTSTRAP && !is_image_reference(&image.replace(var, "1")) {
+                    problems.push(format!(
+                        "{section}.base_images.{version:?} = {image:?} is neither \"{BOOTSTRAP}\" nor an image reference (e.g. \"eclipse-temurin:{{jdk}}-jdk\")"
+                    ));
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(InvalidConfig { problems })
+        }
     }
 
     /// The defaults as TOML (for `etip build --print-config`).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("the configuration is plain data and always serialises")
     }
+}
+
+/// What a repository name may hold (the Docker reference grammar of path components).
+const REPOSITORY_RULE: &str = "lower-case letters and digits, separated inside a component by `.`, `_`, `__` or dashes, components separated by `/` (e.g. \"etip\" or \"team/etip\")";
+
+/// Docker's longest repository name.
+const MAX_NAME: usize = 255;
+
+/// The largest memory limit whose byte count fits Docker's signed 64-bit field.
+const MAX_MEMORY_MB: u64 = (i64::MAX >> 20) as u64;
+
+impl BootstrapConfig {
+    /// Adds the problems of the bootstrap section (its values become the base image's tag and
+    /// debootstrap's arguments).
+    fn check(&self, problems: &mut Vec<String>) {
+        if !is_repository_path(&self.repository) || self.repository.len() > MAX_NAME {
+            problems.push(format!(
+                "bootstrap.repository {:?} is not an image repository name: {REPOSITORY_RULE}",
+                self.repository
+            ));
+        }
+        // The tag is `<suite>-<12 hex digits of the key>`.
+        if !is_tag(&self.suite) || self.suite.len() > 115 || self.suite.starts_with(['.', '_']) {
+            problems.push(format!(
+                "bootstrap.suite {:?} is not a Debian suite name (letters, digits, `.`, `_`, `-`; starting with a letter or digit)",
+                self.suite
+            ));
+        }
+        for p in &self.packages {
+            if !is_debian_package(p) {
+                problems.push(format!(
+                    "bootstrap.packages: {p:?} is not a Debian package name (lower-case letters, digits, `+`, `-`, `.`; at least 2, starting with a letter or digit)"
+                ));
+            }
+        }
+        if !self.mirror.is_empty() && !is_mirror_url(&self.mirror) {
+            problems.push(format!(
+                "bootstrap.mirror {:?} is not a URL (e.g. \"http://deb.debian.org/debian\"; empty: the machine's apt sources)",
+                self.mirror
+            ));
+        }
+    }
+}
+
+/// One path component of a Docker repository name: `[a-z0-9]+` runs joined by `.`, `_`, `__` or
+/// dashes.
+fn is_path_component(s: &str) -> bool {
+    let b = s.as_bytes();
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if alnum(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !alnum(b[i]) {
+            i += 1;
+        }
+        let sep = &b[start..i];
+        if !(sep == b"." || sep == b"_" || sep == b"__" || sep.iter().all(|c| *c == b'-')) {
+            return false;
+        }
+    }
+    true
+}
+
+/// A repository name without registry host: path components separated by `/`.
+pub fn is_repository_path(s: &str) -> bool {
+    s.split('/').all(is_path_component)
+}
+
+/// A Docker tag: `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
+pub fn is_tag(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        && s.len() <= 128
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// An image reference: `[host[:port]/]path[:tag][@algorithm:hex]`.
+pub fn is_image_reference(s: &str) -> bool {
+    let (name, digest) = match s.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (s, None),
+    };
+    let digest_ok = digest.is_none_or(|d| {
+        d.split_once(':').is_some_and(|(algo, hex)| {
+            !algo.is_empty()
+                && algo
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+._-".contains(c))
+                && hex.len() >= 32
+                && hex.chars().all(|c| c.is_ascii_hexdigit())
+        })
+    });
+    let (name, tag) = match name.rsplit_once(':') {
+        Some((n, t)) if !t.contains('/') => (n, Some(t)),
+        _ => (name, None),
+    };
+    let (host, path) = match name.split_once('/') {
+        Some((h, p)) if h.contains(['.', ':']) || h == "localhost" => (Some(h), p),
+        _ => (None, name),
+    };
+    let host_ok = host.is_none_or(|h| {
+        let (domain, port) = h.split_once(':').unwrap_or((h, "0"));
+        !domain.is_empty()
+            && domain
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            && !port.is_empty()
+            && port.chars().all(|c| c.is_ascii_digit())
+    });
+    digest_ok
+        && host_ok
+        && tag.is_none_or(is_tag)
+        && is_repository_path(path)
+        && name.len() <= MAX_NAME
+}
+
+/// A Debian package name (Policy 5.6.1).
+fn is_debian_package(s: &str) -> bool {
+    s.len() >= 2
+        && s.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+}
+
+/// `scheme://rest` without blanks or commas (debootstrap's mirror argument).
+fn is_mirror_url(s: &str) -> bool {
+    s.split_once("://").is_some_and(|(scheme, rest)| {
+        scheme.starts_with(|c: char| c.is_ascii_lowercase())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+.-".contains(c))
+            && !rest.is_empty()
+            && !rest.contains(|c: char| c.is_whitespace() || c == ',')
+    })
 }
 
 #[cfg(test)]
@@ -243,5 +486,131 @@ mod tests {
     #[test]
     fn unknown_keys_are_rejected() {
         assert!(toml::from_str::<BuildConfig>("nmespace = \"x\"").is_err());
+    }
+
+    #[test]
+    fn env_network_is_none_or_bridge() {
+        assert_eq!(BuildConfig::default().env_network, EnvNetwork::None);
+        assert!(!EnvNetwork::None.enabled());
+        let bridge: BuildConfig = toml::from_str("env_network = \"bridge\"").unwrap();
+        assert!(bridge.env_network.enabled());
+        assert_eq!(bridge.env_network.as_str(), "bridge");
+        for bad in ["None", "off", "host", ""] {
+            let err = toml::from_str::<BuildConfig>(&format!("env_network = {bad:?}"))
+                .expect_err(bad)
+                .to_string();
+            assert!(err.contains("`none` or `bridge`"), "{bad}: {err}");
+        }
+    }
+
+    fn problems(cfg: &BuildConfig) -> String {
+        cfg.validate()
+            .expect_err("an invalid configuration")
+            .to_string()
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        BuildConfig::default().validate().unwrap();
+        let ok: BuildConfig = toml::from_str(
+            "namespace = \"team/etip-test_1.x\"\nbuild_cpus = 1.5\n[java]\nbase_images = { \"*\" = \"eclipse-temurin:{jdk}-jdk\", \"11\" = \"localhost:5000/jdk/img:11@sha256:0123456789abcdef0123456789abcdef\" }\n[python]\nbase_images = { \"*\" = \"python:{version}\" }\n",
+        )
+        .unwrap();
+        ok.validate().unwrap();
+    }
+
+    #[test]
+    fn invalid_values_are_rejected_with_their_key() {
+        for ns in [
+            "Bad", "a//b", "-x", "x-", "a..b", "a___b", "", "a b", "etip/",
+        ] {
+            let cfg = BuildConfig {
+                namespace: ns.into(),
+                ..BuildConfig::default()
+            };
+            assert!(problems(&cfg).contains("namespace"), "{ns:?}");
+        }
+        let mut cfg = BuildConfig {
+            timeout_secs: 0,
+            build_cpus: f64::NAN,
+            build_memory_mb: 0,
+            ..BuildConfig::default()
+        };
+        let p = problems(&cfg);
+        for key in ["timeout_secs", "build_cpus", "build_memory_mb"] {
+            assert!(p.contains(key), "{key} in {p}");
+        }
+        for cpus in [-1.0, f64::INFINITY] {
+            cfg = BuildConfig {
+                build_cpus: cpus,
+                ..BuildConfig::default()
+            };
+            assert!(problems(&cfg).contains("build_cpus"));
+        }
+        cfg = BuildConfig {
+            build_memory_mb: u64::MAX,
+            ..BuildConfig::default()
+        };
+        assert!(problems(&cfg).contains("build_memory_mb"));
+        cfg = BuildConfig::default();
+        cfg.bootstrap.repository = "Etip/Base".into();
+        cfg.bootstrap.suite = "--foreign".into();
+        cfg.bootstrap.packages.push("a,b".into());
+        cfg.bootstrap.mirror = "--no-check-gpg".into();
+        let p = problems(&cfg);
+        for key in [
+            "bootstrap.repository",
+            "bootstrap.suite",
+            "bootstrap.packages",
+            "bootstrap.mirror",
+        ] {
+            assert!(p.contains(key), "{key} in {p}");
+        }
+        cfg = BuildConfig::default();
+        cfg.java
+            .base_images
+            .insert("*".into(), "Temurin:{jdk}".into());
+        cfg.python
+            .base_images
+            .insert("3.12".into(), "python:bad tag".into());
+        let p = problems(&cfg);
+        assert!(p.contains("java.base_images"), "{p}");
+        assert!(p.contains("python.base_images"), "{p}");
+    }
+
+    #[test]
+    fn load_validates_and_reports_where_the_toml_is_malformed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("etip.toml");
+        std::fs::write(&p, "namespace = \"ok\"\ntimeout_secs = = 3\n").unwrap();
+        let err = BuildConfig::load(&p).unwrap_err().to_string();
+        assert!(err.contains("line 2, column"), "{err}");
+        std::fs::write(&p, "timeout_secs = 0\nenv_network = \"bridge\"\n").unwrap();
+        let err = BuildConfig::load(&p).unwrap_err();
+        assert!(matches!(err, ConfigError::Invalid { .. }), "{err}");
+        assert!(err.to_string().contains("timeout_secs"), "{err}");
+        std::fs::write(&p, "env_network = \"off\"\n").unwrap();
+        let err = BuildConfig::load(&p).unwrap_err().to_string();
+        assert!(err.contains("line 1, column"), "{err}");
+        assert!(err.contains("`none` or `bridge`"), "{err}");
+    }
+
+    #[test]
+    fn image_names_follow_the_docker_grammar() {
+        for ok in ["etip", "a/b/c", "a.b", "a_b", "a__b", "a---b", "0x"] {
+            assert!(is_repository_path(ok), "{ok}");
+        }
+        for ref_ok in [
+            "python:3.11",
+            "eclipse-temurin:17-jdk",
+            "registry.example.com:5000/team/img",
+            "localhost/img:t",
+        ] {
+            assert!(is_image_reference(ref_ok), "{ref_ok}");
+        }
+        for ref_bad in ["Python:3", "img:", "img:-x", "host:x/img", "img@sha256:xyz"] {
+            assert!(!is_image_reference(ref_bad), "{ref_bad}");
+        }
+        assert!(is_tag("bookworm") && is_tag("_x") && !is_tag("-x") && !is_tag(""));
     }
 }

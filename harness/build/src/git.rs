@@ -1,5 +1,10 @@
 //! Host-side git access (the `git` program): clone into a cache, resolve commits, list and read
 //! trees, and archive a commit's tree as tar. Containers never need network for sources.
+//!
+//! A source repository of the user's (a local folder) is only ever read: commits it lacks are
+//! looked up in its `origin` (read in place when that is a local folder, otherwise cloned and
+//! fetched into etip's cache, `<cache>/<slug>-<hash of the URL>.git`). Only etip's own cache
+//! clones are fetched into.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -31,6 +36,9 @@ pub enum GitError {
 #[derive(Debug, Clone)]
 pub struct Repo {
     pub dir: PathBuf,
+    /// The repository is etip's own clone in the cache (fetched into when a commit is missing);
+    /// otherwise it is the user's and only read.
+    cached: bool,
 }
 
 /// One entry of `git ls-tree -r`.
@@ -74,40 +82,62 @@ pub fn slug(source: &str) -> String {
     if s.is_empty() { "repo".into() } else { s }
 }
 
+/// Whether a remote URL is a local path relative to the repository (not `scheme://...`, not
+/// scp-like `host:path`, not absolute): git resolves those against the repository's folder.
+fn is_relative_path_url(url: &str) -> bool {
+    let scp_like = url
+        .split_once(':')
+        .is_some_and(|(host, _)| !host.contains('/'));
+    !url.contains("://") && !scp_like && Path::new(url).is_relative()
+}
+
 impl Repo {
-    /// Opens `source` when it is a local directory, otherwise clones it (bare) into `cache` (once).
+    /// Opens `source` when it is a local directory (the user's: only read), otherwise clones it
+    /// (bare) into `cache` (once).
     pub fn open_or_clone(source: &str, cache: &Path) -> Result<Repo, GitError> {
         let local = Path::new(source);
         if local.is_dir() {
             return Ok(Repo {
                 dir: local.to_path_buf(),
+                cached: false,
             });
         }
         let hash = hex::encode(Sha256::digest(source.as_bytes()));
         let dest = cache.join(format!("{}-{}.git", slug(source), &hash[..10]));
         if !dest.join("HEAD").is_file() {
-            std::fs::create_dir_all(cache).map_err(|e| GitError::Clone {
+            let clone_err = |detail: String| GitError::Clone {
                 source_url: source.into(),
                 dest: dest.display().to_string(),
-                detail: e.to_string(),
-            })?;
+                detail,
+            };
+            std::fs::create_dir_all(cache).map_err(|e| clone_err(e.to_string()))?;
             let tmp = cache.join(format!(".clone-{}-{}", &hash[..10], std::process::id()));
             let _ = std::fs::remove_dir_all(&tmp);
             let tmp_s = tmp.to_string_lossy().to_string();
-            run_git(None, &["clone", "--quiet", "--bare", source, &tmp_s]).map_err(|(_, d)| {
+            // `--`: a source is never an option; `--no-hardlinks`: a local upstream's object
+            // files are copied, not linked.
+            let args = [
+                "clone",
+                "--quiet",
+                "--bare",
+                "--no-hardlinks",
+                "--",
+                source,
+                &tmp_s,
+            ];
+            run_git(None, &args).map_err(|(_, d)| {
                 let _ = std::fs::remove_dir_all(&tmp);
-                GitError::Clone {
-                    source_url: source.into(),
-                    dest: dest.display().to_string(),
-                    detail: d,
-                }
+                clone_err(d)
             })?;
             if std::fs::rename(&tmp, &dest).is_err() {
                 // Another worker cloned it first.
                 let _ = std::fs::remove_dir_all(&tmp);
             }
         }
-        Ok(Repo { dir: dest })
+        Ok(Repo {
+            dir: dest,
+            cached: true,
+        })
     }
 
     fn git(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
@@ -118,40 +148,131 @@ impl Repo {
         })
     }
 
-    /// Resolves `rev` to a full commit id; fetches all refs once when it is missing.
-    pub fn resolve(&self, rev: &str) -> Result<String, GitError> {
+    /// Whether this is etip's own clone in the cache (not a repository of the user's).
+    pub fn is_cached(&self) -> bool {
+        self.cached
+    }
+
+    /// The full commit id of `rev` when this repository has it (reads only).
+    fn rev_parse(&self, rev: &str) -> Option<String> {
         let spec = format!("{rev}^{{commit}}");
-        let attempt = || {
-            run_git(
+        let args = [
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ];
+        run_git(Some(&self.dir), &args)
+            .ok()
+            .map(|out| String::from_utf8_lossy(&out).trim().to_string())
+            .filter(|id| !id.is_empty())
+    }
+
+    /// Fetches every branch and tag of `origin` into etip's own cache clone (never into a
+    /// user's repository: a no-op there). Failures surface as the commit still missing.
+    fn fetch_into_cache(&self) {
+        if self.cached {
+            let _ = run_git(
                 Some(&self.dir),
-                &["rev-parse", "--verify", "--quiet", &spec],
-            )
+                &[
+                    "fetch",
+                    "--quiet",
+                    "origin",
+                    "+refs/heads/*:refs/heads/*",
+                    "+refs/tags/*:refs/tags/*",
+                ],
+            );
+        }
+    }
+
+    /// The URL of the `origin` remote (made absolute when it is a relative path), if any.
+    fn origin_url(&self) -> Option<String> {
+        run_git(Some(&self.dir), &["config", "--get", "remote.origin.url"]).ok()?;
+        let out = run_git(Some(&self.dir), &["ls-remote", "--get-url", "origin"]).ok()?;
+        let url = String::from_utf8_lossy(&out).trim().to_string();
+        if url.is_empty() {
+            return None;
+        }
+        if !is_relative_path_url(&url) {
+            return Some(url);
+        }
+        // git resolves a relative path against the work tree's top (bare: the git folder).
+        let base = run_git(Some(&self.dir), &["rev-parse", "--show-toplevel"])
+            .ok()
+            .filter(|o| !o.trim_ascii().is_empty())
+            .or_else(|| run_git(Some(&self.dir), &["rev-parse", "--absolute-git-dir"]).ok())?;
+        let base = PathBuf::from(String::from_utf8_lossy(&base).trim());
+        let path = base.join(url);
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        Some(path.to_string_lossy().into_owned())
+    }
+
+    /// Resolves `rev` to a full commit id; an etip cache clone fetches from its origin once when
+    /// the commit is missing, a user's repository is only read.
+    pub fn resolve(&self, rev: &str) -> Result<String, GitError> {
+        if let Some(id) = self.rev_parse(rev) {
+            return Ok(id);
+        }
+        self.fetch_into_cache();
+        self.rev_parse(rev).ok_or_else(|| GitError::Checkout {
+            repo: self.dir.display().to_string(),
+            commit: rev.into(),
+            detail: "unknown revision".into(),
+        })
+    }
+
+    /// Resolves every rev in one repository that has them all: this one or, when some are
+    /// missing here, this repository's `origin` (a cache clone under `cache`, fetched into;
+    /// a local upstream is read in place). Returns that repository and the full commit ids.
+    /// Nothing is ever written to a repository of the user's.
+    pub fn resolve_all(
+        &self,
+        revs: &[&str],
+        cache: &Path,
+    ) -> Result<(Repo, Vec<String>), GitError> {
+        let all = |repo: &Repo| -> Option<Vec<String>> {
+            revs.iter().map(|r| repo.rev_parse(r)).collect()
         };
-        let out = match attempt() {
-            Ok(out) => out,
-            Err(_) => {
-                let _ = run_git(
-                    Some(&self.dir),
-                    &[
-                        "fetch",
-                        "--quiet",
-                        "origin",
-                        "+refs/heads/*:refs/heads/*",
-                        "+refs/tags/*:refs/tags/*",
-                    ],
-                );
-                attempt().map_err(|(_, detail)| GitError::Checkout {
-                    repo: self.dir.display().to_string(),
-                    commit: rev.into(),
-                    detail: if detail.is_empty() {
-                        "unknown revision".into()
-                    } else {
-                        detail
-                    },
-                })?
+        if let Some(ids) = all(self) {
+            return Ok((self.clone(), ids));
+        }
+        let (repo, origin) = if self.cached {
+            self.fetch_into_cache();
+            (self.clone(), None)
+        } else if let Some(url) = self.origin_url() {
+            let upstream = Repo::open_or_clone(&url, cache)?;
+            if all(&upstream).is_none() {
+                upstream.fetch_into_cache();
             }
+            (upstream, Some(url))
+        } else {
+            (self.clone(), None)
         };
-        Ok(String::from_utf8_lossy(&out).trim().to_string())
+        let mut ids = Vec::with_capacity(revs.len());
+        for rev in revs {
+            let Some(id) = repo.rev_parse(rev) else {
+                return Err(self.missing(rev, origin.as_deref()));
+            };
+            ids.push(id);
+        }
+        Ok((repo, ids))
+    }
+
+    /// The error of a commit found neither here nor upstream.
+    fn missing(&self, rev: &str, origin: Option<&str>) -> GitError {
+        let detail = match (self.cached, origin) {
+            (true, _) => "not in the cached clone, even after fetching its origin".to_string(),
+            (false, Some(url)) => format!(
+                "not in this repository nor in its origin {url} (read in place when local, else fetched into etip's cache clone; etip never fetches into the source repository)"
+            ),
+            (false, None) => "not in this repository, which has no `origin` remote to look in (etip never fetches into the source repository: fetch the commit yourself or set the ETIP's source to a URL)".to_string(),
+        };
+        GitError::Checkout {
+            repo: self.dir.display().to_string(),
+            commit: rev.into(),
+            detail,
+        }
     }
 
     /// All files of a commit's tree.
@@ -210,5 +331,153 @@ mod tests {
         assert_eq!(slug("/tmp/x/My_Repo/"), "my-repo");
         assert_eq!(slug("git@github.com:o/n.git"), "n");
         assert_eq!(slug("___"), "repo");
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        etip_testkit::git(dir, args)
+    }
+
+    /// Every file under `dir` with its size and modification time.
+    fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let e = e.unwrap();
+                let md = e.path().symlink_metadata().unwrap();
+                if md.is_dir() {
+                    stack.push(e.path());
+                }
+                out.insert(e.path(), (md.len(), md.modified().unwrap()));
+            }
+        }
+        out
+    }
+
+    /// An upstream with `main` and `feature`, and a bare clone of it whose `feature` has a local
+    /// commit; then upstream moves both branches on. Returns (guard, upstream, clone, new commit).
+    fn moved_upstream() -> (tempfile::TempDir, PathBuf, PathBuf, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let up = tmp.path().join("up");
+        std::fs::create_dir_all(&up).unwrap();
+        git(&up, &["init", "-q", "-b", "main"]);
+        std::fs::write(up.join("a.txt"), "1\n").unwrap();
+        git(&up, &["add", "-A"]);
+        git(&up, &["commit", "-q", "-m", "one"]);
+        git(&up, &["branch", "feature"]);
+        let clone = tmp.path().join("clone.git");
+        let url = format!("file://{}", up.display());
+        git(tmp.path(), &["clone", "-q", "--bare", &url, "clone.git"]);
+        // A local commit on the clone's `feature`, not in upstream.
+        let tree = git(&clone, &["rev-parse", "feature^{tree}"]);
+        let parent = git(&clone, &["rev-parse", "feature"]);
+        let local = git(
+            &clone,
+            &["commit-tree", &tree, "-p", &parent, "-m", "local work"],
+        );
+        git(&clone, &["update-ref", "refs/heads/feature", &local]);
+        std::fs::write(up.join("a.txt"), "2\n").unwrap();
+        git(&up, &["commit", "-q", "-am", "two"]);
+        let new = git(&up, &["rev-parse", "HEAD"]);
+        git(&up, &["branch", "-f", "feature", "HEAD"]);
+        (tmp, up, clone, new)
+    }
+
+    #[test]
+    fn resolving_never_writes_to_the_source_repository() {
+        let (tmp, _up, clone, new) = moved_upstream();
+        let refs = git(&clone, &["for-each-ref"]);
+        let files = snapshot(&clone);
+        let cache = tmp.path().join("cache");
+        let repo = Repo::open_or_clone(clone.to_str().unwrap(), &cache).unwrap();
+        assert!(!repo.is_cached());
+        // The user's repository lacks the commit and is not fetched into.
+        assert!(matches!(repo.resolve(&new), Err(GitError::Checkout { .. })));
+        assert_eq!(git(&clone, &["for-each-ref"]), refs);
+        assert_eq!(snapshot(&clone), files);
+        // Its origin (a URL) is cloned into etip's cache, which has the commit.
+        let old = git(&clone, &["rev-parse", "main"]);
+        let (found, ids) = repo.resolve_all(&[&old, &new], &cache).unwrap();
+        assert!(
+            found.is_cached() && found.dir.starts_with(&cache),
+            "{found:?}"
+        );
+        assert_eq!(ids, [old.clone(), new.clone()]);
+        assert_eq!(found.ls_tree(&new).unwrap().len(), 1);
+        assert_eq!(git(&clone, &["for-each-ref"]), refs);
+        assert_eq!(snapshot(&clone), files);
+        // Commits the user's repository has are read there, without any upstream access.
+        let (here, ids) = repo.resolve_all(&["main", "feature"], &cache).unwrap();
+        assert_eq!(here.dir, clone);
+        assert_eq!(ids[0], old);
+    }
+
+    #[test]
+    fn a_local_upstream_is_read_in_place_and_a_missing_commit_is_named() {
+        let (tmp, up, clone, new) = moved_upstream();
+        // A detached work tree whose origin is a relative path.
+        let work = tmp.path().join("work");
+        git(tmp.path(), &["clone", "-q", "clone.git", "work"]);
+        git(&work, &["checkout", "-q", "--detach", "HEAD"]);
+        git(&work, &["remote", "set-url", "origin", "../up"]);
+        let refs = git(&work, &["for-each-ref"]);
+        let files = snapshot(&work);
+        let up_refs = git(&up, &["for-each-ref"]);
+        let cache = tmp.path().join("cache");
+        let repo = Repo::open_or_clone(work.to_str().unwrap(), &cache).unwrap();
+        let (found, ids) = repo.resolve_all(&[&new], &cache).unwrap();
+        assert_eq!(found.dir, up.canonicalize().unwrap());
+        assert!(!found.is_cached());
+        assert_eq!(ids, std::slice::from_ref(&new));
+        assert_eq!(git(&work, &["for-each-ref"]), refs);
+        assert_eq!(snapshot(&work), files);
+        assert_eq!(git(&up, &["for-each-ref"]), up_refs);
+        assert!(!cache.exists(), "nothing to clone for a local upstream");
+
+        let missing = "0123456789abcdef0123456789abcdef01234567";
+        let err = repo
+            .resolve_all(&[missing], &cache)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(missing) && err.contains(work.to_str().unwrap()),
+            "{err}"
+        );
+        assert!(
+            err.contains("never fetches into the source repository"),
+            "{err}"
+        );
+        // Without an origin, the error says so.
+        git(&work, &["remote", "remove", "origin"]);
+        let err = repo.resolve_all(&[&new], &cache).unwrap_err().to_string();
+        assert!(
+            err.contains(&new) && err.contains("no `origin` remote"),
+            "{err}"
+        );
+        let _ = clone;
+    }
+
+    #[test]
+    fn a_source_that_looks_like_an_option_is_a_repository_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let marker = tmp.path().join("pwned");
+        let source = format!("--upload-pack=touch {}", marker.display());
+        let err = Repo::open_or_clone(&source, &tmp.path().join("cache")).unwrap_err();
+        let GitError::Clone { detail, .. } = &err else {
+            panic!("{err}")
+        };
+        // git took the whole source as the repository to clone, not as an option.
+        assert!(detail.contains("repository '--upload-pack="), "{detail}");
+        assert!(!marker.exists());
+        let left: Vec<_> = std::fs::read_dir(tmp.path().join("cache"))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use etip_build::{Builder, EtipInput, Event, config::BuildConfig};
-use etip_core::instance::BuildOutcome;
-use std::path::PathBuf;
+use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,20 +33,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let usage = |e: &dyn std::fmt::Display| crate::cmd::UsageError(e.to_string());
     let mut cfg = match &args.config {
-        Some(p) => BuildConfig::load(p).map_err(|e| crate::cmd::UsageError(e.to_string()))?,
+        Some(p) => BuildConfig::load(p).map_err(|e| usage(&e))?,
         None => BuildConfig::default(),
     };
     if let Some(ns) = &args.namespace {
         cfg.namespace = ns.clone();
+        cfg.validate()
+            .map_err(|e| usage(&format_args!("--namespace: {e}")))?;
     }
     if args.print_config {
         print!("{}", cfg.to_toml());
         return Ok(());
     }
     let path = args.etips.as_ref().expect("clap requires --etips here");
-    let mut etips =
-        EtipInput::read_jsonl(path).map_err(|e| crate::cmd::UsageError(e.to_string()))?;
+    let mut etips = EtipInput::read_jsonl(path).map_err(|e| usage(&e))?;
     if let Some(id) = &args.id {
         etips.retain(|e| &e.id == id);
         if etips.is_empty() {
@@ -57,19 +59,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .into());
         }
     }
+    // Before the engine is contacted: a bad --out is bad input.
+    etip_build::output::check(&args.out, etips.iter().map(|e| e.id.as_str()))
+        .map_err(|e| usage(&e))?;
     let builder = Builder::new(
         cfg,
         args.out.clone(),
         crate::cmd::runtime()?.handle().clone(),
     )
     .context("connecting to Docker")?;
+    let statuses = build_with_progress(&builder, &etips, args.workers);
+    summarize(&statuses, &args.out)
+}
+
+/// Builds the batch with a progress bar; prints each status line on stdout as it finishes.
+fn build_with_progress(
+    builder: &Builder,
+    etips: &[EtipInput],
+    workers: usize,
+) -> Vec<InstanceStatus> {
     let bar = indicatif::ProgressBar::new(etips.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
             .expect("the template is valid"),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(500));
-    let statuses = builder.build_all(&etips, args.workers, &|ev: &Event| match ev {
+    let statuses = builder.build_all(etips, workers, &|ev: &Event| match ev {
         Event::Started { id } => bar.set_message(format!("{id}: preparing")),
         Event::Layer { id, kind, reused } => bar.set_message(format!(
             "{id}: {kind:?} layer {}",
@@ -83,10 +98,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     bar.finish_and_clear();
-    let failed = statuses
-        .iter()
-        .filter(|s| s.outcome == BuildOutcome::Failed)
-        .count();
+    statuses
+}
+
+/// Prints the failures and the counts. ETIPs that fail to build are data (exit 0); failures
+/// of the Docker engine are failures of the run (exit 1).
+fn summarize(statuses: &[InstanceStatus], out: &Path) -> anyhow::Result<()> {
+    let count = |o: BuildOutcome| statuses.iter().filter(|s| s.outcome == o).count();
     for s in statuses
         .iter()
         .filter(|s| s.outcome == BuildOutcome::Failed)
@@ -94,16 +112,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("{}: {}", s.id, s.reason.as_deref().unwrap_or("failed"));
     }
     eprintln!(
-        "{} built, {} reused, {failed} failed; logs in {}",
-        statuses
-            .iter()
-            .filter(|s| s.outcome == BuildOutcome::Built)
-            .count(),
-        statuses
-            .iter()
-            .filter(|s| s.outcome == BuildOutcome::Reused)
-            .count(),
-        args.out.join("logs").display()
+        "{} built, {} reused, {} failed; logs in {}",
+        count(BuildOutcome::Built),
+        count(BuildOutcome::Reused),
+        count(BuildOutcome::Failed),
+        out.join("logs").display()
     );
+    let engine: Vec<&str> = statuses
+        .iter()
+        .filter(|s| s.failure == Some(FailureKind::Engine))
+        .map(|s| s.id.as_str())
+        .collect();
+    if !engine.is_empty() {
+        anyhow::bail!(
+            "{} of {} ETIPs could not be built because of a Docker engine error ({}); their builds say nothing about the ETIPs: fix the engine and run etip build again",
+            engine.len(),
+            statuses.len(),
+            engine.join(", ")
+        );
+    }
     Ok(())
 }

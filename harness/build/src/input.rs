@@ -1,0 +1,225 @@
+//! The input of `etip build`: ETIPs as JSON lines, checked before anything is built.
+
+use crate::BuildError;
+use etip_core::instance::Language;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// One ETIP to build: a line of `etips.jsonl` (the miner's `candidates.jsonl` works too: other
+/// fields are ignored).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EtipInput {
+    pub id: String,
+    pub language: Language,
+    pub base_commit: String,
+    pub patched_commit: String,
+    /// Local path or git URL of the repository.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// `owner/name` on GitHub, used when `source` is absent.
+    #[serde(default)]
+    pub repo: Option<String>,
+    #[serde(default)]
+    pub changed_modules: Option<Vec<String>>,
+}
+
+impl EtipInput {
+    /// Reads JSON lines; relative local `source` paths are resolved against the file's folder when
+    /// they exist there. Refuses a file without ETIPs, duplicate ids, root commits (the miner's
+    /// null `base_commit`), and commits or ids that cannot be used.
+    pub fn read_jsonl(path: &Path) -> Result<Vec<EtipInput>, BuildError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BuildError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let shown = path.display().to_string();
+        let mut out = Vec::new();
+        let mut lines_of: HashMap<String, usize> = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = i + 1;
+            let mut e: EtipInput =
+                serde_json::from_str(line).map_err(|source| BuildError::Parse {
+                    path: shown.clone(),
+                    line: at,
+                    source,
+                })?;
+            if let Some(problem) = e.problem() {
+                return Err(BuildError::Invalid {
+                    path: shown,
+                    line: at,
+                    id: e.id,
+                    problem,
+                });
+            }
+            if let Some(&first) = lines_of.get(&e.id) {
+                return Err(BuildError::DuplicateId {
+                    path: shown,
+                    line: at,
+                    first,
+                    id: e.id,
+                });
+            }
+            lines_of.insert(e.id.clone(), at);
+            match (&e.source, &e.repo) {
+                (Some(s), _) => {
+                    let p = Path::new(s);
+                    if p.is_relative() && !p.exists() && dir.join(p).exists() {
+                        e.source = Some(dir.join(p).to_string_lossy().into_owned());
+                    }
+                }
+                (None, Some(r)) => e.source = Some(format!("https://github.com/{r}.git")),
+                (None, None) => {
+                    return Err(BuildError::NoSource {
+                        path: shown,
+                        line: at,
+                        id: e.id,
+                    });
+                }
+            }
+            out.push(e);
+        }
+        if out.is_empty() {
+            return Err(BuildError::Empty { path: shown });
+        }
+        Ok(out)
+    }
+
+    /// Why this ETIP cannot be built, if it cannot (checked before any engine or git call).
+    pub fn problem(&self) -> Option<String> {
+        if self.id.trim().is_empty() {
+            return Some("the id is empty".into());
+        }
+        if is_null_commit(&self.base_commit) {
+            return Some(format!(
+                "base_commit is the null commit {}: the patched commit is a root commit, and a root commit has no original version to build or measure",
+                self.base_commit
+            ));
+        }
+        for (field, rev) in [
+            ("base_commit", &self.base_commit),
+            ("patched_commit", &self.patched_commit),
+        ] {
+            if rev.is_empty() || rev.starts_with('-') || rev.contains(char::is_whitespace) {
+                return Some(format!(
+                    "{field} {rev:?} is not a commit (empty, blank inside or starting with `-`)"
+                ));
+            }
+        }
+        None
+    }
+
+    /// The repository to clone or open: `source`, else the GitHub URL of `repo`.
+    pub(crate) fn source(&self) -> String {
+        self.source
+            .clone()
+            .or_else(|| {
+                self.repo
+                    .as_ref()
+                    .map(|r| format!("https://github.com/{r}.git"))
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The null commit id (40 or 64 zeros) that git and the miner use for "no commit", e.g. the
+/// parent of a root commit.
+pub fn is_null_commit(rev: &str) -> bool {
+    matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b == b'0')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(lines: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.jsonl");
+        std::fs::write(&p, lines).unwrap();
+        (dir, p)
+    }
+
+    fn line(id: &str, base: &str, patched: &str) -> String {
+        format!(
+            "{{\"id\":{id:?},\"language\":\"java\",\"base_commit\":{base:?},\"patched_commit\":{patched:?},\"repo\":\"o/n\"}}\n"
+        )
+    }
+
+    #[test]
+    fn reads_candidates_with_extra_fields() {
+        let (_dir, p) = write(
+            "{\"id\":\"a\",\"language\":\"java\",\"base_commit\":\"b\",\"patched_commit\":\"c\",\"repo\":\"o/n\",\"score\":1.5,\"files\":[\"x\"]}\n\n\
+             {\"id\":\"b\",\"language\":\"python\",\"base_commit\":\"b\",\"patched_commit\":\"c\",\"source\":\"/tmp/x\"}\n",
+        );
+        let e = EtipInput::read_jsonl(&p).unwrap();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].source.as_deref(), Some("https://github.com/o/n.git"));
+        assert_eq!(e[1].language, Language::Python);
+        std::fs::write(
+            &p,
+            "{\"id\":\"a\",\"language\":\"java\",\"base_commit\":\"b\",\"patched_commit\":\"c\"}\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            EtipInput::read_jsonl(&p),
+            Err(BuildError::NoSource { line: 1, .. })
+        ));
+        std::fs::write(&p, "{\"id\":\"a\",\"language\":\"cobol\"}\n").unwrap();
+        assert!(matches!(
+            EtipInput::read_jsonl(&p),
+            Err(BuildError::Parse { line: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn empty_files_duplicate_ids_and_root_commits_are_refused() {
+        let (_dir, p) = write("\n  \n");
+        let err = EtipInput::read_jsonl(&p).unwrap_err();
+        assert!(matches!(err, BuildError::Empty { .. }), "{err}");
+        assert!(err.to_string().starts_with("no ETIPs in "), "{err}");
+
+        std::fs::write(
+            &p,
+            line("a", "b", "c") + &line("x", "b", "c") + &line("a", "c", "d"),
+        )
+        .unwrap();
+        let err = EtipInput::read_jsonl(&p).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                BuildError::DuplicateId {
+                    line: 3,
+                    first: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+
+        let zeros = "0".repeat(40);
+        std::fs::write(&p, line("r", &zeros, "c")).unwrap();
+        let err = EtipInput::read_jsonl(&p).unwrap_err().to_string();
+        assert!(err.contains("root commit has no original version"), "{err}");
+        assert!(is_null_commit(&"0".repeat(64)) && !is_null_commit("000"));
+
+        for (base, patched) in [("", "c"), ("b", "--output=x"), ("a b", "c")] {
+            std::fs::write(&p, line("bad", base, patched)).unwrap();
+            assert!(
+                matches!(
+                    EtipInput::read_jsonl(&p),
+                    Err(BuildError::Invalid { line: 1, .. })
+                ),
+                "{base:?} {patched:?}"
+            );
+        }
+        std::fs::write(&p, line(" ", "b", "c")).unwrap();
+        assert!(matches!(
+            EtipInput::read_jsonl(&p),
+            Err(BuildError::Invalid { .. })
+        ));
+    }
+}

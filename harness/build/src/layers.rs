@@ -1,0 +1,565 @@
+//! The steps of one instance's build: its sources and toolchain ([`Job`]), then the base, env
+//! and instance layers (see the crate docs), each reused when its content key exists.
+
+use crate::config::BOOTSTRAP;
+use crate::context::{WithContext, append_bytes, append_dir, copy_tar};
+use crate::failure::{Failure, LayerFailure, classify_env_failure, classify_instance_failure};
+use crate::{BuildError, Builder, EtipInput, base, git, instance, spec, toolchain};
+use etip_core::instance::{FailureKind, InstanceStatus, Language, Layer, LayerKind, Toolchain};
+use etip_core::measure::Version;
+use etip_docker::{LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE, LayerContext, LayerSpec};
+use etip_toolchain::detect;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+/// What the layer steps of one instance share: its sources, toolchain and spec.
+pub(crate) struct Job<'a> {
+    pub(crate) etip: &'a EtipInput,
+    /// The instance's log folder.
+    pub(crate) dir: &'a Path,
+    pub(crate) source: String,
+    /// The repository holding both commits (only read when it is the user's).
+    pub(crate) repo: git::Repo,
+    pub(crate) base_commit: String,
+    pub(crate) patched_commit: String,
+    /// The original tree.
+    pub(crate) tree: Vec<git::TreeEntry>,
+    pub(crate) version: String,
+    pub(crate) requested: Option<detect::Request>,
+    /// The base image reference or [`BOOTSTRAP`].
+    pub(crate) base_ref: String,
+    pub(crate) ispec: instance::InstanceSpec,
+}
+
+impl Job<'_> {
+    fn lang(&self) -> Language {
+        self.etip.language
+    }
+
+    /// The build descriptors of the original tree, sorted by path.
+    fn descriptors(&self) -> Vec<&git::TreeEntry> {
+        let mut d: Vec<&git::TreeEntry> = self
+            .tree
+            .iter()
+            .filter(|e| spec::is_descriptor(self.lang(), &e.path))
+            .collect();
+        d.sort_by(|a, b| a.path.cmp(&b.path));
+        d
+    }
+
+    /// `mode blob path` of each descriptor (hashed into the env key, listed in context.txt).
+    fn descriptor_list(&self) -> Vec<String> {
+        self.descriptors()
+            .iter()
+            .map(|e| format!("{} {} {}", e.mode, e.blob, e.path))
+            .collect()
+    }
+
+    /// The head of `context.txt`: source, commits, toolchain, layers, descriptors.
+    fn summary(&self, base: &Layer, env: &Layer) -> String {
+        let mut summary = format!(
+            "instance {}\nsource {}\nread from {}\nbase_commit {}\npatched_commit {}\n\
+             toolchain {} {} (requested {:?})\nbase {}\nenv {}\nenv descriptors:\n",
+            self.etip.id,
+            self.source,
+            self.repo.dir.display(),
+            self.base_commit,
+            self.patched_commit,
+            self.lang(),
+            self.version,
+            self.requested
+                .as_ref()
+                .map(|r| format!("{} from {}", r.value, r.source)),
+            base.tag,
+            env.tag
+        );
+        for d in self.descriptor_list() {
+            summary.push_str(&format!("  {d}\n"));
+        }
+        summary
+    }
+}
+
+/// Labels of an object in namespace `ns`.
+fn labels(ns: &str, kind: &str, extra: &[(&str, String)]) -> HashMap<String, String> {
+    let mut l = HashMap::from([
+        (LABEL_MANAGED.to_string(), "true".to_string()),
+        (LABEL_KIND.to_string(), kind.to_string()),
+        (LABEL_NAMESPACE.to_string(), ns.to_string()),
+    ]);
+    for (k, v) in extra {
+        l.insert(k.to_string(), v.clone());
+    }
+    l
+}
+
+impl Builder {
+    /// Step 1 and 2: sources on the host, toolchain and base image reference, the instance
+    /// spec; records toolchain, environments and modules in `status`.
+    pub(crate) fn prepare<'a>(
+        &self,
+        etip: &'a EtipInput,
+        dir: &'a Path,
+        status: &mut InstanceStatus,
+    ) -> Result<Job<'a>, Failure> {
+        let source = etip.source();
+        let (repo, base_commit, patched_commit) = self.sources(etip, &source)?;
+        let checkout = |e: git::GitError| Failure::new(FailureKind::Checkout, e.to_string());
+        let tree = repo.ls_tree(&base_commit).map_err(checkout)?;
+        let patched_tree = repo.ls_tree(&patched_commit).map_err(checkout)?;
+        let blobs: HashMap<&str, &str> = tree
+            .iter()
+            .map(|e| (e.path.as_str(), e.blob.as_str()))
+            .collect();
+        let read = |p: &str| -> Option<String> {
+            let blob = blobs.get(p)?;
+            repo.blob(blob)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        };
+        let lang = etip.language;
+        let (version, requested, base_ref) = toolchain::select(&self.cfg, lang, &read)?;
+        let tool_of = |t: &[git::TreeEntry]| match lang {
+            Language::Java if self.cfg.java.command != "auto" => self.cfg.java.command.clone(),
+            Language::Java if t.iter().any(|e| e.path == "mvnw") => "./mvnw".to_string(),
+            Language::Java => "mvn".to_string(),
+            Language::Python => "pip".to_string(),
+        };
+        status.toolchain = Some(Toolchain {
+            language: lang,
+            version: version.clone(),
+            requested: requested.as_ref().map(|r| r.value.clone()),
+            source: requested
+                .as_ref()
+                .map(|r| r.source.clone())
+                .unwrap_or_else(|| "default".into()),
+            build_tool: tool_of(&tree),
+        });
+        let modules = etip
+            .changed_modules
+            .clone()
+            .unwrap_or_else(|| changed_modules(lang, &tree, &patched_tree));
+        let ispec = instance::InstanceSpec::new(
+            &self.cfg,
+            &etip.id,
+            lang,
+            &base_commit,
+            &patched_commit,
+            [&tool_of(&tree), &tool_of(&patched_tree)],
+            modules,
+        );
+        for v in [Version::Original, Version::Patched] {
+            status
+                .env
+                .insert(v.as_str().into(), ispec.version(v).env.clone());
+        }
+        status.modules = ispec.modules.clone();
+        Ok(Job {
+            etip,
+            dir,
+            source,
+            repo,
+            base_commit,
+            patched_commit,
+            tree,
+            version,
+            requested,
+            base_ref,
+            ispec,
+        })
+    }
+
+    /// The Maven settings file of the configuration, if any (Java only).
+    fn maven_settings(&self, lang: Language) -> Result<Option<Vec<u8>>, Failure> {
+        if lang != Language::Java || self.cfg.java.settings.is_empty() {
+            return Ok(None);
+        }
+        std::fs::read(&self.cfg.java.settings)
+            .map(Some)
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::Input,
+                    format!("reading Maven settings {}: {e}", self.cfg.java.settings),
+                )
+            })
+    }
+
+    /// The content key of the env layer: everything that goes into it.
+    fn env_key(
+        &self,
+        job: &Job,
+        base: &Layer,
+        texts: [&str; 2],
+        settings: Option<&[u8]>,
+    ) -> String {
+        let lang = job.lang();
+        let settings_hash = settings
+            .map(|s| spec::key(&[&String::from_utf8_lossy(s)]))
+            .unwrap_or_default();
+        let fix_hash = if lang == Language::Java {
+            let parts: Vec<&str> = spec::SUREFIRE_FIX_SOURCES
+                .iter()
+                .flat_map(|(p, t)| [*p, *t])
+                .collect();
+            spec::key(&parts)
+        } else {
+            String::new()
+        };
+        spec::key(&[
+            spec::LAYER_RECIPE_VERSION,
+            &fix_hash,
+            &base.image_id,
+            &lang.to_string(),
+            &job.version,
+            texts[0],
+            texts[1],
+            &job.descriptor_list().join("\n"),
+            &settings_hash,
+            self.cfg.env_network.as_str(),
+        ])
+    }
+
+    /// Step 3: the env layer (toolchain check, dependencies from the build descriptors).
+    pub(crate) fn env_layer(
+        &self,
+        job: &Job,
+        base: &Layer,
+        log: &mut String,
+    ) -> Result<Layer, Failure> {
+        let lang = job.lang();
+        let dockerfile = spec::env_dockerfile(&base.tag);
+        let script = spec::env_script(&self.cfg, lang, &job.version);
+        let settings = self.maven_settings(lang)?;
+        let key = self.env_key(job, base, [&dockerfile, &script], settings.as_deref());
+        let repo_slug = git::slug(&job.source);
+        let tag = job.ispec.env_tag(&repo_slug, &key);
+        let _ = std::fs::write(job.dir.join("Dockerfile.env"), &dockerfile);
+        let _ = std::fs::write(job.dir.join("env.sh"), &script);
+        let lock = self.tag_lock(&tag);
+        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.layer(LayerKind::Env, &tag, base.size_bytes, log, || {
+            let ctx = env_context(job, &script, settings.as_deref())?;
+            Ok(LayerSpec {
+                parent: base.tag.clone(),
+                tag: tag.clone(),
+                cmd: vec!["sh".into(), "/opt/etip/scripts/env.sh".into()],
+                workdir: "/work".into(),
+                labels: labels(
+                    &self.cfg.namespace,
+                    "env",
+                    &[
+                        ("etip.key", key.clone()),
+                        ("etip.language", lang.to_string()),
+                        ("etip.repo", repo_slug.clone()),
+                        ("etip.toolchain", job.version.clone()),
+                    ],
+                ),
+                network_enabled: self.cfg.env_network.enabled(),
+                limits: self.build_limits(),
+                tree_cache: Some(self.tree_cache()),
+                cache_tree: true,
+                capture: Vec::new(),
+            }
+            .with_context(ctx))
+        })
+        .map_err(|f| classify_env_failure(f, &job.version, lang))
+    }
+
+    /// Step 4: the instance layer (both trees, both built).
+    pub(crate) fn instance_layer(
+        &self,
+        job: &Job,
+        base: &Layer,
+        env: &Layer,
+        log: &mut String,
+    ) -> Result<Layer, Failure> {
+        let dockerfile = spec::instance_dockerfile(&env.tag);
+        let script = spec::instance_script(&self.cfg, job.lang());
+        let key = spec::key(&[
+            spec::LAYER_RECIPE_VERSION,
+            &env.image_id,
+            &job.base_commit,
+            &job.patched_commit,
+            &dockerfile,
+            &script,
+        ]);
+        let tag = job.ispec.instance_tag(&key);
+        let _ = std::fs::write(job.dir.join("Dockerfile.instance"), &dockerfile);
+        let _ = std::fs::write(job.dir.join("build.sh"), &script);
+        let mut summary = job.summary(base, env);
+        let lock = self.tag_lock(&tag);
+        // The instance context (both trees) is written to a file and streamed to the engine.
+        let ctx_dir = tempfile::tempdir();
+        let held = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let layer = self
+            .layer(LayerKind::Instance, &tag, env.size_bytes, log, || {
+                let tmp = ctx_dir.as_ref().map_err(|e| e.to_string())?;
+                let ctx = instance_context(job, tmp.path(), &script, &mut summary)?;
+                Ok(LayerSpec {
+                    parent: env.tag.clone(),
+                    tag: tag.clone(),
+                    cmd: vec!["sh".into(), "/work/.etip/build.sh".into()],
+                    workdir: "/work".into(),
+                    labels: labels(
+                        &self.cfg.namespace,
+                        "instance",
+                        &[
+                            ("etip.key", key.clone()),
+                            ("etip.instance", job.etip.id.clone()),
+                            ("etip.language", job.lang().to_string()),
+                            ("etip.base_commit", job.base_commit.clone()),
+                            ("etip.patched_commit", job.patched_commit.clone()),
+                        ],
+                    ),
+                    network_enabled: false,
+                    limits: self.build_limits(),
+                    tree_cache: Some(self.tree_cache()),
+                    cache_tree: false,
+                    // The two trees and their build outputs (venvs under /opt/etip).
+                    capture: vec!["/work".into(), "/opt/etip".into()],
+                }
+                .with_context(ctx))
+            })
+            .map_err(classify_instance_failure);
+        drop(held);
+        let _ = std::fs::write(job.dir.join("context.txt"), &summary);
+        layer
+    }
+
+    /// The base layer: the bootstrapped image (built when missing) or a configured image.
+    pub(crate) fn base_layer(&self, base_ref: &str, log: &mut String) -> Result<Layer, Failure> {
+        let engine_err = |e: String| Failure::new(FailureKind::Engine, e);
+        if base_ref == BOOTSTRAP {
+            let mut lines = Vec::new();
+            let img = self
+                .bootstrap_base(false, &mut |l: &str| lines.push(l.to_string()))
+                .map_err(|e| match e {
+                    // The engine failed, not the ETIP: a failure of the run.
+                    BuildError::Engine(_)
+                    | BuildError::Bootstrap(base::BootstrapError::Engine(_)) => {
+                        engine_err(format!("bootstrapping the base image failed: {e}"))
+                    }
+                    _ => Failure {
+                        kind: FailureKind::NoBaseImage,
+                        reason: "no base image".into(),
+                        detail: format!("bootstrapping the base image failed: {e}"),
+                    },
+                })?;
+            for l in lines {
+                log.push_str(&l);
+                log.push('\n');
+            }
+            let info = self
+                .rt
+                .block_on(self.engine.image(&img.tag))
+                .map_err(|e| engine_err(e.to_string()))?
+                .ok_or_else(|| engine_err(format!("base image {} vanished", img.tag)))?;
+            return Ok(Layer {
+                kind: LayerKind::Base,
+                tag: img.tag,
+                image_id: info.id,
+                size_bytes: info.size,
+                layer_bytes: info.size,
+                build_secs: img.secs,
+                reused: !img.built,
+            });
+        }
+        let info = self
+            .rt
+            .block_on(self.engine.image(base_ref))
+            .map_err(|e| engine_err(e.to_string()))?;
+        let info = match info {
+            Some(i) => i,
+            None => {
+                log.push_str(&format!("pulling {base_ref}\n"));
+                self.rt
+                    .block_on(self.engine.pull(base_ref))
+                    .map_err(|e| Failure {
+                        kind: FailureKind::NoBaseImage,
+                        reason: format!("no base image {base_ref}"),
+                        detail: e.to_string(),
+                    })?
+            }
+        };
+        Ok(Layer {
+            kind: LayerKind::Base,
+            tag: base_ref.to_string(),
+            image_id: info.id,
+            size_bytes: info.size,
+            layer_bytes: info.size,
+            build_secs: 0.0,
+            reused: true,
+        })
+    }
+
+    /// Returns the layer `tag`, building it from the spec made by `make` when it does not exist.
+    fn layer(
+        &self,
+        kind: LayerKind,
+        tag: &str,
+        parent_size: i64,
+        log: &mut String,
+        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), String>,
+    ) -> Result<Layer, LayerFailure> {
+        let existing = self
+            .rt
+            .block_on(self.engine.image(tag))
+            .map_err(LayerFailure::Engine)?;
+        let start = Instant::now();
+        let (info, reused) = match existing {
+            Some(info) => {
+                log.push_str(&format!("== {kind:?} layer {tag}: exists, reused\n"));
+                (info, true)
+            }
+            None => {
+                log.push_str(&format!("== {kind:?} layer {tag}: building\n"));
+                let (spec, ctx) = make().map_err(LayerFailure::Context)?;
+                let mut lines = String::new();
+                let result =
+                    self.rt
+                        .block_on(self.engine.build_layer(&spec, ctx, &mut |l: &str| {
+                            lines.push_str(l);
+                            lines.push('\n');
+                        }));
+                log.push_str(&lines);
+                result.map_err(|e| LayerFailure::Build(e, lines))?;
+                let info = self
+                    .rt
+                    .block_on(self.engine.image(tag))
+                    .map_err(LayerFailure::Engine)?
+                    .ok_or_else(|| {
+                        LayerFailure::Context(format!("image {tag} missing after its build"))
+                    })?;
+                (info, false)
+            }
+        };
+        Ok(Layer {
+            kind,
+            tag: tag.to_string(),
+            image_id: info.id,
+            size_bytes: info.size,
+            layer_bytes: info.size - parent_size,
+            build_secs: if reused {
+                0.0
+            } else {
+                start.elapsed().as_secs_f64()
+            },
+            reused,
+        })
+    }
+}
+
+/// The env layer's context: its script, the Maven settings and Surefire fix (Java), and the
+/// build descriptors under `opt/etip/env-src/`.
+fn env_context(job: &Job, script: &str, settings: Option<&[u8]>) -> Result<Vec<u8>, String> {
+    let mut b = tar::Builder::new(Vec::new());
+    append_dir(&mut b, "opt/etip/scripts")?;
+    append_bytes(&mut b, "opt/etip/scripts/env.sh", script.as_bytes(), 0o755)?;
+    if let Some(s) = settings {
+        append_bytes(&mut b, "opt/etip/scripts/settings.xml", s, 0o644)?;
+    }
+    if job.lang() == Language::Java {
+        for (path, text) in spec::SUREFIRE_FIX_SOURCES {
+            let at = format!("opt/etip/surefire-fix/src/{path}");
+            append_bytes(&mut b, &at, text.as_bytes(), 0o644)?;
+        }
+    }
+    append_dir(&mut b, "opt/etip/env-src")?;
+    for d in job.descriptors() {
+        let content = job.repo.blob(&d.blob).map_err(|e| e.to_string())?;
+        let mode = if d.mode == "100755" { 0o755 } else { 0o644 };
+        append_bytes(
+            &mut b,
+            &format!("opt/etip/env-src/{}", d.path),
+            &content,
+            mode,
+        )?;
+    }
+    b.into_inner().map_err(|e| e.to_string())
+}
+
+/// Writes the instance layer's context (the build script and both trees from `git archive`)
+/// to `tmp/context.tar`; adds its size to `summary`.
+fn instance_context(
+    job: &Job,
+    tmp: &Path,
+    script: &str,
+    summary: &mut String,
+) -> Result<std::path::PathBuf, String> {
+    let o = tmp.join("original.tar");
+    let p = tmp.join("patched.tar");
+    let ctx_path = tmp.join("context.tar");
+    let ctx_file = std::fs::File::create(&ctx_path)
+        .map_err(|e| format!("creating {}: {e}", ctx_path.display()))?;
+    job.repo
+        .archive(&job.base_commit, "work/original/", &o)
+        .map_err(|e| e.to_string())?;
+    job.repo
+        .archive(&job.patched_commit, "work/patched/", &p)
+        .map_err(|e| e.to_string())?;
+    let mut b = tar::Builder::new(std::io::BufWriter::new(ctx_file));
+    append_dir(&mut b, "work")?;
+    append_dir(&mut b, "work/.etip")?;
+    append_bytes(&mut b, "work/.etip/build.sh", script.as_bytes(), 0o755)?;
+    let (mut files, mut bytes) = (0usize, 0u64);
+    for t in [&o, &p] {
+        let (n, sz) = copy_tar(t, &mut b)?;
+        files += n;
+        bytes += sz;
+    }
+    let mut w = b.into_inner().map_err(|e| e.to_string())?;
+    std::io::Write::flush(&mut w).map_err(|e| e.to_string())?;
+    drop(w);
+    // The git archives are not needed once copied into the context.
+    let _ = std::fs::remove_file(&o);
+    let _ = std::fs::remove_file(&p);
+    let tar_len = std::fs::metadata(&ctx_path).map(|m| m.len()).unwrap_or(0);
+    summary.push_str(&format!(
+        "instance context: {files} files, {bytes} bytes of sources, {tar_len} bytes of tar\n"
+    ));
+    Ok(ctx_path)
+}
+
+/// Modules of the files that differ between the two trees (added, removed or changed).
+fn changed_modules(
+    lang: Language,
+    original: &[git::TreeEntry],
+    patched: &[git::TreeEntry],
+) -> Vec<String> {
+    let a: HashMap<&str, &str> = original
+        .iter()
+        .map(|e| (e.path.as_str(), e.blob.as_str()))
+        .collect();
+    let b: HashMap<&str, &str> = patched
+        .iter()
+        .map(|e| (e.path.as_str(), e.blob.as_str()))
+        .collect();
+    let poms: std::collections::HashSet<&str> = original
+        .iter()
+        .chain(patched)
+        .filter_map(|e| {
+            if e.path == "pom.xml" {
+                Some("")
+            } else {
+                e.path.strip_suffix("/pom.xml")
+            }
+        })
+        .collect();
+    let mut changed: Vec<&str> = a
+        .iter()
+        .filter(|(p, blob)| b.get(*p) != Some(*blob))
+        .map(|(p, _)| *p)
+        .chain(b.keys().filter(|p| !a.contains_key(*p)).copied())
+        .filter(|p| etip_toolchain::paths::is_source(lang, p))
+        .collect();
+    changed.sort();
+    let mut modules: Vec<String> = changed
+        .iter()
+        .map(|p| etip_toolchain::paths::module_of(lang, p, &mut |d| poms.contains(d)))
+        .filter(|m| !m.is_empty())
+        .collect();
+    modules.sort();
+    modules.dedup();
+    modules
+}
