@@ -188,10 +188,14 @@ fn sigkill_at_any_point_then_rerun_gives_the_same_file() {
     assert!(reference_summary["candidates"].as_u64().unwrap() > 100);
     assert!(reference_summary["rejected"]["duplicate"].as_u64().unwrap() > 10);
 
-    // One worker thread, three worker processes: the same file.
+    // One worker thread, three worker processes (forced past the cap at the number of cores): the
+    // same file.
     for jobs in ["1", "3"] {
         let out = dir.path().join(format!("jobs{jobs}.jsonl"));
-        let output = etip_jobs(&repo, &out, jobs).output().unwrap();
+        let output = etip_jobs(&repo, &out, jobs)
+            .arg("--jobs-force")
+            .output()
+            .unwrap();
         assert!(
             output.status.success(),
             "{}",

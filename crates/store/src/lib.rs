@@ -111,13 +111,16 @@ pub enum StoreError {
     },
     /// Another process (or another [`Store`] of this one) holds the lock of this state file.
     #[error(
-        "another etip run is using the state file {} (its lock {}.lock is held); wait for it to finish or use another --state file",
+        "another etip run is using the state file {} (its lock {}.lock is held{}); wait for it to finish or use another --state file",
         path.display(),
-        path.display()
+        path.display(),
+        holder.map(|pid| format!(" by pid {pid}")).unwrap_or_default()
     )]
     Locked {
         /// The state file.
         path: PathBuf,
+        /// The process holding the lock, when the system tells (Linux: `/proc/locks`).
+        holder: Option<u32>,
     },
     /// The lock file beside the state file could not be created, opened or locked.
     #[error("cannot use the lock file {path}: {source}")]
@@ -283,6 +286,7 @@ impl Store {
             Err(std::fs::TryLockError::WouldBlock) => {
                 return Err(StoreError::Locked {
                     path: path.to_path_buf(),
+                    holder: lock_holder(&lock),
                 });
             }
             Err(std::fs::TryLockError::Error(source)) => {
@@ -404,6 +408,48 @@ fn open_lock_file(path: &Path) -> io::Result<File> {
     Err(io::Error::other(
         "it keeps being created and deleted by someone else",
     ))
+}
+
+/// The process that holds a `flock` on `file`, from `/proc/locks` (Linux; read up to 1 MiB).
+#[cfg(target_os = "linux")]
+fn lock_holder(file: &File) -> Option<u32> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata().ok()?;
+    let dev = meta.dev();
+    // glibc's gnu_dev_major / gnu_dev_minor.
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let mut text = String::new();
+    File::open("/proc/locks")
+        .ok()?
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .ok()?;
+    flock_holder(&text, major, minor, meta.ino())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lock_holder(_: &File) -> Option<u32> {
+    None
+}
+
+/// The pid of the granted `FLOCK` on file `major:minor:inode` in the text of `/proc/locks`
+/// (`1: FLOCK  ADVISORY  WRITE 1234 fe:00:753934 0 EOF`; waiting locks have `->` after the id).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn flock_holder(text: &str, major: u64, minor: u64, inode: u64) -> Option<u32> {
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [_, "FLOCK", _, _, pid, file, ..] = fields.as_slice() else {
+            return None;
+        };
+        let mut parts = file.split(':');
+        let (ma, mi, ino) = (parts.next()?, parts.next()?, parts.next()?);
+        let same = u64::from_str_radix(ma, 16).ok()? == major
+            && u64::from_str_radix(mi, 16).ok()? == minor
+            && ino.parse::<u64>().ok()? == inode;
+        same.then(|| pid.parse().ok()).flatten()
+    })
 }
 
 #[cfg(unix)]
@@ -612,7 +658,7 @@ mod tests {
         assert!(dir.path().join("state.sqlite.lock").is_file());
         let e = Store::open_exclusive(&path).unwrap_err();
         assert!(
-            matches!(&e, StoreError::Locked { path: p } if *p == path),
+            matches!(&e, StoreError::Locked { path: p, .. } if *p == path),
             "{e:?}"
         );
         assert!(
@@ -620,6 +666,18 @@ mod tests {
                 .contains("another etip run is using the state file"),
             "{e}"
         );
+        // The holder (this process) is named where the system tells.
+        if Path::new("/proc/locks").exists() {
+            assert!(
+                matches!(e, StoreError::Locked { holder: Some(pid), .. } if pid == std::process::id()),
+                "{e:?}"
+            );
+            assert!(
+                e.to_string()
+                    .contains(&format!(".lock is held by pid {})", std::process::id())),
+                "{e}"
+            );
+        }
         // A plain open (e.g. a read-only report) is not blocked.
         drop(Store::open(&path).unwrap());
         drop(first);
@@ -630,6 +688,20 @@ mod tests {
         ));
         drop(again);
         drop(Store::open_exclusive(&path).unwrap());
+    }
+
+    #[test]
+    fn the_holder_of_a_flock_is_read_from_proc_locks() {
+        let text = "1: POSIX  ADVISORY  WRITE 77 fe:00:42 0 EOF\n\
+                    2: FLOCK  ADVISORY  WRITE 1439 fe:00:753934 0 EOF\n\
+                    2: -> FLOCK  ADVISORY  WRITE 1500 103:02:42 0 EOF\n\
+                    3: FLOCK  ADVISORY  WRITE 18504 103:02:42 0 EOF\n\
+                    odd line\n";
+        assert_eq!(flock_holder(text, 0xfe, 0, 753_934), Some(1439));
+        // The granted lock, not the waiter; not the POSIX lock of the same inode elsewhere.
+        assert_eq!(flock_holder(text, 0x103, 2, 42), Some(18504));
+        assert_eq!(flock_holder(text, 0xfe, 0, 42), None);
+        assert_eq!(flock_holder("", 0xfe, 0, 42), None);
     }
 
     #[test]

@@ -352,20 +352,25 @@ impl Worker {
             .repo
             .find_commit(oid)
             .map_err(git_err("read commit", oid))?;
-        let parent = if commit.parent_count() > 0 {
-            Some(
-                commit
-                    .parent(0)
-                    .map_err(git_err("read first parent", oid))?,
-            )
-        } else {
-            None
+        let parent = commit.parent_id(0).ok();
+        // The parent's tree also when git cannot parse the parent (a malformed author date).
+        let parent_tree = match parent {
+            Some(p) => match crate::history::commit_tree(&self.repo, p) {
+                Some(tree) => Some(tree),
+                None => {
+                    let e = commit.parent(0).err().unwrap_or_else(|| {
+                        git2::Error::from_str("the first parent has no readable tree")
+                    });
+                    return Err(git_err("read first parent", oid)(e));
+                }
+            },
+            None => None,
         };
         Ok(CommitIds {
             commit: oid,
             tree: commit.tree_id(),
-            parent: parent.as_ref().map(Commit::id),
-            parent_tree: parent.as_ref().map(Commit::tree_id),
+            parent,
+            parent_tree,
         })
     }
 
@@ -939,17 +944,17 @@ fn line_diff(
     Ok(out)
 }
 
-/// Author date as RFC 3339 with the author's offset.
+/// Author date as RFC 3339 with the author's offset, clamped to RFC 3339's years 0000-9999 (see
+/// [`crate::dates::rfc3339`]).
 pub fn author_date(commit: &Commit) -> String {
     let when = commit.author().when();
-    let offset = time::UtcOffset::from_whole_seconds(when.offset_minutes() * 60)
-        .unwrap_or(time::UtcOffset::UTC);
-    time::OffsetDateTime::from_unix_timestamp(when.seconds())
-        .map(|t| t.to_offset(offset))
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_else(|| when.seconds().to_string())
+    let (seconds, minutes) = (when.seconds(), when.offset_minutes());
+    if !(crate::dates::RFC3339_MIN..=crate::dates::RFC3339_MAX).contains(&seconds) {
+        tracing::warn!(
+            commit = %commit.id(),
+            seconds,
+            "author date outside RFC 3339's years 0000-9999: written clamped"
+        );
+    }
+    crate::dates::rfc3339(seconds, minutes)
 }

@@ -19,26 +19,33 @@
 //! ```
 
 pub mod analyze;
+pub mod dates;
+mod explain;
 mod feed;
+mod history;
 pub mod linediff;
 pub mod links;
+mod output;
 pub mod procs;
 pub mod rules;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use etip_core::candidate::{Candidate, Language, SCHEMA_VERSION};
+use etip_core::candidate::{Language, SCHEMA_VERSION};
 use etip_store::{CommitRecord, Store};
 use git2::{Oid, Repository};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 pub use analyze::{CommitIds, Decision, EvalSettings, Worker};
+pub use dates::{parse_date, rfc3339};
+pub use explain::{Explanation, explain};
+pub use history::Unreadable;
+use output::{Counts, write_output};
 pub use procs::{WorkerCommand, serve as serve_worker};
 pub use rules::RejectReason;
 
@@ -103,6 +110,41 @@ pub enum MineError {
     /// A date could not be parsed.
     #[error("invalid date {0:?}: use YYYY-MM-DD or RFC 3339 (2015-01-01T00:00:00Z)")]
     Date(String),
+    /// The date window holds no instant.
+    #[error(
+        "the date window is empty: its end, --until ({}; a date-only --until includes its day), is not after --since ({}); give an --until after --since",
+        rfc3339(*.until, 0),
+        rfc3339(*.since, 0)
+    )]
+    EmptyWindow {
+        /// Start of the window (Unix seconds).
+        since: i64,
+        /// End of the window (Unix seconds, exclusive).
+        until: i64,
+    },
+    /// The repository is a shallow clone: its history is cut.
+    #[error(
+        "{} is a shallow clone; fetch its full history with `git fetch --unshallow` in it, or mine a full clone or mirror",
+        .path.display()
+    )]
+    Shallow {
+        /// Repository.
+        path: PathBuf,
+    },
+    /// The commit asked for exists but git cannot parse it.
+    #[error("commit {} cannot be read: {}", .0.sha, .0.problem)]
+    UnreadableCommit(Unreadable),
+    /// The candidates path names something etip must not replace.
+    #[error(
+        "cannot write the candidates to {}: it {problem}; etip writes only a new file or over a regular file",
+        .path.display()
+    )]
+    Output {
+        /// The path given.
+        path: PathBuf,
+        /// What it is.
+        problem: &'static str,
+    },
     /// The language layer failed.
     #[error(transparent)]
     Lang(#[from] etip_lang::LangError),
@@ -218,6 +260,16 @@ impl MineConfig {
         }
     }
 
+    /// Refuses a date window that holds no instant (`until` at or before `since`).
+    pub fn check_window(&self) -> Result<(), MineError> {
+        match (self.since, self.until) {
+            (Some(since), Some(until)) if until <= since => {
+                Err(MineError::EmptyWindow { since, until })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The state store path in effect.
     pub fn state_path(&self) -> PathBuf {
         self.state.clone().unwrap_or_else(|| {
@@ -247,6 +299,11 @@ pub struct Summary {
     pub commits_in_history: u64,
     /// Of those, commits outside the date window (not scanned).
     pub outside_window: u64,
+    /// Of those, commits git cannot parse (e.g. a malformed author date): skipped, neither in nor
+    /// outside the window; listed in `unreadable`.
+    pub skipped_unreadable: u64,
+    /// The skipped commits, oldest first, with what is wrong with each.
+    pub unreadable: Vec<Unreadable>,
     /// Commits evaluated (the window).
     pub commits_scanned: u64,
     /// Of the scanned, decided by an earlier (interrupted) run with the same settings.
@@ -272,6 +329,8 @@ pub struct Summary {
     pub build_tool_supported: bool,
     /// Whether rule 4 ran.
     pub semantic_filter: bool,
+    /// Workers of this invocation (processes, or one thread for 1).
+    pub jobs: usize,
     /// Wall time of this invocation.
     pub elapsed_seconds: f64,
     /// Commits evaluated by this invocation per second.
@@ -280,29 +339,6 @@ pub struct Summary {
     pub output: String,
     /// The state store.
     pub state: String,
-}
-
-/// Why one commit was kept or rejected (`--explain`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Explanation {
-    /// Full SHA.
-    pub sha: String,
-    /// Whether the commit is on the walked first-parent history.
-    pub in_first_parent_history: bool,
-    /// Whether its author date is inside the window.
-    pub in_date_window: bool,
-    /// `kept` or `rejected`.
-    pub decision: &'static str,
-    /// The failed rule.
-    pub reason: Option<RejectReason>,
-    /// What the rule said about it.
-    pub reason_text: Option<&'static str>,
-    /// Offending path, counts or files.
-    pub detail: Option<String>,
-    /// For a kept commit: the earlier candidate it duplicates, if any (needs the state of a run).
-    pub duplicate_of: Option<String>,
-    /// The candidate record for a kept commit.
-    pub candidate: Option<Candidate>,
 }
 
 /// `owner/name` from a remote URL (`https://github.com/o/n(.git)`, `git@github.com:o/n.git`,
@@ -323,18 +359,6 @@ pub fn repo_name_from_url(url: &str) -> Option<String> {
     Some(format!("{owner}/{name}"))
 }
 
-/// Parses `YYYY-MM-DD` (midnight UTC; with `end_of_day`, the following midnight) or RFC 3339.
-pub fn parse_date(s: &str, end_of_day: bool) -> Result<i64, MineError> {
-    use time::format_description::well_known::Rfc3339;
-    if let Ok(t) = time::OffsetDateTime::parse(s, &Rfc3339) {
-        return Ok(t.unix_timestamp());
-    }
-    let fmt = time::macros::format_description!("[year]-[month]-[day]");
-    let d = time::Date::parse(s, &fmt).map_err(|_| MineError::Date(s.to_string()))?;
-    let t = d.midnight().assume_utc().unix_timestamp();
-    Ok(if end_of_day { t + 86_400 } else { t })
-}
-
 struct Prepared {
     repo_path: PathBuf,
     settings: Arc<EvalSettings>,
@@ -350,22 +374,23 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         path: cfg.repo.clone(),
         source,
     })?;
+    if repo.is_shallow() {
+        return Err(MineError::Shallow {
+            path: cfg.repo.clone(),
+        });
+    }
     let repo_path = std::fs::canonicalize(&cfg.repo).unwrap_or_else(|_| cfg.repo.clone());
     let rev = cfg.branch.clone().unwrap_or_else(|| "HEAD".to_string());
-    let tip = repo
-        .revparse_single(&rev)
-        .and_then(|o| o.peel_to_commit())
-        .map_err(|source| MineError::Branch {
-            name: rev.clone(),
-            path: cfg.repo.clone(),
-            source,
-        })?
-        .id();
-    let build_tools = match repo.find_commit(tip).and_then(|c| c.tree()) {
-        Ok(tree) => {
+    let tip = history::resolve_commit(&repo, &rev).map_err(|source| MineError::Branch {
+        name: rev.clone(),
+        path: cfg.repo.clone(),
+        source,
+    })?;
+    let build_tools = match history::commit_tree(&repo, tip).map(|t| repo.find_tree(t)) {
+        Some(Ok(tree)) => {
             etip_lang::profile::detect_build_tools(&mut |name| tree.get_name(name).is_some())
         }
-        Err(_) => Vec::new(),
+        _ => Vec::new(),
     };
 
     let repo_name = cfg.repo_name.clone().or_else(|| {
@@ -412,113 +437,9 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
     })
 }
 
-/// Follows first parents from `tip`, newest first, calling `visit` with each commit's ids and
-/// author time until it returns `false`. Each commit is read once: its first parent's tree is
-/// known when the parent is read, so each commit is handed on one step later.
-fn walk(
-    repo: &Repository,
-    tip: Oid,
-    mut visit: impl FnMut(CommitIds, i64) -> bool,
-) -> Result<(), MineError> {
-    let git = |oid: Oid| {
-        move |source| MineError::Git {
-            what: "read commit",
-            sha: oid.to_string(),
-            source,
-        }
-    };
-    let odb = repo.odb().map_err(git(tip))?;
-    // The header of the stored commit is enough (tree, first parent, author time); libgit2's parser
-    // decides the commits whose header does not read plainly.
-    let read = |oid: Oid| -> Result<(Oid, Option<Oid>, i64), MineError> {
-        let obj = odb.read(oid).map_err(git(oid))?;
-        if obj.kind() == git2::ObjectType::Commit
-            && let Some(header) = commit_header(obj.data())
-        {
-            return Ok(header);
-        }
-        let c = repo.find_commit(oid).map_err(git(oid))?;
-        Ok((
-            c.tree_id(),
-            c.parent_id(0).ok(),
-            c.author().when().seconds(),
-        ))
-    };
-    let mut held: Option<(CommitIds, i64)> = None;
-    let mut next = Some(tip);
-    while let Some(oid) = next {
-        let (tree, parent, time) = read(oid)?;
-        if let Some((mut ids, time)) = held.take() {
-            ids.parent_tree = Some(tree);
-            if !visit(ids, time) {
-                return Ok(());
-            }
-        }
-        next = parent;
-        let ids = CommitIds {
-            commit: oid,
-            tree,
-            parent,
-            parent_tree: None,
-        };
-        held = Some((ids, time));
-    }
-    if let Some((ids, time)) = held {
-        visit(ids, time);
-    }
-    Ok(())
-}
-
-/// Tree, first parent and author time from a stored commit whose header reads plainly:
-/// `tree <hex>`, `parent <hex>` lines, then `author … <email> <seconds> <±hhmm>`.
-fn commit_header(data: &[u8]) -> Option<(Oid, Option<Oid>, i64)> {
-    let mut lines = data.split(|b| *b == b'\n');
-    let hex = |s: &[u8]| -> Option<Oid> {
-        (s.len() == 40)
-            .then(|| std::str::from_utf8(s).ok())
-            .flatten()
-            .and_then(|s| Oid::from_str(s).ok())
-    };
-    let tree = hex(lines.next()?.strip_prefix(b"tree ")?)?;
-    let mut parent = None;
-    for line in lines {
-        if let Some(p) = line.strip_prefix(b"parent ") {
-            let p = hex(p)?;
-            parent.get_or_insert(p);
-        } else {
-            let author = line.strip_prefix(b"author ")?;
-            let gt = memchr::memrchr(b'>', author)?;
-            let mut tail = author[gt + 1..].split(|b| *b == b' ');
-            let (empty, secs, tz) = (tail.next()?, tail.next()?, tail.next()?);
-            let tz_ok = tz.len() == 5
-                && (tz[0] == b'+' || tz[0] == b'-')
-                && tz[1..].iter().all(u8::is_ascii_digit);
-            if !empty.is_empty() || tail.next().is_some() || !tz_ok || secs.is_empty() {
-                return None;
-            }
-            if !secs.iter().all(u8::is_ascii_digit) || secs.len() > 15 {
-                return None;
-            }
-            let time: i64 = std::str::from_utf8(secs).ok()?.parse().ok()?;
-            return Some((tree, parent, time));
-        }
-    }
-    None
-}
-
-/// The first-parent history from `tip`, oldest first, with each commit's author time.
-fn chain(repo: &Repository, tip: Oid) -> Result<Vec<(Oid, i64)>, MineError> {
-    let mut chain = Vec::new();
-    walk(repo, tip, |ids, time| {
-        chain.push((ids.commit, time));
-        true
-    })?;
-    chain.reverse();
-    Ok(chain)
-}
-
-fn in_window(cfg: &MineConfig, t: i64) -> bool {
-    cfg.since.is_none_or(|s| t >= s) && cfg.until.is_none_or(|u| t < u)
+/// Whether an author time is in the window (a commit git cannot parse has none, and is not).
+fn in_window(cfg: &MineConfig, t: Option<i64>) -> bool {
+    t.is_some_and(|t| cfg.since.is_none_or(|s| t >= s) && cfg.until.is_none_or(|u| t < u))
 }
 
 fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
@@ -539,16 +460,109 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
     (key, params)
 }
 
-/// The end of a run: the first-parent history (oldest first, with author times), its date window,
-/// and what the candidates file holds.
-type Finished = (Vec<(Oid, i64)>, Arc<Vec<Oid>>, Counts);
+/// The end of a run: the walked history, its date window, and what the candidates file holds.
+type Finished = (history::Chain, Arc<Vec<Oid>>, Counts);
+
+/// The walker thread: follows the history from the tip and feeds the workers the commits of the
+/// window that are not decided yet, as it finds them; then ends the feed with the window.
+fn walk_window(
+    cfg: &MineConfig,
+    p: &Prepared,
+    feed: &feed::Feed,
+    stop: &AtomicBool,
+    decided: &HashSet<Oid>,
+    started: Instant,
+) -> Result<history::Chain, MineError> {
+    let result = (|| {
+        let repo = Repository::open(&p.repo_path).map_err(|source| MineError::OpenRepo {
+            path: p.repo_path.clone(),
+            source,
+        })?;
+        let mut chain = Vec::new();
+        let mut skipped = Vec::new();
+        let mut fresh = Vec::new();
+        let mut resumed = 0;
+        history::walk(&repo, p.tip, &mut skipped, |ids, time| {
+            chain.push((ids.commit, time));
+            if in_window(cfg, time) {
+                if decided.contains(&ids.commit) {
+                    resumed += 1;
+                } else {
+                    fresh.push(ids);
+                    if fresh.len() >= 64 {
+                        feed.push(&mut fresh);
+                    }
+                }
+            }
+            !stop.load(Ordering::Relaxed)
+        })?;
+        feed.push(&mut fresh);
+        tracing::debug!(commits = chain.len(), elapsed = ?started.elapsed(), "walked the first-parent history");
+        chain.reverse();
+        skipped.reverse();
+        let window = chain
+            .iter()
+            .filter(|(_, t)| in_window(cfg, *t))
+            .map(|(o, _)| *o)
+            .collect();
+        feed.finish(resumed, window);
+        Ok((chain, skipped))
+    })();
+    if result.is_err() {
+        stop.store(true, Ordering::Relaxed);
+        feed.close();
+    }
+    result
+}
+
+/// One worker thread (`--jobs 1`, or no worker command): evaluates the blocks `feed` hands out and
+/// sends the decisions on in batches, until the work is done, the run stops or the receiver is gone.
+fn thread_worker(
+    repo_path: &std::path::Path,
+    settings: Arc<EvalSettings>,
+    feed: &feed::Feed,
+    stop: &AtomicBool,
+    jobs: usize,
+    tx: &procs::Sink,
+) {
+    let mut worker = match Worker::new(repo_path, settings) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = tx.send(vec![Err(e)]);
+            return;
+        }
+    };
+    while !stop.load(Ordering::Relaxed) {
+        let Some(block) = feed.grab(jobs) else { break };
+        let mut batch = Vec::with_capacity(16);
+        for ids in &block {
+            let r = worker.evaluate_ids(ids).map(|d| to_record(ids.commit, d));
+            let failed = r.is_err();
+            batch.push(r);
+            if (batch.len() >= 16 || failed) && tx.send(std::mem::take(&mut batch)).is_err() {
+                return;
+            }
+            if failed || stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        if !batch.is_empty() && tx.send(batch).is_err() {
+            return;
+        }
+    }
+}
 
 /// Mines the history described by `cfg`, resuming from its state store, and writes the candidates file.
+///
+/// Refuses at once an empty date window, a candidates path that is not a regular file, a shallow
+/// clone, and a state file that another run holds ([`etip_store::StoreError::Locked`]).
 pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, MineError> {
     let started = Instant::now();
+    cfg.check_window()?;
+    output::check_target(&cfg.out)?;
     let p = prepare(cfg)?;
     let state_path = cfg.state_path();
-    let mut store = Store::open(&state_path)?;
+    let mut store = Store::open_exclusive(&state_path)?;
     let (key, params) = run_key(cfg, &p);
     let run = store.mine_run(&key, &params)?;
     let decided: HashSet<Oid> = store
@@ -578,55 +592,11 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         _ => None,
     };
     let mut outcome: Result<(), MineError> = Ok(());
-    let mut walked: Result<Vec<(Oid, i64)>, MineError> = Ok(Vec::new());
+    let mut walked: Result<history::Chain, MineError> = Ok(Default::default());
     let mut finished: Result<Finished, MineError> = Err(MineError::WorkerPanic);
     std::thread::scope(|scope| {
         // The walk feeds the workers as it goes.
-        let walker = {
-            let (feed, stop, decided) = (&feed, &stop, &decided);
-            let repo_path = p.repo_path.clone();
-            scope.spawn(move || -> Result<Vec<(Oid, i64)>, MineError> {
-                let result = (|| {
-                    let repo =
-                        Repository::open(&repo_path).map_err(|source| MineError::OpenRepo {
-                            path: repo_path.clone(),
-                            source,
-                        })?;
-                    let mut chain = Vec::new();
-                    let mut fresh = Vec::new();
-                    let mut resumed = 0;
-                    walk(&repo, p.tip, |ids, time| {
-                        chain.push((ids.commit, time));
-                        if in_window(cfg, time) {
-                            if decided.contains(&ids.commit) {
-                                resumed += 1;
-                            } else {
-                                fresh.push(ids);
-                                if fresh.len() >= 64 {
-                                    feed.push(&mut fresh);
-                                }
-                            }
-                        }
-                        !stop.load(Ordering::Relaxed)
-                    })?;
-                    feed.push(&mut fresh);
-                    tracing::debug!(commits = chain.len(), elapsed = ?started.elapsed(), "walked the first-parent history");
-                    chain.reverse();
-                    let window = chain
-                        .iter()
-                        .filter(|(_, t)| in_window(cfg, *t))
-                        .map(|(o, _)| *o)
-                        .collect();
-                    feed.finish(resumed, window);
-                    Ok(chain)
-                })();
-                if result.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                    feed.close();
-                }
-                result
-            })
-        };
+        let walker = scope.spawn(|| walk_window(cfg, &p, &feed, &stop, &decided, started));
         for _ in 0..jobs {
             let tx = tx.clone();
             let (feed, stop) = (&feed, &stop);
@@ -636,35 +606,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             }
             let settings = Arc::clone(&p.settings);
             let repo_path = p.repo_path.clone();
-            scope.spawn(move || {
-                let mut worker = match Worker::new(&repo_path, settings) {
-                    Ok(w) => w,
-                    Err(e) => {
-                        let _ = tx.send(vec![Err(e)]);
-                        return;
-                    }
-                };
-                while !stop.load(Ordering::Relaxed) {
-                    let Some(block) = feed.grab(jobs) else { break };
-                    let mut batch = Vec::with_capacity(16);
-                    for ids in &block {
-                        let r = worker.evaluate_ids(ids).map(|d| to_record(ids.commit, d));
-                        let failed = r.is_err();
-                        batch.push(r);
-                        if (batch.len() >= 16 || failed)
-                            && tx.send(std::mem::take(&mut batch)).is_err()
-                        {
-                            return;
-                        }
-                        if failed || stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                    }
-                    if !batch.is_empty() && tx.send(batch).is_err() {
-                        return;
-                    }
-                }
-            });
+            scope.spawn(move || thread_worker(&repo_path, settings, feed, stop, jobs, &tx));
         }
         drop(tx);
         let mut batch: Vec<CommitRecord> = Vec::new();
@@ -739,7 +681,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         // The output is written while the worker processes exit.
         finished = (|| {
             outcome?;
-            let chain = std::mem::replace(&mut walked, Ok(Vec::new()))?;
+            let chain = std::mem::replace(&mut walked, Ok(Default::default()))?;
             if !feed.drained() {
                 return Err(MineError::WorkerPanic);
             }
@@ -753,23 +695,44 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     });
     let (chain, window, counts) = finished?;
     let (pending, resumed) = feed.totals().unwrap_or_default();
+    let mut summary = summarize(cfg, &p, chain, &window, counts, started);
+    summary.resumed = resumed;
+    summary.commits_per_second = if summary.elapsed_seconds > 0.0 {
+        pending as f64 / summary.elapsed_seconds
+    } else {
+        0.0
+    };
+    summary.state = state_path.to_string_lossy().into_owned();
+    Ok(summary)
+}
 
-    let elapsed = started.elapsed().as_secs_f64();
+/// The summary of a finished run (`resumed`, `commits_per_second` and `state` left for the caller).
+fn summarize(
+    cfg: &MineConfig,
+    p: &Prepared,
+    (chain, unreadable): history::Chain,
+    window: &[Oid],
+    counts: Counts,
+    started: Instant,
+) -> Summary {
     let mut rejected: BTreeMap<RejectReason, u64> =
         RejectReason::ALL.into_iter().map(|r| (r, 0)).collect();
     for (r, n) in counts.rejected {
         *rejected.entry(r).or_default() += n;
     }
     rejected.insert(RejectReason::Duplicate, counts.duplicates);
-    Ok(Summary {
+    let skipped = unreadable.len();
+    Summary {
         repo: p.settings.repo_name.clone(),
         source: p.settings.source.clone(),
         language: cfg.lang,
         tip: p.tip.to_string(),
         commits_in_history: chain.len() as u64,
-        outside_window: (chain.len() - window.len()) as u64,
+        outside_window: (chain.len() - window.len() - skipped) as u64,
+        skipped_unreadable: skipped as u64,
+        unreadable,
         commits_scanned: window.len() as u64,
-        resumed,
+        resumed: 0,
         kept: counts.kept,
         candidates: counts.kept - counts.duplicates,
         rejected,
@@ -783,15 +746,12 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             .collect(),
         build_tool_supported: etip_lang::profile::build_tool_supported(cfg.lang, &p.build_tools),
         semantic_filter: cfg.semantic,
-        elapsed_seconds: elapsed,
-        commits_per_second: if elapsed > 0.0 {
-            pending as f64 / elapsed
-        } else {
-            0.0
-        },
+        jobs: cfg.jobs.max(1),
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+        commits_per_second: 0.0,
         output: cfg.out.to_string_lossy().into_owned(),
-        state: state_path.to_string_lossy().into_owned(),
-    })
+        state: String::new(),
+    }
 }
 
 pub(crate) fn to_record(oid: Oid, d: Decision) -> CommitRecord {
@@ -808,249 +768,6 @@ pub(crate) fn to_record(oid: Oid, d: Decision) -> CommitRecord {
     }
 }
 
-#[derive(Default)]
-struct Counts {
-    kept: u64,
-    duplicates: u64,
-    rejected: HashMap<RejectReason, u64>,
-    with_issue_links: u64,
-    with_jira_keys: u64,
-    with_pr_number: u64,
-}
-
-/// Writes the candidates file from the store: history order (oldest first), one line per distinct
-/// normalised diff (the earliest commit), later equal diffs listed in `duplicates`.
-/// `fresh`: every decision of the run when this invocation made them all (nothing was resumed), so
-/// that the store need not be read back.
-fn write_output(
-    cfg: &MineConfig,
-    state_path: &Path,
-    store: &Store,
-    run: i64,
-    window: &[Oid],
-    fresh: Option<Vec<CommitRecord>>,
-) -> Result<Counts, MineError> {
-    let all = match fresh {
-        Some(records) => records,
-        None => store.commits(run)?,
-    };
-    let mut by_sha: HashMap<String, CommitRecord> =
-        all.into_iter().map(|r| (r.sha.clone(), r)).collect();
-    let mut counts = Counts::default();
-    // A kept commit's line is its stored payload as it is, unless later duplicates must be listed in
-    // it: only those candidates are parsed whole and written again.
-    enum Line {
-        Stored(String),
-        Edited(Box<Candidate>),
-    }
-    let payload_err = |sha: &str, source| MineError::Payload {
-        path: state_path.to_path_buf(),
-        sha: sha.to_string(),
-        source,
-    };
-    let mut kept: Vec<(String, Line)> = Vec::new();
-    let mut first_with_hash: HashMap<String, usize> = HashMap::new();
-    for oid in window {
-        let Some(rec) = by_sha.remove(&oid.to_string()) else {
-            continue;
-        };
-        if !rec.kept {
-            if let Some(r) = rec.reason.as_deref().and_then(RejectReason::from_name) {
-                *counts.rejected.entry(r).or_default() += 1;
-            }
-            continue;
-        }
-        counts.kept += 1;
-        let payload = rec.payload.unwrap_or_default();
-        let hash = match rec.diff_hash {
-            Some(h) => h,
-            None => {
-                serde_json::from_str::<Candidate>(&payload)
-                    .map_err(|e| payload_err(&rec.sha, e))?
-                    .diff_hash
-            }
-        };
-        match first_with_hash.get(&hash) {
-            Some(&i) => {
-                counts.duplicates += 1;
-                let (first, line) = &mut kept[i];
-                if let Line::Stored(p) = line {
-                    let c: Candidate =
-                        serde_json::from_str(p).map_err(|e| payload_err(first, e))?;
-                    *line = Line::Edited(Box::new(c));
-                }
-                if let Line::Edited(c) = line {
-                    c.duplicates.push(rec.sha);
-                }
-            }
-            None => {
-                first_with_hash.insert(hash, kept.len());
-                kept.push((rec.sha, Line::Stored(payload)));
-            }
-        }
-    }
-    /// What the summary counts of a candidate, read without building the whole record.
-    #[derive(serde::Deserialize)]
-    struct Links {
-        #[serde(default)]
-        issues: Vec<LinkRef>,
-        #[serde(default)]
-        pr_number: Option<u64>,
-    }
-    #[derive(serde::Deserialize)]
-    struct LinkRef {
-        #[serde(default)]
-        number: Option<u64>,
-        #[serde(default)]
-        key: Option<String>,
-    }
-    let mut buf = Vec::new();
-    for (sha, line) in &kept {
-        let (issues, pr) = match line {
-            Line::Stored(p) => {
-                let l: Links = serde_json::from_str(p).map_err(|e| payload_err(sha, e))?;
-                buf.extend_from_slice(p.as_bytes());
-                let issues: Vec<(bool, bool)> = l
-                    .issues
-                    .iter()
-                    .map(|i| (i.number.is_some(), i.key.is_some()))
-                    .collect();
-                (issues, l.pr_number.is_some())
-            }
-            Line::Edited(c) => {
-                serde_json::to_writer(&mut buf, c).expect("a candidate always serialises");
-                let issues = c
-                    .issues
-                    .iter()
-                    .map(|i| (i.number.is_some(), i.key.is_some()))
-                    .collect();
-                (issues, c.pr_number.is_some())
-            }
-        };
-        buf.push(b'\n');
-        counts.with_issue_links += u64::from(issues.iter().any(|i| i.0));
-        counts.with_jira_keys += u64::from(issues.iter().any(|i| i.1));
-        counts.with_pr_number += u64::from(pr);
-    }
-    atomic_write(&cfg.out, &buf)?;
-    Ok(counts)
-}
-
-fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), MineError> {
-    let err = |source| MineError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(
-        path.file_name()
-            .unwrap_or_else(|| "candidates.jsonl".as_ref()),
-    );
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let mut f = std::fs::File::create(&tmp).map_err(err)?;
-    f.write_all(bytes).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(err)
-}
-
-/// Explains why `rev` is kept or rejected under `cfg` (evaluated afresh; the state store, when it
-/// exists, tells whether a kept commit duplicates an earlier one).
-pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
-    let p = prepare(cfg)?;
-    let repo = Repository::open(&p.repo_path).map_err(|source| MineError::OpenRepo {
-        path: cfg.repo.clone(),
-        source,
-    })?;
-    let oid = repo
-        .revparse_single(rev)
-        .and_then(|o| o.peel_to_commit())
-        .map_err(|_| MineError::UnknownCommit {
-            rev: rev.to_string(),
-            path: cfg.repo.clone(),
-        })?
-        .id();
-    let chain = chain(&repo, p.tip)?;
-    let position = chain.iter().position(|(o, _)| *o == oid);
-    let author_time = repo
-        .find_commit(oid)
-        .map_err(|source| MineError::Git {
-            what: "read commit",
-            sha: oid.to_string(),
-            source,
-        })?
-        .author()
-        .when()
-        .seconds();
-    let in_date_window = in_window(cfg, author_time);
-    let mut worker = Worker::new(&p.repo_path, Arc::clone(&p.settings))?;
-    let decision = if in_date_window {
-        worker.evaluate(oid)?
-    } else {
-        Decision::Rejected {
-            reason: RejectReason::OutsideDateWindow,
-            detail: "author date outside the window".into(),
-        }
-    };
-    let mut out = Explanation {
-        sha: oid.to_string(),
-        in_first_parent_history: position.is_some(),
-        in_date_window,
-        decision: "rejected",
-        reason: None,
-        reason_text: None,
-        detail: None,
-        duplicate_of: None,
-        candidate: None,
-    };
-    match decision {
-        Decision::Rejected { reason, detail } => {
-            out.reason = Some(reason);
-            out.reason_text = Some(reason.describe());
-            out.detail = Some(detail);
-        }
-        Decision::Kept(c) => {
-            out.decision = "kept";
-            let state = cfg.state_path();
-            if let (Some(pos), true) = (position, state.exists()) {
-                let mut store = Store::open(&state)?;
-                let (key, params) = run_key(cfg, &p);
-                let run = store.mine_run(&key, &params)?;
-                let earlier: HashSet<String> = chain[..pos]
-                    .iter()
-                    .filter(|(_, t)| in_window(cfg, *t))
-                    .map(|(o, _)| o.to_string())
-                    .collect();
-                let mut first: Option<(usize, String)> = None;
-                for r in store.commits(run)? {
-                    if r.kept
-                        && r.diff_hash.as_deref() == Some(c.diff_hash.as_str())
-                        && earlier.contains(&r.sha)
-                    {
-                        let at = chain
-                            .iter()
-                            .position(|(o, _)| o.to_string() == r.sha)
-                            .unwrap_or(usize::MAX);
-                        if first.as_ref().is_none_or(|(i, _)| at < *i) {
-                            first = Some((at, r.sha.clone()));
-                        }
-                    }
-                }
-                if let Some((_, sha)) = first {
-                    out.decision = "rejected";
-                    out.reason = Some(RejectReason::Duplicate);
-                    out.reason_text = Some(RejectReason::Duplicate.describe());
-                    out.detail = Some(format!("duplicate of {sha}"));
-                    out.duplicate_of = Some(sha);
-                }
-            }
-            out.candidate = Some(*c);
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1064,91 +781,6 @@ mod tests {
             "ssh://git@github.com/netty/netty",
         ] {
             assert_eq!(repo_name_from_url(u).as_deref(), Some("netty/netty"), "{u}");
-        }
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(parse_date("2015-01-01", false).unwrap(), 1_420_070_400);
-        assert_eq!(parse_date("2015-01-01", true).unwrap(), 1_420_156_800);
-        assert_eq!(
-            parse_date("2015-01-01T01:00:00+01:00", false).unwrap(),
-            1_420_070_400
-        );
-        assert!(parse_date("yesterday", false).is_err());
-    }
-
-    /// The plain-header reader agrees with libgit2's commit parser, and leaves odd headers to it.
-    #[test]
-    fn commit_headers_read_like_libgit2() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init_bare(dir.path()).unwrap();
-        let tree = repo.treebuilder(None).unwrap().write().unwrap();
-        let odb = repo.odb().unwrap();
-        let t = tree.to_string();
-        let mut parents: Vec<Oid> = Vec::new();
-        let mut raw_commits = vec![
-            format!(
-                "tree {t}\nauthor A <a@x> 1420070400 +0000\ncommitter A <a@x> 1 +0000\n\nroot\n"
-            ),
-            format!("tree {t}\nauthor Odd > Name <a@x> 0 -0530\ncommitter C <c@x> 5 +0100\n\nm\n"),
-            format!(
-                "tree {t}\nauthor N <n@x> 1700000000 +1400\ncommitter C <c@x> 5 +0100\nencoding ISO-8859-1\n\nm\n"
-            ),
-            // Odd headers: no time zone, a negative time, no author line at all.
-            format!("tree {t}\nauthor N <n@x> 1700000000\ncommitter C <c@x> 5 +0100\n\nm\n"),
-            format!("tree {t}\nauthor N <n@x> -5 +0000\ncommitter C <c@x> 5 +0100\n\nm\n"),
-            format!("tree {t}\ncommitter C <c@x> 5 +0100\n\nm\n"),
-        ];
-        for (k, raw) in raw_commits.drain(..).enumerate() {
-            // Chain them: every commit but the first gets the previous one (and a second parent).
-            let mut text = raw.clone();
-            if let Some(p) = parents.last() {
-                let mut extra = format!("parent {p}\n");
-                if k % 2 == 0 {
-                    extra.push_str(&format!("parent {}\n", parents[0]));
-                }
-                let at = raw.find('\n').unwrap() + 1;
-                text = format!("{}{extra}{}", &raw[..at], &raw[at..]);
-            }
-            let oid = odb
-                .write(git2::ObjectType::Commit, text.as_bytes())
-                .unwrap();
-            let stored = odb.read(oid).unwrap();
-            let plain = commit_header(stored.data());
-            match repo.find_commit(oid) {
-                Ok(c) => {
-                    if let Some((tree_id, parent, time)) = plain {
-                        assert_eq!(tree_id, c.tree_id(), "{text}");
-                        assert_eq!(parent, c.parent_id(0).ok(), "{text}");
-                        assert_eq!(time, c.author().when().seconds(), "{text}");
-                    }
-                }
-                Err(_) => assert_eq!(plain, None, "{text}"),
-            }
-            assert_eq!(plain.is_some(), k < 3, "{text}");
-            parents.push(oid);
-        }
-        // The walk reads the plain headers itself and the odd ones through libgit2.
-        let tip = *parents.last().unwrap();
-        let walked = chain(&repo, tip);
-        let libgit2_reads_all = parents.iter().all(|p| repo.find_commit(*p).is_ok());
-        match walked {
-            Ok(chain) => {
-                assert!(libgit2_reads_all);
-                assert_eq!(chain.len(), parents.len());
-                for ((oid, time), p) in chain.iter().zip(&parents) {
-                    assert_eq!(oid, p);
-                    if let Ok(c) = repo.find_commit(*oid) {
-                        assert_eq!(*time, c.author().when().seconds());
-                    }
-                }
-            }
-            // libgit2 refuses a commit without an author: the walk reports which one.
-            Err(e) => {
-                assert!(!libgit2_reads_all);
-                assert!(e.to_string().contains(&tip.to_string()), "{e}");
-            }
         }
     }
 }

@@ -41,6 +41,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     if let Some(s) = suite {
         cfg.bootstrap.suite = s;
+        cfg.validate()
+            .map_err(|e| crate::cmd::UsageError(format!("--suite: {e}")))?;
     }
     let builder = Builder::new(
         cfg,

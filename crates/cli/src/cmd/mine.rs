@@ -63,9 +63,13 @@ pub struct LocalArgs {
     /// Branch or revision to walk (default: HEAD, the default branch of a mirror).
     #[arg(long, value_name = "NAME")]
     pub branch: Option<String>,
-    /// Worker processes (default: number of cores).
+    /// Worker processes (default: number of cores; at least 1). More than the cores is capped at
+    /// the number of cores, with a warning, unless --jobs-force.
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
+    /// Start as many workers as --jobs says, even more than the cores.
+    #[arg(long, requires = "jobs")]
+    pub jobs_force: bool,
     /// Candidates file (JSONL, schema in datasets/candidates-schema.md).
     #[arg(long, required_unless_present = "explain", value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -96,13 +100,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
+/// Input errors (exit code 2): the repository, revisions, dates and paths given, and a state file
+/// that another run holds. Everything else fails the run (exit code 1).
 fn usage_or(err: MineError) -> anyhow::Error {
+    use etip_store::StoreError;
     match err {
         MineError::OpenRepo { .. }
         | MineError::Branch { .. }
         | MineError::UnknownCommit { .. }
-        | MineError::Date(_) => anyhow::Error::new(UsageError(err.to_string())),
+        | MineError::UnreadableCommit(_)
+        | MineError::Date(_)
+        | MineError::EmptyWindow { .. }
+        | MineError::Shallow { .. }
+        | MineError::Output { .. }
+        | MineError::Store(StoreError::Locked { .. } | StoreError::NewerSchema { .. }) => {
+            anyhow::Error::new(UsageError(err.to_string()))
+        }
         other => anyhow::Error::new(other),
+    }
+}
+
+/// Workers to start: `requested` (default: `cores`), capped at `cores` unless `force`; with the
+/// warning to print when capped.
+fn worker_count(
+    requested: Option<usize>,
+    cores: usize,
+    force: bool,
+) -> Result<(usize, Option<String>), UsageError> {
+    match requested {
+        None => Ok((cores.max(1), None)),
+        Some(0) => Err(UsageError("--jobs must be at least 1".into())),
+        Some(n) if n > cores && !force => Ok((
+            cores,
+            Some(format!(
+                "warning: --jobs {n} is more than the {cores} cores of this machine; starting {cores} workers (pass --jobs-force to start {n})"
+            )),
+        )),
+        Some(n) => Ok((n, None)),
     }
 }
 
@@ -111,9 +145,8 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
         LangArg::Java => Language::Java,
         LangArg::Python => Language::Python,
     };
-    if a.jobs == Some(0) {
-        return Err(UsageError("--jobs must be at least 1".into()).into());
-    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (jobs, capped) = worker_count(a.jobs, cores, a.jobs_force)?;
     if let Some(name) = &a.repo_name {
         let parts: Vec<&str> = name.split('/').collect();
         if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
@@ -139,9 +172,7 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
     };
     cfg.max_files = a.max_files;
     cfg.branch = a.branch.clone();
-    if let Some(j) = a.jobs {
-        cfg.jobs = j;
-    }
+    cfg.jobs = jobs;
     // Workers run as processes of this binary: libgit2 serialises the object reads of threads.
     cfg.worker = std::env::current_exe()
         .ok()
@@ -175,11 +206,17 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    if let Some(warning) = capped {
+        eprintln!("{warning}");
+    }
     let mut bar = Bar::default();
     let summary = etip_mine_git::mine(&cfg, &mut bar)
         .map_err(usage_or)
         .with_context(|| format!("mining {}", cfg.repo.display()))?;
     bar.clear();
+    for u in &summary.unreadable {
+        eprintln!("warning: skipped commit {}: {}", u.sha, u.problem);
+    }
     match a.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut stdout, &summary)?;
@@ -262,10 +299,17 @@ fn print_summary(w: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
         "history: {} first-parent commits, {} outside the date window",
         s.commits_in_history, s.outside_window
     )?;
+    if s.skipped_unreadable > 0 {
+        writeln!(
+            w,
+            "skipped: {} commits git cannot parse (malformed author or committer line; see the warnings)",
+            s.skipped_unreadable
+        )?;
+    }
     writeln!(
         w,
-        "scanned: {} commits ({} resumed from {}) in {:.2} s, {:.0} commits/s",
-        s.commits_scanned, s.resumed, s.state, s.elapsed_seconds, s.commits_per_second
+        "scanned: {} commits ({} resumed from {}) in {:.2} s, {:.0} commits/s, {} workers",
+        s.commits_scanned, s.resumed, s.state, s.elapsed_seconds, s.commits_per_second, s.jobs
     )?;
     writeln!(
         w,
@@ -343,4 +387,25 @@ fn print_explanation(w: &mut dyn Write, e: &Explanation) -> std::io::Result<()> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_are_capped_at_the_cores_unless_forced() {
+        assert_eq!(worker_count(None, 4, false).unwrap(), (4, None));
+        assert_eq!(worker_count(None, 0, false).unwrap(), (1, None));
+        assert_eq!(worker_count(Some(3), 4, false).unwrap(), (3, None));
+        assert_eq!(worker_count(Some(4), 4, false).unwrap(), (4, None));
+        let (n, warning) = worker_count(Some(200), 2, false).unwrap();
+        assert_eq!(n, 2);
+        let warning = warning.unwrap();
+        assert!(warning.starts_with("warning: --jobs 200 is more than the 2 cores"));
+        assert!(warning.contains("--jobs-force"));
+        assert_eq!(worker_count(Some(200), 2, true).unwrap(), (200, None));
+        assert!(worker_count(Some(0), 2, false).is_err());
+        assert!(worker_count(Some(0), 2, true).is_err());
+    }
 }

@@ -1,0 +1,135 @@
+//! `--explain`: why one commit is kept or rejected.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use etip_core::candidate::Candidate;
+use etip_store::Store;
+use git2::Repository;
+use serde::Serialize;
+
+use crate::{
+    Decision, MineConfig, MineError, RejectReason, Worker, history, in_window, prepare, run_key,
+};
+
+/// Why one commit was kept or rejected (`--explain`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// Full SHA.
+    pub sha: String,
+    /// Whether the commit is on the walked first-parent history.
+    pub in_first_parent_history: bool,
+    /// Whether its author date is inside the window.
+    pub in_date_window: bool,
+    /// `kept` or `rejected`.
+    pub decision: &'static str,
+    /// The failed rule.
+    pub reason: Option<RejectReason>,
+    /// What the rule said about it.
+    pub reason_text: Option<&'static str>,
+    /// Offending path, counts or files.
+    pub detail: Option<String>,
+    /// For a kept commit: the earlier candidate it duplicates, if any (needs the state of a run).
+    pub duplicate_of: Option<String>,
+    /// The candidate record for a kept commit.
+    pub candidate: Option<Candidate>,
+}
+
+/// Explains why `rev` is kept or rejected under `cfg` (evaluated afresh; the state store, when it
+/// exists, tells whether a kept commit duplicates an earlier one).
+///
+/// A commit that exists but that git cannot parse (a malformed author date) is reported as
+/// [`MineError::UnreadableCommit`], with what is wrong with it.
+pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
+    cfg.check_window()?;
+    let p = prepare(cfg)?;
+    let repo = Repository::open(&p.repo_path).map_err(|source| MineError::OpenRepo {
+        path: cfg.repo.clone(),
+        source,
+    })?;
+    let oid = history::resolve_commit(&repo, rev).map_err(|_| MineError::UnknownCommit {
+        rev: rev.to_string(),
+        path: cfg.repo.clone(),
+    })?;
+    if let Some(u) = history::unreadable(&repo, oid) {
+        return Err(MineError::UnreadableCommit(u));
+    }
+    let (chain, _) = history::chain(&repo, p.tip)?;
+    let position = chain.iter().position(|(o, _)| *o == oid);
+    let author_time = repo
+        .find_commit(oid)
+        .map_err(|source| MineError::Git {
+            what: "read commit",
+            sha: oid.to_string(),
+            source,
+        })?
+        .author()
+        .when()
+        .seconds();
+    let in_date_window = in_window(cfg, Some(author_time));
+    let mut worker = Worker::new(&p.repo_path, Arc::clone(&p.settings))?;
+    let decision = if in_date_window {
+        worker.evaluate(oid)?
+    } else {
+        Decision::Rejected {
+            reason: RejectReason::OutsideDateWindow,
+            detail: "author date outside the window".into(),
+        }
+    };
+    let mut out = Explanation {
+        sha: oid.to_string(),
+        in_first_parent_history: position.is_some(),
+        in_date_window,
+        decision: "rejected",
+        reason: None,
+        reason_text: None,
+        detail: None,
+        duplicate_of: None,
+        candidate: None,
+    };
+    match decision {
+        Decision::Rejected { reason, detail } => {
+            out.reason = Some(reason);
+            out.reason_text = Some(reason.describe());
+            out.detail = Some(detail);
+        }
+        Decision::Kept(c) => {
+            out.decision = "kept";
+            let state = cfg.state_path();
+            if let (Some(pos), true) = (position, state.exists()) {
+                let mut store = Store::open(&state)?;
+                let (key, params) = run_key(cfg, &p);
+                let run = store.mine_run(&key, &params)?;
+                let earlier: HashSet<String> = chain[..pos]
+                    .iter()
+                    .filter(|(_, t)| in_window(cfg, *t))
+                    .map(|(o, _)| o.to_string())
+                    .collect();
+                let mut first: Option<(usize, String)> = None;
+                for r in store.commits(run)? {
+                    if r.kept
+                        && r.diff_hash.as_deref() == Some(c.diff_hash.as_str())
+                        && earlier.contains(&r.sha)
+                    {
+                        let at = chain
+                            .iter()
+                            .position(|(o, _)| o.to_string() == r.sha)
+                            .unwrap_or(usize::MAX);
+                        if first.as_ref().is_none_or(|(i, _)| at < *i) {
+                            first = Some((at, r.sha.clone()));
+                        }
+                    }
+                }
+                if let Some((_, sha)) = first {
+                    out.decision = "rejected";
+                    out.reason = Some(RejectReason::Duplicate);
+                    out.reason_text = Some(RejectReason::Duplicate.describe());
+                    out.detail = Some(format!("duplicate of {sha}"));
+                    out.duplicate_of = Some(sha);
+                }
+            }
+            out.candidate = Some(*c);
+        }
+    }
+    Ok(out)
+}

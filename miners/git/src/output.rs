@@ -1,0 +1,256 @@
+//! The candidates file: written from the decisions, atomically, and only as a new file or over a
+//! regular file.
+//!
+//! The file is written to a temporary file of an unpredictable name created in the target's folder
+//! (`O_EXCL`: never through a link planted there), then renamed over the target. The target must be
+//! absent or a regular file: a folder, a symbolic link, a FIFO or a device (`/dev/full`) is refused
+//! before mining starts and again before each rename.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use etip_core::candidate::Candidate;
+use etip_store::{CommitRecord, Store};
+use git2::Oid;
+
+use crate::{MineConfig, MineError, RejectReason};
+
+#[derive(Default)]
+pub(crate) struct Counts {
+    pub(crate) kept: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) rejected: HashMap<RejectReason, u64>,
+    pub(crate) with_issue_links: u64,
+    pub(crate) with_jira_keys: u64,
+    pub(crate) with_pr_number: u64,
+}
+
+/// Writes the candidates file from the store: history order (oldest first), one line per distinct
+/// normalised diff (the earliest commit), later equal diffs listed in `duplicates`.
+/// `fresh`: every decision of the run when this invocation made them all (nothing was resumed), so
+/// that the store need not be read back.
+pub(crate) fn write_output(
+    cfg: &MineConfig,
+    state_path: &Path,
+    store: &Store,
+    run: i64,
+    window: &[Oid],
+    fresh: Option<Vec<CommitRecord>>,
+) -> Result<Counts, MineError> {
+    let all = match fresh {
+        Some(records) => records,
+        None => store.commits(run)?,
+    };
+    let mut by_sha: HashMap<String, CommitRecord> =
+        all.into_iter().map(|r| (r.sha.clone(), r)).collect();
+    let mut counts = Counts::default();
+    // A kept commit's line is its stored payload as it is, unless later duplicates must be listed in
+    // it: only those candidates are parsed whole and written again.
+    enum Line {
+        Stored(String),
+        Edited(Box<Candidate>),
+    }
+    let payload_err = |sha: &str, source| MineError::Payload {
+        path: state_path.to_path_buf(),
+        sha: sha.to_string(),
+        source,
+    };
+    let mut kept: Vec<(String, Line)> = Vec::new();
+    let mut first_with_hash: HashMap<String, usize> = HashMap::new();
+    for oid in window {
+        let Some(rec) = by_sha.remove(&oid.to_string()) else {
+            continue;
+        };
+        if !rec.kept {
+            if let Some(r) = rec.reason.as_deref().and_then(RejectReason::from_name) {
+                *counts.rejected.entry(r).or_default() += 1;
+            }
+            continue;
+        }
+        counts.kept += 1;
+        let payload = rec.payload.unwrap_or_default();
+        let hash = match rec.diff_hash {
+            Some(h) => h,
+            None => {
+                serde_json::from_str::<Candidate>(&payload)
+                    .map_err(|e| payload_err(&rec.sha, e))?
+                    .diff_hash
+            }
+        };
+        match first_with_hash.get(&hash) {
+            Some(&i) => {
+                counts.duplicates += 1;
+                let (first, line) = &mut kept[i];
+                if let Line::Stored(p) = line {
+                    let c: Candidate =
+                        serde_json::from_str(p).map_err(|e| payload_err(first, e))?;
+                    *line = Line::Edited(Box::new(c));
+                }
+                if let Line::Edited(c) = line {
+                    c.duplicates.push(rec.sha);
+                }
+            }
+            None => {
+                first_with_hash.insert(hash, kept.len());
+                kept.push((rec.sha, Line::Stored(payload)));
+            }
+        }
+    }
+    /// What the summary counts of a candidate, read without building the whole record.
+    #[derive(serde::Deserialize)]
+    struct Links {
+        #[serde(default)]
+        issues: Vec<LinkRef>,
+        #[serde(default)]
+        pr_number: Option<u64>,
+    }
+    #[derive(serde::Deserialize)]
+    struct LinkRef {
+        #[serde(default)]
+        number: Option<u64>,
+        #[serde(default)]
+        key: Option<String>,
+    }
+    let mut buf = Vec::new();
+    for (sha, line) in &kept {
+        let (issues, pr) = match line {
+            Line::Stored(p) => {
+                let l: Links = serde_json::from_str(p).map_err(|e| payload_err(sha, e))?;
+                buf.extend_from_slice(p.as_bytes());
+                let issues: Vec<(bool, bool)> = l
+                    .issues
+                    .iter()
+                    .map(|i| (i.number.is_some(), i.key.is_some()))
+                    .collect();
+                (issues, l.pr_number.is_some())
+            }
+            Line::Edited(c) => {
+                serde_json::to_writer(&mut buf, c).expect("a candidate always serialises");
+                let issues = c
+                    .issues
+                    .iter()
+                    .map(|i| (i.number.is_some(), i.key.is_some()))
+                    .collect();
+                (issues, c.pr_number.is_some())
+            }
+        };
+        buf.push(b'\n');
+        counts.with_issue_links += u64::from(issues.iter().any(|i| i.0));
+        counts.with_jira_keys += u64::from(issues.iter().any(|i| i.1));
+        counts.with_pr_number += u64::from(pr);
+    }
+    atomic_write(&cfg.out, &buf)?;
+    Ok(counts)
+}
+
+/// Refuses a candidates path that exists and is not a regular file (a folder, a symbolic link, a
+/// FIFO, a device or a socket): etip replaces only a regular file.
+pub(crate) fn check_target(path: &Path) -> Result<(), MineError> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(MineError::Write {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let kind = meta.file_type();
+    let problem = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        "is a folder; name a file in it (e.g. candidates.jsonl)"
+    } else if kind.is_symlink() {
+        "is a symbolic link; name the file itself, etip does not write through links"
+    } else {
+        "is not a regular file (a device, FIFO or socket)"
+    };
+    Err(MineError::Output {
+        path: path.to_path_buf(),
+        problem,
+    })
+}
+
+/// Replaces `path` with `bytes`: a new temporary file in the same folder (unpredictable name,
+/// created exclusively, permissions as a new file's under the umask), synced, then renamed over
+/// `path` (checked to be absent or a regular file first).
+fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), MineError> {
+    check_target(path)?;
+    let err = |source| MineError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".etip-candidates-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    // On failure the temporary file is removed when the error drops it.
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_replace_a_regular_file_and_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("c.jsonl");
+        atomic_write(&out, b"one\n").unwrap();
+        atomic_write(&out, b"two\n").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"two\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["c.jsonl"]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+            // Readable by others as a file made by `File::create` is under a usual umask (022).
+            let plain = dir.path().join("plain");
+            std::fs::File::create(&plain).unwrap();
+            let expected = std::fs::metadata(&plain).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, expected & 0o777);
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_folders_and_fifos_are_refused_and_links_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        // A link planted at the name the miner used to write through.
+        std::os::unix::fs::symlink(&victim, dir.path().join(".c.jsonl.tmp")).unwrap();
+        atomic_write(&dir.path().join("c.jsonl"), b"x\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = atomic_write(&link, b"x\n").unwrap_err();
+        assert!(matches!(e, MineError::Output { .. }), "{e}");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+
+        let e = atomic_write(dir.path(), b"x\n").unwrap_err();
+        assert!(e.to_string().contains("is a folder"), "{e}");
+        let e = check_target(Path::new("/dev/null")).unwrap_err();
+        assert!(e.to_string().contains("is not a regular file"), "{e}");
+        assert!(check_target(&dir.path().join("new.jsonl")).is_ok());
+    }
+}
