@@ -287,12 +287,14 @@ fn bad_audit_parameters_and_aliases() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--floor must be a positive number",
+            "invalid value '0' for '--floor <FLOOR>': expected a finite number in (0, 1]",
         ));
     etip()
         .args(["audit", "--tolerance", "2"])
         .arg(&f)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--tolerance must be in [0, 1]"));
+        .stderr(predicate::str::contains(
+            "invalid value '2' for '--tolerance <TOLERANCE>': expected a finite number in [0, 1]",
+        ));
 }

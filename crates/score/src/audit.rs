@@ -7,8 +7,10 @@
 //! GSO-style gate; for GSO reports, the opt counts. Rankings under these alternatives are compared with
 //! the benchmark's own ranking, and GSO with SWE-fficiency where both rank the same models.
 
-use crate::error::Result;
+use crate::clip::quote;
+use crate::error::{Result, ScoreError};
 use crate::input::{Format, Loaded, Submission};
+use crate::param;
 use crate::rank::{Agreement, agreement};
 use crate::rules::{self, Params, Rule, SR_FLOOR, harmonic_mean_floored, speedups_of};
 use serde::Serialize;
@@ -28,6 +30,56 @@ pub struct AuditParams {
     pub gso_sr_threshold: f64,
     /// Submission name → canonical model name, to match submissions across benchmarks.
     pub aliases: BTreeMap<String, String>,
+}
+
+impl AuditParams {
+    /// Checks every numeric parameter against its range ([`crate::param`]); the error names the
+    /// parameter, its command-line flag and its range. The aliases are checked against the
+    /// submissions by [`check_aliases`].
+    pub fn validate(&self) -> Result<()> {
+        param::FLOOR.check(self.floor)?;
+        param::BOUNDED_FLOOR.check(self.bounded_floor)?;
+        param::TOLERANCE.check(self.tolerance)?;
+        param::GSO_THRESHOLD.check(self.gso_sr_threshold)?;
+        Ok(())
+    }
+}
+
+/// Checks aliases against the submissions they are meant for: every alias names a submission, and
+/// no two submissions of one benchmark end up with the same model name (one of them would drop out
+/// of the cross-benchmark ranking without a word).
+pub fn check_aliases(groups: &[Loaded], aliases: &BTreeMap<String, String>) -> Result<()> {
+    let subs: Vec<&Submission> = groups.iter().flat_map(|g| &g.submissions).collect();
+    let bad = |message: String| Err(ScoreError::Aliases(message));
+    if let Some(unknown) = aliases.keys().find(|k| !subs.iter().any(|s| &s.name == *k)) {
+        let mut names: Vec<String> = subs.iter().take(5).map(|s| quote(&s.name)).collect();
+        if subs.len() > 5 {
+            names.push("…".into());
+        }
+        return bad(format!(
+            "the alias {} = {} names no submission among the files (submissions: {}); remove \
+             the line or give its file",
+            quote(unknown),
+            quote(&aliases[unknown]),
+            names.join(", ")
+        ));
+    }
+    let mut models: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    for s in &subs {
+        let model = aliases.get(&s.name).unwrap_or(&s.name);
+        if let Some(first) = models.insert((s.format.benchmark(), model), &s.name) {
+            return bad(format!(
+                "the aliases make both {} and {} of {} the model {}; a model has one submission \
+                 per benchmark, so one of them would drop out of the ranking: map them to \
+                 distinct names",
+                quote(first),
+                quote(&s.name),
+                s.format.benchmark(),
+                quote(model)
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Default for AuditParams {
@@ -371,7 +423,14 @@ fn coverage(loaded: &Loaded) -> Result<Option<Coverage>> {
 }
 
 /// Audits groups of submissions (one group per benchmark, as [`crate::input::load_grouped`] returns).
+/// Refuses parameters out of range ([`AuditParams::validate`]), aliases that do not fit the
+/// submissions ([`check_aliases`]) and a call without submissions.
 pub fn audit(groups: &[Loaded], params: &AuditParams) -> Result<Audit> {
+    params.validate()?;
+    if groups.iter().all(|g| g.submissions.is_empty()) {
+        return Err(ScoreError::NoSubmission { files: Vec::new() });
+    }
+    check_aliases(groups, &params.aliases)?;
     let mut submissions = Vec::new();
     let mut rankings = Vec::new();
     let mut coverages = Vec::new();
@@ -408,16 +467,27 @@ pub fn audit(groups: &[Loaded], params: &AuditParams) -> Result<Audit> {
         coverages.extend(coverage(group)?);
         submissions.extend(audits);
     }
-    // GSO against SWE-fficiency, for the models both rank (matched through the aliases).
+    rankings.extend(cross_benchmark(&submissions, &params.aliases));
+    Ok(Audit {
+        submissions,
+        rankings,
+        coverage: coverages,
+    })
+}
+
+/// GSO against SWE-fficiency, for the models both rank (matched through the aliases).
+fn cross_benchmark(
+    submissions: &[SubmissionAudit],
+    aliases: &BTreeMap<String, String>,
+) -> Option<RankingComparison> {
     let canonical = |name: &str| {
-        params
-            .aliases
+        aliases
             .get(name)
             .cloned()
             .unwrap_or_else(|| name.to_owned())
     };
     let mut by_model: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
-    for s in &submissions {
+    for s in submissions {
         let entry = by_model.entry(canonical(&s.submission)).or_default();
         match s.rule {
             Rule::Gso => entry.0 = Some(s.score),
@@ -429,21 +499,17 @@ pub fn audit(groups: &[Loaded], params: &AuditParams) -> Result<Audit> {
         .into_iter()
         .filter_map(|(m, (g, h))| Some((m, g?, h?)))
         .collect();
-    if shared.len() >= 2 {
-        let names: Vec<String> = shared.iter().map(|r| r.0.clone()).collect();
-        let g: Vec<f64> = shared.iter().map(|r| r.1).collect();
-        let h: Vec<f64> = shared.iter().map(|r| r.2).collect();
-        rankings.push(RankingComparison {
-            baseline: "gso_score".into(),
-            alternative: "swefficiency_hm".into(),
-            baseline_order: order_of(&names, &g),
-            alternative_order: order_of(&names, &h),
-            agreement: agreement(&names, &g, &h),
-        });
+    if shared.len() < 2 {
+        return None;
     }
-    Ok(Audit {
-        submissions,
-        rankings,
-        coverage: coverages,
+    let names: Vec<String> = shared.iter().map(|r| r.0.clone()).collect();
+    let g: Vec<f64> = shared.iter().map(|r| r.1).collect();
+    let h: Vec<f64> = shared.iter().map(|r| r.2).collect();
+    Some(RankingComparison {
+        baseline: "gso_score".into(),
+        alternative: "swefficiency_hm".into(),
+        baseline_order: order_of(&names, &g),
+        alternative_order: order_of(&names, &h),
+        agreement: agreement(&names, &g, &h),
     })
 }

@@ -5,7 +5,16 @@ use std::path::PathBuf;
 /// Everything that can go wrong while reading results or scoring them.
 #[derive(Debug, thiserror::Error)]
 pub enum ScoreError {
-    /// A file could not be read.
+    /// A file could not be opened: a path that does not exist, is not readable, names a folder, ...
+    /// Always the user's input.
+    #[error("{path}: cannot read the file: {source}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file could not be read after it was opened.
     #[error("{path}: cannot read the file: {source}")]
     Io {
         /// The file.
@@ -22,6 +31,41 @@ pub enum ScoreError {
         line: usize,
         /// What is wrong and how to fix it.
         message: String,
+    },
+    /// The file is larger than etip reads from one input ([`crate::input::MAX_FILE_BYTES`]).
+    #[error(
+        "{path}: the file is larger than {limit}, the most etip reads from one input; \
+         is it the right file?"
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, for people (e.g. `256 MiB`).
+        limit: String,
+    },
+    /// One line of the file is longer than etip reads as one line
+    /// ([`crate::input::MAX_LINE_BYTES`]).
+    #[error(
+        "line {line} of {path} is longer than {limit}, the most etip reads as one line; \
+         is it the right file?"
+    )]
+    LineTooLong {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The limit, for people (e.g. `64 MiB`).
+        limit: String,
+    },
+    /// Only GSO manifests (official scores) were given: there is nothing to score or audit.
+    #[error(
+        "no submission among the files ({}): a GSO manifest holds official scores only; give the \
+         per-model result files, with or without the manifest",
+        list_paths(files)
+    )]
+    NoSubmission {
+        /// The files that were given.
+        files: Vec<PathBuf>,
     },
     /// The file has no result rows.
     #[error("{path}: the file holds no task results; expected {expected}")]
@@ -77,6 +121,10 @@ pub enum ScoreError {
         /// What is missing.
         why: String,
     },
+    /// Aliases that do not fit the submissions (an alias for no submission, two submissions of one
+    /// benchmark mapped to one model).
+    #[error("{0}")]
+    Aliases(String),
     /// A parameter is out of range.
     #[error("invalid parameter: {0}")]
     InvalidParameter(String),
@@ -94,6 +142,9 @@ impl ScoreError {
     /// True when the user's input (files, names, parameters) is at fault rather than the machine.
     pub fn is_input_error(&self) -> bool {
         match self {
+            // Opening fails for paths that do not exist, cannot be read, name a folder or a missing
+            // folder, loop, are too long...: always the path the user gave.
+            ScoreError::Open { .. } => true,
             ScoreError::Io { source, .. } => matches!(
                 source.kind(),
                 std::io::ErrorKind::NotFound
@@ -104,6 +155,17 @@ impl ScoreError {
             _ => true,
         }
     }
+}
+
+fn list_paths(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "none given".into();
+    }
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Result alias of this crate.

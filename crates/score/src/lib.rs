@@ -10,6 +10,12 @@
 //!   test-failure tolerance, rescoring under another benchmark's rule, ranking agreement ([`rank`]) and
 //!   coverage across submissions.
 //!
+//! Every numeric parameter has one valid range ([`param`]), checked by [`rules::Params::validate`]
+//! and [`audit::AuditParams::validate`] before anything is computed. Inputs are read within size
+//! limits and checked for runtimes the rules cannot compute with and for inconsistent official data
+//! ([`input`]); errors name the file and the line and quote at most a short prefix of the input
+//! ([`clip`]).
+//!
 //! ```no_run
 //! use etip_score::{input, rules};
 //! let sub = input::load_file("eval_report_model.csv".as_ref(), None)?;
@@ -19,8 +25,10 @@
 //! ```
 
 pub mod audit;
+pub mod clip;
 mod error;
 pub mod input;
+pub mod param;
 pub mod rank;
 pub mod rules;
 

@@ -5,7 +5,7 @@ use super::{UsageError, input_error};
 use anyhow::Context;
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::audit::{self, Audit, AuditParams};
-use etip_score::input;
+use etip_score::{clip, input, param};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,23 +14,31 @@ use std::path::{Path, PathBuf};
 /// tolerance, GSO-style rescoring, ranking agreement and coverage across submissions.
 ///
 /// Accepts the same files as `etip score`; SWE-fficiency and GSO reports may be given together, and
-/// `--aliases` matches their submission names to compare the two benchmarks' rankings.
+/// `--aliases` matches their submission names to compare the two benchmarks' rankings (every alias
+/// must name a submission, and no two submissions of one benchmark may map to one model).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Result files, one submission each.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Floor on SR for the harmonic mean whose tail weight is reported (0.5 gives a bounded penalty).
-    #[arg(long, default_value_t = etip_score::rules::SR_FLOOR)]
+    // Numeric flags: the ranges are etip_score::param's; values starting with '-' are taken as
+    // values (`--floor -1`), so that the range check reports them.
+    /// Floor on SR for the harmonic mean whose tail weight is reported, in (0, 1] (0.5 gives a
+    /// bounded penalty).
+    #[arg(long, default_value_t = etip_score::rules::SR_FLOOR, allow_hyphen_values = true,
+          value_parser = |s: &str| param::FLOOR.parse(s))]
     pub floor: f64,
-    /// Raised floor of the bounded-penalty harmonic mean.
-    #[arg(long, default_value_t = 0.5)]
+    /// Raised floor of the bounded-penalty harmonic mean, in (0, 1].
+    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true,
+          value_parser = |s: &str| param::BOUNDED_FLOOR.parse(s))]
     pub bounded_floor: f64,
-    /// Count a failing patch correct when it passes at least 1 - TOLERANCE of its tests.
-    #[arg(long, default_value_t = 0.0001)]
+    /// Count a failing patch correct when it passes at least 1 - TOLERANCE of its tests, in [0, 1].
+    #[arg(long, default_value_t = 0.0001, allow_hyphen_values = true,
+          value_parser = |s: &str| param::TOLERANCE.parse(s))]
     pub tolerance: f64,
-    /// SR threshold of the GSO-style gate applied to SWE-fficiency outputs.
-    #[arg(long, default_value_t = 0.95)]
+    /// SR threshold of the GSO-style gate applied to SWE-fficiency outputs (> 0).
+    #[arg(long, default_value_t = 0.95, allow_hyphen_values = true,
+          value_parser = |s: &str| param::GSO_THRESHOLD.parse(s))]
     pub gso_threshold: f64,
     /// TOML file mapping submission names to model names: `"eval_report_x" = "x"`.
     #[arg(long, value_name = "FILE")]
@@ -43,49 +51,38 @@ pub struct Args {
     pub html: Option<PathBuf>,
 }
 
+/// Reads an aliases file (bounded like every input; any failure to open or read it is bad input).
 fn read_aliases(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the aliases file {}", path.display()))?;
+    let text = input::read_text(path).map_err(input_error)?;
     toml::from_str::<BTreeMap<String, String>>(&text).map_err(|e| {
         UsageError(format!(
             "{}: not an aliases file ({}); expected lines like \"submission name\" = \"model name\"",
             path.display(),
-            e.message().trim()
+            clip::foreign(e.message().trim())
         ))
         .into()
     })
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    for (name, value) in [
-        ("--floor", args.floor),
-        ("--bounded-floor", args.bounded_floor),
-        ("--gso-threshold", args.gso_threshold),
-    ] {
-        if value.is_nan() || value <= 0.0 || value.is_infinite() {
-            return Err(
-                UsageError(format!("{name} must be a positive number, got {value}")).into(),
-            );
-        }
-    }
-    if !(0.0..=1.0).contains(&args.tolerance) {
-        return Err(UsageError(format!(
-            "--tolerance must be in [0, 1], got {}",
-            args.tolerance
-        ))
-        .into());
-    }
-    let params = AuditParams {
+    let mut params = AuditParams {
         floor: args.floor,
         bounded_floor: args.bounded_floor,
         tolerance: args.tolerance,
         gso_sr_threshold: args.gso_threshold,
-        aliases: match &args.aliases {
-            Some(p) => read_aliases(p)?,
-            None => BTreeMap::new(),
-        },
+        aliases: BTreeMap::new(),
     };
+    params.validate().map_err(input_error)?;
+    if let Some(path) = &args.aliases {
+        params.aliases = read_aliases(path)?;
+    }
+    // Refuses a call without submissions (only GSO manifests), as `etip score` does.
     let groups = input::load_grouped(&args.files).map_err(input_error)?;
+    if let Some(path) = &args.aliases {
+        // Checked here to name the file; audit() checks them again for library callers.
+        audit::check_aliases(&groups, &params.aliases)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    }
     let result = audit::audit(&groups, &params).map_err(input_error)?;
     let format = OutputFormat::from(args.format);
     let out = match format {

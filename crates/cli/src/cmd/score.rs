@@ -3,8 +3,8 @@
 use super::format::{FormatArg, num, render};
 use super::input_error;
 use etip_report::{Align, OutputFormat, Table};
-use etip_score::input;
 use etip_score::rules::{self, Params, Rule};
+use etip_score::{input, param};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -12,7 +12,9 @@ use std::path::PathBuf;
 ///
 /// Reads SWE-fficiency eval_report_*.csv files (with the official overall_score from the .json beside
 /// each), GSO report .json files (a manifest.json among them adds the official scores) and etip
-/// task-result .jsonl files; one submission per file, all of one benchmark.
+/// task-result .jsonl files; one submission per file, all of one benchmark. An input file or line
+/// larger than etip reads (etip_score::input::MAX_FILE_BYTES, MAX_LINE_BYTES) is refused, the error
+/// naming the limit.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Scoring rule.
@@ -27,20 +29,26 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: FormatArg,
-    /// SWE-fficiency: floor of each SR in the harmonic mean.
-    #[arg(long, default_value_t = rules::SR_FLOOR)]
+    // Numeric flags: the ranges are etip_score::param's; values starting with '-' are taken as
+    // values (`--floor -1`), so that the range check reports them.
+    /// SWE-fficiency: floor of each SR in the harmonic mean, in (0, 1].
+    #[arg(long, default_value_t = rules::SR_FLOOR, allow_hyphen_values = true,
+          value_parser = |s: &str| param::FLOOR.parse(s))]
     pub floor: f64,
-    /// GSO rule on SWE-fficiency outputs: a task succeeds when correct and SR >= this.
-    #[arg(long, default_value_t = 0.95)]
+    /// GSO rule on SWE-fficiency outputs: a task succeeds when correct and SR >= this (> 0).
+    #[arg(long, default_value_t = 0.95, allow_hyphen_values = true,
+          value_parser = |s: &str| param::GSO_THRESHOLD.parse(s))]
     pub gso_threshold: f64,
     /// Benchmark size N when larger than the tasks in a file (unsubmitted tasks score 0).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = param::parse_total_instances)]
     pub total_instances: Option<usize>,
-    /// JETO: minimum relative improvement of a round to count as a win.
-    #[arg(long, default_value_t = 0.05)]
+    /// JETO: minimum relative improvement of a round to count as a win, in [0, 1).
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
+          value_parser = |s: &str| param::MIN_IMPR.parse(s))]
     pub min_impr: f64,
-    /// JETO: p-value threshold (strict).
-    #[arg(long, default_value_t = 0.1)]
+    /// JETO: p-value threshold (strict), in (0, 1].
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
+          value_parser = |s: &str| param::P_VAL.parse(s))]
     pub p_val: f64,
     /// JETO: the conservative setting (min_impr 0.1, p_val 0.05); overrides --min-impr and --p-val.
     #[arg(long)]
@@ -63,12 +71,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.conservative {
         params.sign = etip_stats::SignTestConfig::conservative();
     }
+    params.validate().map_err(input_error)?;
+    // Refuses a call without submissions (only GSO manifests), as `etip audit` does.
     let loaded = input::load_files(&args.files, &args.names).map_err(input_error)?;
-    if loaded.submissions.is_empty() {
-        return Err(input_error(etip_score::ScoreError::InvalidParameter(
-            "no submission among the files (only manifests?); give result files".into(),
-        )));
-    }
     let rows = rules::score_all(&loaded.submissions, args.rule, &params).map_err(input_error)?;
     let format = OutputFormat::from(args.format);
     let out = if format == OutputFormat::Json {

@@ -1,6 +1,8 @@
 //! etip's own task-result JSON Lines (`etip_core::results::TaskResult`, one object per line).
 
-use super::{Format, IdSet, Submission, check_number};
+use super::check::{At, IdSet, check_number, check_positive, check_task_runtimes, checked_ratio};
+use super::{Format, Submission};
+use crate::clip::foreign;
 use crate::error::{Result, ScoreError};
 use etip_core::results::TaskResult;
 use std::collections::BTreeMap;
@@ -9,6 +11,7 @@ use std::path::Path;
 pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> {
     let mut ids = IdSet::new();
     let mut tasks = Vec::new();
+    let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if raw.trim().is_empty() {
@@ -17,11 +20,12 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
         let task: TaskResult = serde_json::from_str(raw).map_err(|e| ScoreError::Malformed {
             path: path.to_path_buf(),
             line,
-            message: format!("not an etip task result: {e}"),
+            message: format!("not an etip task result: {}", foreign(e)),
         })?;
         ids.insert(path, line, &task.instance_id)?;
-        validate(path, line, &task)?;
+        validate(At { path, line }, &task)?;
         tasks.push(task);
+        lines.push(line);
     }
     if tasks.is_empty() {
         return Err(ScoreError::Empty {
@@ -34,6 +38,7 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
         path: path.to_path_buf(),
         format: Format::EtipJsonl,
         tasks,
+        lines,
         total_instances: None,
         official_score: None,
         official_summary: BTreeMap::new(),
@@ -41,54 +46,27 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
     })
 }
 
-fn validate(path: &Path, line: usize, task: &TaskResult) -> Result<()> {
-    let bad = |message: String| ScoreError::Malformed {
-        path: path.to_path_buf(),
-        line,
-        message,
-    };
+fn validate(at: At, task: &TaskResult) -> Result<()> {
     if let Some(p) = task.pass_fraction {
-        check_number(path, line, "pass_fraction", p)?;
+        check_number(at.path, at.line, "pass_fraction", p)?;
         if p > 1.0 {
-            return Err(bad(format!(
-                "pass_fraction is {p}, expected a value in [0, 1]"
-            )));
+            return Err(at.err(format!("pass_fraction is {p}, expected a value in [0, 1]")));
         }
     }
-    for (what, value) in [
-        ("speedup", task.speedup),
-        ("gold_speedup", task.gold_speedup),
-    ] {
-        if let Some(v) = value {
-            check_number(path, line, what, v)?;
-            if v == 0.0 {
-                return Err(bad(format!("{what} is 0, expected a positive ratio")));
-            }
+    let speedup = task
+        .speedup
+        .map(|v| check_positive(at, "speedup", v))
+        .transpose()?;
+    let gold = task
+        .gold_speedup
+        .map(|v| check_positive(at, "gold_speedup", v))
+        .transpose()?;
+    if let Some(g) = gold {
+        // SR = credited / gold: the measured speedup when correct, 1 otherwise.
+        checked_ratio(at, &|| "the SR 1 / gold_speedup".into(), 1.0, g)?;
+        if let Some(s) = speedup {
+            checked_ratio(at, &|| "the SR speedup / gold_speedup".into(), s, g)?;
         }
     }
-    for test in &task.tests {
-        for (what, runs) in [
-            ("base", &test.base),
-            ("patched", &test.patched),
-            ("reference", &test.reference),
-        ] {
-            for &x in runs {
-                check_number(
-                    path,
-                    line,
-                    &format!("test {:?} {what} runtime", test.name),
-                    x,
-                )?;
-            }
-        }
-    }
-    if let Some(m) = &task.per_test_means {
-        if m.base.len() != m.patch.len() || m.base.len() != m.commit.len() {
-            return Err(bad("per_test_means lists have different lengths".into()));
-        }
-        for &x in m.base.iter().chain(&m.patch).chain(&m.commit) {
-            check_number(path, line, "per_test_means", x)?;
-        }
-    }
-    Ok(())
+    check_task_runtimes(at, task)
 }

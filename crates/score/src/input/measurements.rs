@@ -8,7 +8,9 @@
 //! themselves are kept beside the tasks ([`Submission::measurements`]) for the rules that compare
 //! their verdicts with the measurement's own.
 
-use super::{Format, IdSet, Submission, check_number};
+use super::check::{At, IdSet, check_round_totals, check_runtimes};
+use super::{Format, Submission};
+use crate::clip::{foreign, quote};
 use crate::error::{Result, ScoreError};
 use etip_core::measure::{ClassRecord, MEASUREMENT_SCHEMA_VERSION, Measurement};
 use std::collections::BTreeMap;
@@ -38,6 +40,7 @@ pub(super) fn looks_like_executable_summary(value: &serde_json::Value) -> bool {
 pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> {
     let mut ids = IdSet::new();
     let mut tasks = Vec::new();
+    let mut lines = Vec::new();
     let mut measurements = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -47,7 +50,10 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
         let m = parse_line(path, line, raw)?;
         ids.insert_field(path, line, "id", &m.id)?;
         validate(path, line, &m)?;
-        tasks.push(m.to_task_result());
+        let task = m.to_task_result();
+        check_round_totals(At { path, line }, &task.tests)?;
+        tasks.push(task);
+        lines.push(line);
         measurements.push(m);
     }
     if tasks.is_empty() {
@@ -61,6 +67,7 @@ pub(super) fn read(path: &Path, text: &str, name: String) -> Result<Submission> 
         path: path.to_path_buf(),
         format: Format::EtipMeasurements,
         tasks,
+        lines,
         total_instances: None,
         official_score: None,
         official_summary: BTreeMap::new(),
@@ -76,8 +83,9 @@ fn parse_line(path: &Path, line: usize, raw: &str) -> Result<Measurement> {
     };
     let value: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
         bad(format!(
-            "not an etip measurement: invalid JSON at column {}: {e}",
-            e.column()
+            "not an etip measurement: invalid JSON at column {}: {}",
+            e.column(),
+            foreign(e)
         ))
     })?;
     if !value.is_object() {
@@ -100,14 +108,15 @@ fn parse_line(path: &Path, line: usize, raw: &str) -> Result<Measurement> {
         }
         Some(v) if v.as_u64() != Some(u64::from(MEASUREMENT_SCHEMA_VERSION)) => {
             return Err(bad(format!(
-                "schema_version {v} of etip.measurement is not supported; this etip reads \
-                 version {MEASUREMENT_SCHEMA_VERSION}"
+                "schema_version {} of etip.measurement is not supported; this etip reads \
+                 version {MEASUREMENT_SCHEMA_VERSION}",
+                crate::clip::clip(&v.to_string(), crate::clip::QUOTE_CHARS)
             )));
         }
         Some(_) => {}
     }
-    let m: Measurement =
-        serde_json::from_value(value).map_err(|e| bad(format!("not an etip measurement: {e}")))?;
+    let m: Measurement = serde_json::from_value(value)
+        .map_err(|e| bad(format!("not an etip measurement: {}", foreign(e))))?;
     Ok(m)
 }
 
@@ -129,25 +138,28 @@ fn validate(path: &Path, line: usize, m: &Measurement) -> Result<()> {
         )));
     }
     let check_class = |c: &ClassRecord, what: &str| -> Result<()> {
+        let name = quote(&c.name);
         for (side, times) in [("original", &c.original), ("patched", &c.patched)] {
-            for &x in times {
-                check_number(path, line, &format!("{what} {:?} {side} time", c.name), x)?;
-            }
+            // Zero is a reading of a timer too coarse for the class (too_fast), not an error.
+            check_runtimes(
+                At { path, line },
+                &|| format!("{what} {name} {side} time"),
+                times,
+                true,
+            )?;
         }
         if c.original.len() != c.patched.len() {
             return Err(bad(format!(
-                "{what} {:?} has {} original times but {} patched times; the two series are \
+                "{what} {name} has {} original times but {} patched times; the two series are \
                  paired by round",
-                c.name,
                 c.original.len(),
                 c.patched.len()
             )));
         }
         if c.eligible && c.original.len() != m.rounds {
             return Err(bad(format!(
-                "{what} {:?} is eligible but has {} times per version, not one per timed round \
+                "{what} {name} is eligible but has {} times per version, not one per timed round \
                  (rounds = {})",
-                c.name,
                 c.original.len(),
                 m.rounds
             )));

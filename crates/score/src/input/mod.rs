@@ -5,16 +5,36 @@
 //! header, JSON keys), not only from the file name: among JSON Lines, a line with `instance_id` is a
 //! task result, a line with `schema_version` and `classes` / `round_log` / `executable` is a
 //! measurement (the first line that parses decides for the whole file). Errors name the file and the
-//! line.
+//! line, and quote at most a short prefix of the input ([`crate::clip`]).
+//!
+//! Limits and checks common to every reader:
+//!
+//! * a file is read up to [`MAX_FILE_BYTES`] (256 MiB) and a line up to [`MAX_LINE_BYTES`]
+//!   (64 MiB); a larger file or line is refused without reading further ([`read_text`]); a UTF-8
+//!   byte order mark is skipped;
+//! * runtimes must be finite and at least [`MIN_RUNTIME`] (zero is a timer reading in measurements
+//!   of `etip measure` only), and the means, per-round totals and ratios the rules form from them
+//!   must neither overflow nor underflow to 0;
+//! * official reports must be consistent: ids unique within each list of a GSO report, in at most
+//!   one status set, the opt sets within the passed ids, a supported `schema_version`; a
+//!   SWE-fficiency `patch_length` is a whole number and the summary `.json` beside the CSV a valid
+//!   object (errors name that file).
 
+mod check;
 mod etip;
 mod gso;
 mod measurements;
+mod read;
+mod sniff;
 mod swefficiency;
+
+pub use check::MIN_RUNTIME;
+pub use read::{MAX_FILE_BYTES, MAX_LINE_BYTES, read_text};
 
 use crate::error::{Result, ScoreError};
 use etip_core::measure::Measurement;
 use etip_core::results::TaskResult;
+use sniff::{JsonlKind, Sniffed};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +94,9 @@ pub struct Submission {
     pub format: Format,
     /// One entry per task, in file order; instance ids are unique.
     pub tasks: Vec<TaskResult>,
+    /// The 1-based line of each task in the file, parallel to `tasks` (GSO reports: 1, as a report
+    /// is one JSON object).
+    pub lines: Vec<usize>,
     /// Size of the benchmark, when the file states it (GSO: 102); tasks not submitted count as failures.
     pub total_instances: Option<usize>,
     /// The benchmark's own published score for this submission, when known (from the report, a sibling
@@ -146,17 +169,33 @@ pub fn load_files(paths: &[PathBuf], names: &[String]) -> Result<Loaded> {
             }
         }
     }
-    Ok(assemble(files, Format::family)?.pop().unwrap_or_default())
+    let loaded = assemble(files, Format::family)?.pop();
+    match loaded {
+        Some(loaded) if !loaded.submissions.is_empty() => Ok(loaded),
+        _ => Err(no_submission(paths)),
+    }
 }
 
 /// Reads files of possibly several benchmarks (as `etip audit` accepts) and groups them by benchmark;
-/// within a group the same checks as [`load_files`] apply.
+/// within a group the same checks as [`load_files`] apply. Refuses a call without submissions (only
+/// GSO manifests), as [`load_files`] does.
 pub fn load_grouped(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let files = paths
         .iter()
         .map(|path| Ok((path.clone(), read_any(path, None)?)))
         .collect::<Result<Vec<_>>>()?;
-    assemble(files, |f| f)
+    let groups = assemble(files, |f| f)?;
+    if groups.iter().all(|g| g.submissions.is_empty()) {
+        return Err(no_submission(paths));
+    }
+    Ok(groups)
+}
+
+/// The error of a call whose files are all GSO manifests (or none at all).
+fn no_submission(paths: &[PathBuf]) -> ScoreError {
+    ScoreError::NoSubmission {
+        files: paths.to_vec(),
+    }
 }
 
 /// Groups read files by `group(format)`, attaches manifest scores, and checks names are unique.
@@ -212,24 +251,16 @@ enum AnyFile {
 }
 
 fn read_any(path: &Path, name: Option<&str>) -> Result<AnyFile> {
-    let bytes = std::fs::read(path).map_err(|source| ScoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| ScoreError::Malformed {
-        path: path.to_path_buf(),
-        line: line_of_offset(e.as_bytes(), e.utf8_error().valid_up_to()),
-        message: "the file is not UTF-8 text".into(),
-    })?;
+    let text = read_text(path)?;
     let given = name.map(str::to_owned);
     let name = given.clone().unwrap_or_else(|| stem(path));
-    let sub = match sniff(path, &text)? {
+    let sub = match sniff::sniff(path, &text)? {
         Sniffed::Csv => swefficiency::read(path, &text, name)?,
         Sniffed::GsoReport(value) => gso::read_report(path, *value, name)?,
         Sniffed::GsoManifest(value) => {
             return Ok(AnyFile::Manifest(gso::read_manifest(path, &value)?));
         }
-        Sniffed::Jsonl => match jsonl_kind(path, &text)? {
+        Sniffed::Jsonl => match sniff::jsonl_kind(path, &text)? {
             JsonlKind::TaskResults => etip::read(path, &text, name)?,
             JsonlKind::Measurements => {
                 let name = given.unwrap_or_else(|| measurements::default_name(path, name));
@@ -240,208 +271,8 @@ fn read_any(path: &Path, name: Option<&str>) -> Result<AnyFile> {
     Ok(AnyFile::Submission(Box::new(sub)))
 }
 
-enum Sniffed {
-    Csv,
-    GsoReport(Box<serde_json::Value>),
-    GsoManifest(Box<serde_json::Value>),
-    Jsonl,
-}
-
-/// What a JSON Lines file holds.
-enum JsonlKind {
-    TaskResults,
-    Measurements,
-}
-
-/// Tells task results from measurements by the first line that parses as a JSON object (a
-/// malformed line is then reported by the reader of that kind, with its line number); when no line
-/// parses, a file named `measurements*.jsonl` is read as measurements. Refuses `executable.jsonl`,
-/// the summary `etip measure` writes beside its measurements.
-fn jsonl_kind(path: &Path, text: &str) -> Result<JsonlKind> {
-    let first = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .find_map(|(i, l)| {
-            serde_json::from_str::<serde_json::Value>(l)
-                .ok()
-                .filter(serde_json::Value::is_object)
-                .map(|v| (i + 1, v))
-        });
-    match first {
-        Some((_, v)) if measurements::looks_like_measurement(&v) => Ok(JsonlKind::Measurements),
-        Some((line, v)) if measurements::looks_like_executable_summary(&v) => {
-            Err(ScoreError::UnknownFormat {
-                path: path.to_path_buf(),
-                why: format!(
-                    "line {line} is an executable.jsonl summary of `etip measure` (id, detectors, \
-                     overall, ...) without per-round times; score the measurements.jsonl beside it"
-                ),
-            })
-        }
-        Some(_) => Ok(JsonlKind::TaskResults),
-        None if stem(path).starts_with(measurements::DEFAULT_STEM) => Ok(JsonlKind::Measurements),
-        None => Ok(JsonlKind::TaskResults),
-    }
-}
-
-fn sniff(path: &Path, text: &str) -> Result<Sniffed> {
-    let trimmed = text.trim_start();
-    if trimmed.is_empty() {
-        return Err(ScoreError::Empty {
-            path: path.to_path_buf(),
-            expected: "a CSV header and rows, a GSO report object, or JSON lines",
-        });
-    }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if ext == "jsonl" || ext == "ndjson" {
-        return Ok(Sniffed::Jsonl);
-    }
-    if trimmed.starts_with('{') {
-        // A whole-file JSON object is a GSO report or manifest; several objects, one per line, are JSONL.
-        match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(value) => {
-                if value.get("instance_sets").is_some() || value.get("summary").is_some() {
-                    return Ok(Sniffed::GsoReport(Box::new(value)));
-                }
-                if value.get("models").is_some() {
-                    return Ok(Sniffed::GsoManifest(Box::new(value)));
-                }
-                if value.get("instance_id").is_some() {
-                    return Ok(Sniffed::Jsonl);
-                }
-                if measurements::looks_like_measurement(&value) {
-                    if trimmed.trim_end().lines().count() > 1 {
-                        return Err(ScoreError::Malformed {
-                            path: path.to_path_buf(),
-                            line: 1,
-                            message: "one etip measurement spread over several lines; etip reads \
-                                      measurements as JSON Lines, one measurement per line, as \
-                                      `etip measure` writes measurements.jsonl"
-                                .into(),
-                        });
-                    }
-                    return Ok(Sniffed::Jsonl);
-                }
-                let keys: Vec<&str> = value
-                    .as_object()
-                    .map(|o| o.keys().map(String::as_str).take(6).collect())
-                    .unwrap_or_default();
-                Err(ScoreError::UnknownFormat {
-                    path: path.to_path_buf(),
-                    why: format!("a JSON object with keys {keys:?}"),
-                })
-            }
-            Err(e) if e.is_eof() || e.is_syntax() => {
-                if ext == "json"
-                    && !trimmed
-                        .lines()
-                        .nth(1)
-                        .is_some_and(|l| l.trim_start().starts_with('{'))
-                {
-                    Err(ScoreError::Malformed {
-                        path: path.to_path_buf(),
-                        line: e.line(),
-                        message: format!("invalid JSON: {e}"),
-                    })
-                } else {
-                    Ok(Sniffed::Jsonl)
-                }
-            }
-            Err(e) => Err(ScoreError::Malformed {
-                path: path.to_path_buf(),
-                line: e.line(),
-                message: format!("invalid JSON: {e}"),
-            }),
-        }
-    } else if ext != "csv"
-        && trimmed.starts_with('[')
-        && serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.is_array())
-    {
-        Err(ScoreError::UnknownFormat {
-            path: path.to_path_buf(),
-            why: "a JSON array; etip reads JSON Lines, one result per line (for measurements: the \
-                  measurements.jsonl that `etip measure` writes in its --out folder, not its \
-                  --format json output)"
-                .into(),
-        })
-    } else if ext == "csv" || trimmed.lines().next().is_some_and(|l| l.contains(',')) {
-        Ok(Sniffed::Csv)
-    } else {
-        Err(ScoreError::UnknownFormat {
-            path: path.to_path_buf(),
-            why: "neither CSV nor JSON".into(),
-        })
-    }
-}
-
 fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
-}
-
-fn line_of_offset(text: &[u8], offset: usize) -> usize {
-    1 + text.iter().take(offset).filter(|&&b| b == b'\n').count()
-}
-
-/// Checks a number read from an input: finite and not negative.
-pub(crate) fn check_number(path: &Path, line: usize, what: &str, value: f64) -> Result<f64> {
-    if !value.is_finite() {
-        return Err(ScoreError::Malformed {
-            path: path.to_path_buf(),
-            line,
-            message: format!("{what} is {value}, expected a finite number"),
-        });
-    }
-    if value < 0.0 {
-        return Err(ScoreError::Malformed {
-            path: path.to_path_buf(),
-            line,
-            message: format!("{what} is {value}, expected a number >= 0"),
-        });
-    }
-    Ok(value)
-}
-
-/// Records instance ids and reports the first duplicate.
-pub(crate) struct IdSet(BTreeMap<String, usize>);
-
-impl IdSet {
-    pub(crate) fn new() -> Self {
-        IdSet(BTreeMap::new())
-    }
-
-    pub(crate) fn insert(&mut self, path: &Path, line: usize, id: &str) -> Result<()> {
-        self.insert_field(path, line, "instance_id", id)
-    }
-
-    /// As [`IdSet::insert`], naming the id field `field` in errors.
-    pub(crate) fn insert_field(
-        &mut self,
-        path: &Path,
-        line: usize,
-        field: &str,
-        id: &str,
-    ) -> Result<()> {
-        if id.trim().is_empty() {
-            return Err(ScoreError::Malformed {
-                path: path.to_path_buf(),
-                line,
-                message: format!("empty {field}"),
-            });
-        }
-        if let Some(first) = self.0.insert(id.to_owned(), line) {
-            return Err(ScoreError::Malformed {
-                path: path.to_path_buf(),
-                line,
-                message: format!("duplicate {field} {id:?} (first seen on line {first})"),
-            });
-        }
-        Ok(())
-    }
 }

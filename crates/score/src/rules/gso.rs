@@ -2,7 +2,7 @@
 //! geometric-mean speedup >= 1.2, and keeps a harmonic-mean speedup over the reference above 0.95;
 //! opt@1 = round(100 · #opt_commit / N, 2).
 
-use super::{Params, Rule, ScoreRow, round_half_even, swefficiency, total_of};
+use super::{Params, Rule, ScoreRow, round_half_even, swefficiency, task_at, total_of};
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Submission};
 use etip_core::results::{PerTestMeans, TaskResult};
@@ -101,7 +101,7 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
         let mut recomputed = 0usize;
         let mut from_official = 0usize;
         let mut disagreements = Vec::new();
-        for task in &sub.tasks {
+        for (i, task) in sub.tasks.iter().enumerate() {
             let correct = task.correct == Some(true);
             let official = task.official.as_ref();
             let (b, c) = match means_of(task).as_ref().and_then(gso_task_verdict) {
@@ -126,9 +126,9 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
                             submission: sub.name.clone(),
                             rule: Rule::Gso.name(),
                             why: format!(
-                                "task {} has neither per-test means (or base/patched/reference runs) nor \
+                                "{} has neither per-test means (or base/patched/reference runs) nor \
                                  an official opt verdict",
-                                task.instance_id
+                                task_at(sub, i)
                             ),
                         });
                     }

@@ -10,7 +10,7 @@
 //! `overall.sign_test.direction` (`measured_verdicts`): the two agree whenever the measurement used
 //! JETO's literal timer rule, fixed rounds and the same `min_impr` and `p_val`.
 
-use super::{Params, Rule, ScoreRow, total_of};
+use super::{Params, Rule, ScoreRow, sign, task_at, total_of};
 use crate::error::{Result, ScoreError};
 use crate::input::Submission;
 use etip_core::measure::{Direction as MeasuredDirection, Measurement};
@@ -30,7 +30,9 @@ pub struct JetoTaskVerdict {
     pub overall: Option<SignTestVerdict>,
 }
 
-/// Applies the sign test to every eligible class of a task and to the per-round totals.
+/// Applies the sign test to every eligible class of a task and to the per-round totals. O(n log n) in
+/// the rounds: beyond [`super::EXACT_SIGN_ROUNDS`] rounds the binomial tail is not summed exactly
+/// but by Loader's expansion (the verdict, win counts, median ratio and improvement are the same).
 pub fn jeto_task_verdict(
     task: &TaskResult,
     cfg: &SignTestConfig,
@@ -48,7 +50,7 @@ pub fn jeto_task_verdict(
         }
         classes.push((
             test.name.clone(),
-            etip_stats::sign_test(&test.base, &test.patched, cfg)?,
+            sign::sign_test(&test.base, &test.patched, cfg)?,
         ));
         if totals_o.is_empty() {
             totals_o = vec![0.0; rounds];
@@ -62,7 +64,7 @@ pub fn jeto_task_verdict(
     let overall = if classes.is_empty() {
         None
     } else {
-        Some(etip_stats::sign_test(&totals_o, &totals_p, cfg)?)
+        Some(sign::sign_test(&totals_o, &totals_p, cfg)?)
     };
     Ok(JetoTaskVerdict {
         classes,
@@ -78,7 +80,7 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
     let mut detector_classes = 0usize;
     // The overall verdict of each task (None when incorrect or without an eligible class).
     let mut overall: Vec<Option<Direction>> = Vec::with_capacity(sub.tasks.len());
-    for task in &sub.tasks {
+    for (i, task) in sub.tasks.iter().enumerate() {
         // An incorrect patch fails whatever its times, and may have none (a build that failed).
         if task.correct != Some(true) {
             overall.push(None);
@@ -89,16 +91,16 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
                 submission: sub.name.clone(),
                 rule: Rule::Jeto.name(),
                 why: format!(
-                    "task {} has no test runs; the JETO rule needs per-class times of both versions, \
+                    "{} has no test runs; the JETO rule needs per-class times of both versions, \
                      paired by round",
-                    task.instance_id
+                    task_at(sub, i)
                 ),
             });
         }
         correct += 1;
         let verdict =
             jeto_task_verdict(task, &params.sign).map_err(|source| ScoreError::Stats {
-                context: format!("{}: task {}", sub.name, task.instance_id),
+                context: format!("{}: {}", sub.name, task_at(sub, i)),
                 source,
             })?;
         detector_classes += verdict

@@ -10,19 +10,31 @@
 //! A `measurements.jsonl` of `etip measure` ([`Format::EtipMeasurements`]) is scored by the JETO and
 //! SWE-Perf rules; SWE-fficiency and GSO need the reference (expert) patch's times, which a
 //! measurement does not have, and refuse it.
+//!
+//! Every rule first checks its [`Params`] against the ranges of [`crate::param`]
+//! ([`Params::validate`]). The SWE-Perf and JETO rules are O(n log n) in the runs per test: the δ
+//! search merges the sorted samples once per step and the sign test sums the binomial tail from
+//! Loader's expansion beyond [`EXACT_SIGN_ROUNDS`] rounds (both equal to `etip_stats`' results,
+//! which are quadratic in the runs for such samples).
 
+mod delta;
 mod gso;
 mod jeto;
+mod sign;
 mod swefficiency;
 mod sweperf;
+
+pub use sign::EXACT_ROUNDS as EXACT_SIGN_ROUNDS;
 
 pub use gso::{GsoTaskVerdict, gso_task_verdict};
 pub use jeto::{JetoTaskVerdict, jeto_task_verdict};
 pub(crate) use swefficiency::speedup_ratios as swefficiency_ratios;
 pub use swefficiency::{SR_FLOOR, harmonic_mean_floored, speedups_of};
 
+use crate::clip::quote;
 use crate::error::Result;
 use crate::input::{Format, Submission};
+use crate::param;
 use etip_stats::{DeltaConfig, SignTestConfig};
 use serde::Serialize;
 
@@ -97,6 +109,21 @@ pub struct Params {
     pub sign: SignTestConfig,
 }
 
+impl Params {
+    /// Checks every parameter against its range ([`crate::param`]); the error names the parameter,
+    /// its command-line flag and its range.
+    pub fn validate(&self) -> Result<()> {
+        param::FLOOR.check(self.floor)?;
+        param::GSO_THRESHOLD.check(self.gso_sr_threshold)?;
+        param::MIN_IMPR.check(self.sign.min_impr)?;
+        param::P_VAL.check(self.sign.p_val)?;
+        if let Some(n) = self.total_instances {
+            param::check_total_instances(n)?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for Params {
     fn default() -> Self {
         Params {
@@ -139,8 +166,9 @@ pub struct ScoreRow {
     pub details: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Scores one submission under one rule.
+/// Scores one submission under one rule. Refuses parameters out of range ([`Params::validate`]).
 pub fn score(sub: &Submission, rule: Rule, params: &Params) -> Result<ScoreRow> {
+    params.validate()?;
     if sub.format == Format::EtipMeasurements && matches!(rule, Rule::Swefficiency | Rule::Gso) {
         return Err(crate::error::ScoreError::NotApplicable {
             submission: sub.name.clone(),
@@ -182,6 +210,18 @@ pub fn score_all(subs: &[Submission], rule: Rule, params: &Params) -> Result<Vec
     subs.iter().map(|s| score(s, rule, params)).collect()
 }
 
+/// `task "id" (file:line)`, naming a task of a submission in an error.
+pub(crate) fn task_at(sub: &Submission, index: usize) -> String {
+    let id = sub
+        .tasks
+        .get(index)
+        .map_or_else(String::new, |t| quote(&t.instance_id));
+    match sub.lines.get(index) {
+        Some(line) => format!("task {id} ({}:{line})", sub.path.display()),
+        None => format!("task {id} ({})", sub.path.display()),
+    }
+}
+
 /// The denominator N of a submission under the given parameters.
 pub(crate) fn total_of(sub: &Submission, params: &Params) -> Result<usize> {
     let n = params
@@ -189,10 +229,16 @@ pub(crate) fn total_of(sub: &Submission, params: &Params) -> Result<usize> {
         .or(sub.total_instances)
         .unwrap_or(sub.tasks.len());
     if n < sub.tasks.len() {
+        let source = if params.total_instances.is_some() {
+            param::TOTAL_INSTANCES_FLAG.to_owned()
+        } else {
+            sub.path.display().to_string()
+        };
         return Err(crate::error::ScoreError::InvalidParameter(format!(
-            "{}: the benchmark size N = {n} is smaller than the {} tasks submitted",
+            "{}: the benchmark size N = {n} (from {source}) is smaller than the {} tasks of {}",
             sub.name,
-            sub.tasks.len()
+            sub.tasks.len(),
+            sub.path.display()
         )));
     }
     Ok(n)

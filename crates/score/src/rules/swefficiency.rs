@@ -1,7 +1,8 @@
 //! SWE-fficiency (SPEC 4.2): SR = credited speedup / gold speedup, aggregated by a harmonic mean with
 //! every SR floored at 0.001.
 
-use super::{Params, Rule, ScoreRow, total_of};
+use super::{Params, Rule, ScoreRow, task_at, total_of};
+use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::Submission;
 use etip_core::results::TaskResult;
@@ -44,14 +45,16 @@ fn mean(xs: &[f64]) -> Option<f64> {
 pub(crate) fn speedup_ratios(sub: &Submission) -> Result<Vec<f64>> {
     sub.tasks
         .iter()
-        .map(|task| {
+        .enumerate()
+        .map(|(i, task)| {
             let missing = |what: &str| ScoreError::NotApplicable {
                 submission: sub.name.clone(),
                 rule: Rule::Swefficiency.name(),
                 why: format!(
-                    "task {} has no {what} (needs correct, speedup and gold_speedup, or test runs of \
+                    "{} has no {what}{} (needs correct, speedup and gold_speedup, or test runs of \
                      base, patched and reference)",
-                    task.instance_id
+                    task_at(sub, i),
+                    empty_runs(task)
                 ),
             };
             let correct = task.correct.ok_or_else(|| missing("correctness"))?;
@@ -67,13 +70,24 @@ pub(crate) fn speedup_ratios(sub: &Submission) -> Result<Vec<f64>> {
         .collect()
 }
 
+/// Which runtimes of a task's tests are empty, for errors: `: test "t" has no reference runtimes`.
+fn empty_runs(task: &TaskResult) -> String {
+    task.tests
+        .iter()
+        .find_map(|t| {
+            [
+                ("base", &t.base),
+                ("patched", &t.patched),
+                ("reference", &t.reference),
+            ]
+            .into_iter()
+            .find(|(_, runs)| runs.is_empty())
+            .map(|(side, _)| format!(": test {} has no {side} runtimes", quote(&t.name)))
+        })
+        .unwrap_or_default()
+}
+
 pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
-    if params.floor.is_nan() || params.floor <= 0.0 {
-        return Err(ScoreError::InvalidParameter(format!(
-            "the SR floor must be > 0, got {}",
-            params.floor
-        )));
-    }
     let srs = speedup_ratios(sub)?;
     let n = total_of(sub, params)?;
     if n != srs.len() {
@@ -88,6 +102,17 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
         });
     }
     let hm = harmonic_mean_floored(&srs, params.floor);
+    if !(hm.is_finite() && hm > 0.0) {
+        return Err(ScoreError::NotApplicable {
+            submission: sub.name.clone(),
+            rule: Rule::Swefficiency.name(),
+            why: format!(
+                "the harmonic mean is {hm}: the sum of 1 / max(SR, {}) overflows; use a larger \
+                 --floor",
+                params.floor
+            ),
+        });
+    }
     let nf = n as f64;
     let mut incorrect = 0usize;
     let mut correct_no_speedup = 0usize;

@@ -6,19 +6,17 @@
 //! verdicts: the classes too fast to time (`too_fast`) or missing in some round carry no usable
 //! times and are left out, rather than failing the task.
 
-use super::{Params, Rule, ScoreRow, total_of};
+use super::{Params, Rule, ScoreRow, delta, task_at, total_of};
+use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Submission};
 use etip_core::results::{TaskResult, TestRuns};
 use serde_json::json;
 
-/// δ of one task, or `None` when the task does not count (incorrect, or a test failed a run). Only a
-/// correct task needs test runs.
-pub(crate) fn task_delta(
-    sub: &Submission,
-    task: &TaskResult,
-    params: &Params,
-) -> Result<Option<f64>> {
+/// δ of task `index`, or `None` when the task does not count (incorrect, or a test failed a run).
+/// Only a correct task needs test runs.
+pub(crate) fn task_delta(sub: &Submission, index: usize, params: &Params) -> Result<Option<f64>> {
+    let task: &TaskResult = &sub.tasks[index];
     if task.correct != Some(true) {
         // An incorrect patch does not count, and may have no times (a build that failed).
         return Ok(None);
@@ -29,9 +27,9 @@ pub(crate) fn task_delta(
             submission: sub.name.clone(),
             rule: Rule::Sweperf.name(),
             why: format!(
-                "task {} has no test runs; SWE-Perf needs the base and patched runtimes of every \
+                "{} has no test runs; SWE-Perf needs the base and patched runtimes of every \
                  efficiency test",
-                task.instance_id
+                task_at(sub, index)
             ),
         });
     }
@@ -49,15 +47,18 @@ pub(crate) fn task_delta(
     }
     let mut sum = 0.0;
     for test in &tests {
-        let delta = etip_stats::sweperf_delta(&test.base, &test.patched, &params.delta).map_err(
-            |source| ScoreError::Stats {
-                context: format!(
-                    "{}: task {} test {:?}",
-                    sub.name, task.instance_id, test.name
-                ),
-                source,
-            },
-        )?;
+        let delta =
+            delta::sweperf_delta(&test.base, &test.patched, &params.delta).map_err(|source| {
+                ScoreError::Stats {
+                    context: format!(
+                        "{}: {} test {}",
+                        sub.name,
+                        task_at(sub, index),
+                        quote(&test.name)
+                    ),
+                    source,
+                }
+            })?;
         sum += delta;
     }
     Ok(Some(sum / tests.len() as f64))
@@ -68,8 +69,8 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
     let mut total = 0.0;
     let mut counted = 0usize;
     let mut positive = 0usize;
-    for task in &sub.tasks {
-        if let Some(delta) = task_delta(sub, task, params)? {
+    for index in 0..sub.tasks.len() {
+        if let Some(delta) = task_delta(sub, index, params)? {
             counted += 1;
             total += delta;
             positive += usize::from(delta > 0.0);
