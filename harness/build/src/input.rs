@@ -29,10 +29,12 @@ impl EtipInput {
     /// they exist there. Refuses a file without ETIPs, duplicate ids, root commits (the miner's
     /// null `base_commit`), and commits or ids that cannot be used.
     pub fn read_jsonl(path: &Path) -> Result<Vec<EtipInput>, BuildError> {
-        let text = std::fs::read_to_string(path).map_err(|source| BuildError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text =
+            etip_core::bounded::read_to_string_capped(path, etip_core::bounded::MAX_INPUT_BYTES)
+                .map_err(|source| BuildError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let shown = path.display().to_string();
         let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! Evaluation of one commit: the rules of SPEC 2, cheapest first.
+//! Evaluation of one commit: the validity rules of docs/rules.md §2.2, cheapest first.
 //!
 //! 1. tree-to-tree diff against the first parent (no blob is read): empty diff, rule 1 (source files
 //!    only), rule 2 (no test file), rule 3 (at most `max_files`);

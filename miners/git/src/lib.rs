@@ -1,4 +1,4 @@
-//! Mining a local repository's history for ETIP candidates (SPEC 2), fast, explainably and resumably.
+//! Mining a local repository's history for ETIP candidates (rules §2), fast, explainably and resumably.
 //!
 //! [`mine`] walks the first-parent history of a branch (bare or normal repository) and feeds the
 //! commits of the date window, as it finds them, to `jobs` workers ([`analyze::Worker`], each with its
@@ -324,7 +324,7 @@ pub struct Summary {
     /// Build-tool files at the root of the tip (`mvnw`, `pom.xml`, `build.gradle`, `pyproject.toml`,
     /// `setup.py`, `setup.cfg`).
     pub build_tools: Vec<String>,
-    /// Whether they meet SPEC 2's repository criterion for the language (Java: `mvnw`; Python:
+    /// Whether they meet the repository criterion (docs/rules.md §2.1) for the language (Java: `mvnw`; Python:
     /// `pyproject.toml`, `setup.py` or `setup.cfg`). Informative: mining proceeds either way.
     pub build_tool_supported: bool,
     /// Whether rule 4 ran.

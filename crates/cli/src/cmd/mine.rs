@@ -289,9 +289,9 @@ fn print_summary(w: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
             s.build_tools.join(", ")
         },
         if s.build_tool_supported {
-            "meets SPEC 2's criterion"
+            "meets the repository criterion of rules §2.1"
         } else {
-            "does not meet SPEC 2's criterion (Java: mvnw; Python: pyproject.toml, setup.py or setup.cfg)"
+            "does not meet the repository criterion of rules §2.1 (Java: mvnw; Python: pyproject.toml, setup.py or setup.cfg)"
         }
     )?;
     writeln!(
