@@ -58,7 +58,7 @@ fn infeasible_rounds_and_bad_input_exit_2_before_anything_runs() {
         .arg(tmp.path().join("out"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--min-impr must be in [0, 1)"));
+        .stderr(predicate::str::contains("--min-impr").and(predicate::str::contains("[0, 1)")));
     etip()
         .args(["measure", "--id", "nope", "--etips"])
         .arg(&status)

@@ -62,9 +62,9 @@ fn score_flags_out_of_range_exit_2_naming_flag_and_range() {
         let args = ["score", "--rule", "jeto", "--min-impr", v];
         exit_2(&args, &[&f], &["--min-impr", "[0, 1)"]);
     }
-    for v in ["nan", "0", "-0.5", "1.5"] {
+    for v in ["nan", "0", "-0.5", "0.6", "1.5"] {
         let args = ["score", "--rule", "jeto", "--p-val", v];
-        exit_2(&args, &[&f], &["--p-val", "(0, 1]"]);
+        exit_2(&args, &[&f], &["--p-val", "(0, 0.5]"]);
     }
     for v in ["-1", "0", "1.5", "1e30"] {
         let args = ["score", "--rule", "jeto", "--total-instances", v];

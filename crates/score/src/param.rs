@@ -10,13 +10,15 @@
 //! | bounded-penalty floor | `--bounded-floor` | finite, in (0, 1] |
 //! | GSO-style SR gate | `--gso-threshold` | finite, > 0 |
 //! | JETO minimum improvement | `--min-impr` | [0, 1) |
-//! | JETO p-value threshold | `--p-val` | (0, 1] |
+//! | JETO p-value threshold | `--p-val` | (0, 0.5] |
 //! | test-failure tolerance τ | `--tolerance` | [0, 1] |
 //! | benchmark size N | `--total-instances` | a whole number >= 1 |
 //!
 //! A floor above 1 would lift patches slower than the expert's above it; a floor of 0 (or NaN) makes
 //! the harmonic mean undefined. `min_impr = 1` would ask for a runtime of 0; `p_val = 0` can never
-//! be met.
+//! be met, and above 0.5 a class could be significantly faster both ways. The sign test's two
+//! ranges are those of `etip_stats::SignTestConfig` (checked by a test), and `etip measure` parses
+//! its `--min-impr` and `--p-val` with these same definitions.
 
 use crate::error::{Result, ScoreError};
 
@@ -81,7 +83,7 @@ pub const P_VAL: Param = Param {
     name: "the sign test's p-value threshold",
     flag: "--p-val",
     lo: Bound::Open(0.0),
-    hi: Bound::Closed(1.0),
+    hi: Bound::Closed(0.5),
 };
 
 /// The audit's test-failure tolerance τ.
@@ -198,11 +200,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sign_test_ranges_are_those_of_etip_stats() {
+        use etip_stats::SignTestConfig;
+        let grid = [
+            f64::NEG_INFINITY,
+            -1.0,
+            -1e-300,
+            0.0,
+            1e-300,
+            0.05,
+            0.1,
+            0.5,
+            0.5000001,
+            0.999,
+            1.0,
+            2.0,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for x in grid {
+            assert_eq!(
+                MIN_IMPR.contains(x),
+                SignTestConfig::min_impr_ok(x),
+                "min_impr {x}"
+            );
+            assert_eq!(P_VAL.contains(x), SignTestConfig::p_val_ok(x), "p_val {x}");
+        }
+    }
+
+    #[test]
     fn ranges_in_words() {
         assert_eq!(FLOOR.range(), "a finite number in (0, 1]");
         assert_eq!(GSO_THRESHOLD.range(), "a finite number > 0");
         assert_eq!(MIN_IMPR.range(), "a finite number in [0, 1)");
-        assert_eq!(P_VAL.range(), "a finite number in (0, 1]");
+        assert_eq!(P_VAL.range(), "a finite number in (0, 0.5]");
         assert_eq!(TOLERANCE.range(), "a finite number in [0, 1]");
     }
 
@@ -216,7 +247,8 @@ mod tests {
         }
         assert_eq!(MIN_IMPR.parse("0"), Ok(0.0));
         assert!(MIN_IMPR.parse("1").is_err());
-        assert_eq!(P_VAL.parse("1"), Ok(1.0));
+        assert_eq!(P_VAL.parse("0.5"), Ok(0.5));
+        assert!(P_VAL.parse("0.51").is_err());
         assert!(P_VAL.parse("0").is_err());
         assert_eq!(TOLERANCE.parse("0"), Ok(0.0));
         assert_eq!(TOLERANCE.parse("1"), Ok(1.0));

@@ -72,10 +72,10 @@ fn out_of_range_rule_parameters_are_refused_with_flag_and_range() {
         p.sign.min_impr = min_impr;
         refused(&runs, Rule::Jeto, &p, &["--min-impr", "[0, 1)"]);
     }
-    for p_val in [f64::NAN, 0.0, -0.5, 1.5] {
+    for p_val in [f64::NAN, 0.0, -0.5, 0.6, 1.5] {
         let mut p = Params::default();
         p.sign.p_val = p_val;
-        refused(&runs, Rule::Jeto, &p, &["--p-val", "(0, 1]"]);
+        refused(&runs, Rule::Jeto, &p, &["--p-val", "(0, 0.5]"]);
     }
     let p = Params {
         total_instances: Some(0),

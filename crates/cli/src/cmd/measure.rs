@@ -12,6 +12,7 @@ use etip_runner::executor::{Executor, Resources};
 use etip_runner::measure::{MeasureConfig, MeasureProgress, Tests};
 use etip_runner::protocol::{Order, ProtocolConfig};
 use etip_runner::verdict::{TimerKind, VerdictConfig};
+use etip_score::param;
 use etip_stats::{SequentialDesign, SignTestConfig};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -61,10 +62,12 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     warmup: usize,
     /// Minimum relative improvement for a round to count as a win.
-    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
+          value_parser = |s: &str| param::MIN_IMPR.parse(s))]
     min_impr: f64,
     /// Significance threshold of the sign test (strict: p < p-val).
-    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
+          value_parser = |s: &str| param::P_VAL.parse(s))]
     p_val: f64,
     /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
     #[arg(long)]
@@ -155,20 +158,6 @@ fn check_args(args: &Args) -> Result<(), UsageError> {
     let bad = |m: String| Err(UsageError(m));
     if args.rounds == 0 {
         return bad("--rounds must be at least 1".into());
-    }
-    if !SignTestConfig::min_impr_ok(args.min_impr) {
-        return bad(format!(
-            "--min-impr must be in {}, got {}",
-            SignTestConfig::MIN_IMPR_RANGE,
-            args.min_impr
-        ));
-    }
-    if !SignTestConfig::p_val_ok(args.p_val) {
-        return bad(format!(
-            "--p-val must be in {}, got {}",
-            SignTestConfig::P_VAL_RANGE,
-            args.p_val
-        ));
     }
     if let Some(m) = args.max_rounds
         && m < args.rounds

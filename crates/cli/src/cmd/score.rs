@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
           value_parser = |s: &str| param::MIN_IMPR.parse(s))]
     pub min_impr: f64,
-    /// JETO: p-value threshold (strict), in (0, 1].
+    /// JETO: p-value threshold (strict), in (0, 0.5].
     #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
           value_parser = |s: &str| param::P_VAL.parse(s))]
     pub p_val: f64,
