@@ -242,6 +242,53 @@ fn broken_gso_report() {
 }
 
 #[test]
+fn the_audit_table_explains_every_column_with_the_parameters_used() {
+    let d = leaderboards().join("swefficiency");
+    let out = etip()
+        .arg("audit")
+        .arg(d.join("eval_report_gpt-5_maxiter_100_N_v0.51.1-no-hint-run_1.csv"))
+        .args(["--floor", "0.01", "--tolerance", "0.001"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    let legend = text
+        .split("How to read these tables:")
+        .nth(1)
+        .expect("a legend under the tables");
+    for column in [
+        "SR (speedup ratio)",
+        "hm@0.01:",
+        "worst1/5/10:",
+        "hm@0.5:",
+        "median SR, SR>1:",
+        "hm tol 0.001:",
+        "gate SR>=0.95:",
+        "opt_base (GSO):",
+        "Rankings:",
+        "Coverage:",
+    ] {
+        assert!(
+            legend.contains(column),
+            "legend lacks {column:?}:\n{legend}"
+        );
+    }
+    let header = text.lines().nth(1).expect("a header row");
+    for column in [
+        "hm@0.01",
+        "worst1",
+        "hm@0.5",
+        "hm tol 0.001",
+        "gate SR>=0.95",
+        "opt_base",
+    ] {
+        assert!(header.contains(column), "{column} not in {header}");
+    }
+}
+
+#[test]
 fn audit_writes_an_html_report_with_plots() {
     let t = tempfile::tempdir().expect("temp dir");
     let html = t.path().join("audit.html");

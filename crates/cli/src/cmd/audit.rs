@@ -118,20 +118,53 @@ fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::
         }
         out.push_str(&render(table, format)?);
     }
-    if format == OutputFormat::Table {
+    if matches!(format, OutputFormat::Table | OutputFormat::Markdown) {
         out.push('\n');
-        out.push_str(LEGEND);
+        out.push_str(&legend(params));
     }
     Ok(out)
 }
 
-const LEGEND: &str = "worstK: share of the harmonic mean's weight carried by the K lowest-SR tasks; \
-     tolerated: failing patches passing >= 1 - tau of their tests, credited their measured speedup.\n";
+/// What each column means, for a reader new to leaderboard audits (printed under the text tables,
+/// at the top of the HTML page; the README has the same legend).
+fn legend(params: &AuditParams) -> String {
+    let lines = [
+        "How to read these tables:".to_string(),
+        "  SR (speedup ratio) = a task's speedup / the expert patch's speedup; an incorrect patch gets 1 / expert speedup.".into(),
+        "  score: the benchmark's own aggregate, recomputed (SWE-fficiency: harmonic mean of SR; GSO: opt@1, percent).".into(),
+        format!(
+            "  hm@{}: harmonic mean of SR, each SR floored at {} (SWE-fficiency's score).",
+            params.floor, params.floor
+        ),
+        "  worst1/5/10: share of that mean's weight carried by the 1, 5, 10 lowest-SR tasks (30% = one task decides almost a third).".into(),
+        format!(
+            "  hm@{}: the same mean with a floor of {} (bounded penalty: no task counts as worse than that).",
+            params.bounded_floor, params.bounded_floor
+        ),
+        "  median SR, SR>1: the typical task's SR; tasks on which the submission beat the expert.".into(),
+        format!(
+            "  tolerated, hm tol {}: failing patches that pass >= 1 - {} of their tests, and the mean when they count as correct with their measured speedup.",
+            params.tolerance, params.tolerance
+        ),
+        format!(
+            "  gate SR>={}: GSO's success rule on SWE-fficiency outputs: percent of tasks correct with SR >= {}.",
+            params.gso_sr_threshold, params.gso_sr_threshold
+        ),
+        "  opt_base (GSO): instances whose patch beats the original by a geometric-mean speedup >= 1.2, before GSO compares with the expert.".into(),
+        "  Rankings: the official order against each alternative rule: Spearman's rho (1 = same order), discordant pairs out of all pairs, the largest move.".into(),
+        "  Coverage: what K submissions reach together per task: correct, faster than the original, the expert's speedup (any reaches ref); the median best SR.".into(),
+    ];
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
 
 fn html(result: &Audit, params: &AuditParams) -> String {
     use etip_report::html::{HtmlReport, bar_chart, histogram};
     let mut report = HtmlReport::new("etip audit");
-    report.paragraph(LEGEND.trim());
+    for line in legend(params).lines() {
+        report.paragraph(line.trim());
+    }
     for (title, table) in tables(result, params) {
         if !table.is_empty() {
             report.heading(2, title);
