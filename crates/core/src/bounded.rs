@@ -37,7 +37,7 @@ pub fn read_to_string_capped(path: &Path, limit: u64) -> std::io::Result<String>
 }
 
 fn show_bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")

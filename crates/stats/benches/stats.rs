@@ -1,7 +1,8 @@
 //! Criterion benchmarks (ns per call): Mann–Whitney U with and without ties,
 //! and the SWE-Perf δ search, against the literal definition (one full
 //! Mann–Whitney test, with allocation and sorting, per step) measured in the
-//! same run as the baseline.
+//! same run as the baseline; the δ search and the sign test on 200 000 runs;
+//! the binomial tail on both sides of the exact/saddle-point switch.
 //!
 //! Run: `cargo bench -p etip-stats --bench stats`
 
@@ -17,6 +18,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 const SIZES: [usize; 6] = [20, 50, 100, 200, 500, 1000];
+/// Runs per version (δ) and rounds (sign test) of the large cases.
+const LARGE: usize = 200_000;
 
 fn continuous(rng: &mut ChaCha8Rng, n: usize, centre: f64) -> Vec<f64> {
     (0..n)
@@ -97,11 +100,38 @@ fn bench_delta(c: &mut Criterion) {
     g.finish();
 }
 
+/// 200 000 runs per version, the size the scoring rules must handle: the scan alone (the literal
+/// definition takes seconds per call here; `examples/delta_speedup.rs` times it once).
+fn bench_delta_large(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sweperf_delta_large");
+    g.warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5))
+        .sample_size(10);
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let cfg = DeltaConfig::default();
+    let n = LARGE;
+    // A 10 % gain: about 100 scan steps.
+    let base = continuous(&mut rng, n, 1.0);
+    let patched = continuous(&mut rng, n, 0.9);
+    g.bench_with_input(BenchmarkId::new("scan", n), &n, |b, _| {
+        b.iter(|| sweperf_delta(black_box(&base), black_box(&patched), &cfg))
+    });
+    g.finish();
+}
+
 fn bench_sign(c: &mut Criterion) {
     let mut g = c.benchmark_group("sign");
     g.warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    for (n, wins) in [(30usize, 20usize), (100, 60), (1000, 530)] {
+    // Exact up to 1024 rounds, saddle point above (1025 and LARGE).
+    for (n, wins) in [
+        (30usize, 20usize),
+        (100, 60),
+        (1000, 530),
+        (1024, 540),
+        (1025, 540),
+        (LARGE, 100_500),
+    ] {
         g.bench_with_input(
             BenchmarkId::new("binomial_sf_half", format!("{n}_{wins}")),
             &n,
@@ -115,8 +145,19 @@ fn bench_sign(c: &mut Criterion) {
     g.bench_function("sign_test/30", |b| {
         b.iter(|| sign_test(black_box(&original), black_box(&patched), &cfg))
     });
+    let original = continuous(&mut rng, LARGE, 1.0);
+    let patched = continuous(&mut rng, LARGE, 0.95);
+    g.bench_function(format!("sign_test/{LARGE}"), |b| {
+        b.iter(|| sign_test(black_box(&original), black_box(&patched), &cfg))
+    });
     g.finish();
 }
 
-criterion_group!(benches, bench_mwu, bench_delta, bench_sign);
+criterion_group!(
+    benches,
+    bench_mwu,
+    bench_delta,
+    bench_delta_large,
+    bench_sign
+);
 criterion_main!(benches);

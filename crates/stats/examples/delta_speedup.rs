@@ -1,6 +1,7 @@
 //! Prints how much faster `sweperf_delta`'s merge-based scan is than the
 //! literal rules §4.1 definition (a complete Mann–Whitney test — copy, sort,
-//! rank — per step), both measured in this run on the same data, interleaved.
+//! rank — per step), both measured in this run on the same data, interleaved,
+//! from SWE-Perf's size up to 200 000 runs per version.
 //!
 //! Run: `cargo run --release -p etip-stats --example delta_speedup`
 
@@ -37,7 +38,7 @@ fn main() {
         "{:>6} {:>7} {:>14} {:>14} {:>8}",
         "n", "delta", "scan", "definition", "ratio"
     );
-    for n in [20usize, 50, 100, 200, 500, 1000] {
+    for n in [20usize, 50, 100, 200, 500, 1000, 200_000] {
         let mut series = |centre: f64| -> Vec<f64> {
             (0..n)
                 .map(|_| centre * (1.0 + 0.1 * (rng.random::<f64>() - 0.5)))
@@ -51,10 +52,16 @@ fn main() {
             naive_delta(&base, &patched),
             "scan must equal the definition"
         );
-        let reps = if n <= 200 { 41 } else { 11 };
+        // 200 000 runs: the definition sorts 200 000 values per step (seconds per call), so the
+        // large size is timed once per round.
+        let (reps, rounds) = match n {
+            0..=200 => (41, 3),
+            201..=10_000 => (11, 3),
+            _ => (1, 1),
+        };
         let (mut fast, mut slow) = (Vec::new(), Vec::new());
-        for _ in 0..3 {
-            fast.push(time(reps, || {
+        for _ in 0..rounds {
+            fast.push(time(reps.max(3), || {
                 sweperf_delta(black_box(&base), black_box(&patched), &cfg).expect("valid")
             }));
             slow.push(time(reps, || {
@@ -62,7 +69,7 @@ fn main() {
             }));
         }
         let (fast, slow) = (fast.iter().min().copied(), slow.iter().min().copied());
-        let (fast, slow) = (fast.expect("three rounds"), slow.expect("three rounds"));
+        let (fast, slow) = (fast.expect("one round"), slow.expect("one round"));
         println!(
             "{n:>6} {d:>7.3} {:>11.1} µs {:>11.1} µs {:>7.1}x",
             fast.as_secs_f64() * 1e6,

@@ -8,6 +8,12 @@
 //! Every function that can reject its input returns [`StatsError`], whose
 //! message names the offending series. Results are plain `serde` structs.
 //!
+//! This crate is the one implementation of these statistics, for `etip measure` and the
+//! scoring rules alike, and it scales to hundreds of thousands of runs: the sign test's
+//! binomial tail is exact up to [`EXACT_SIGN_ROUNDS`] rounds and a saddle-point expansion
+//! (relative error < 1e-12) above, and each step of the δ search is one merge of the sorted
+//! samples, O(n_base + n_patched).
+//!
 //! ```
 //! use etip_stats::{mann_whitney_u, sign_test, sweperf_delta, Alternative, DeltaConfig,
 //!                  Direction, MwuMethod, SignTestConfig};
@@ -30,6 +36,7 @@
 //! ```
 
 mod big;
+mod binomial;
 mod bootstrap;
 mod delta;
 mod effect;
@@ -40,6 +47,7 @@ mod sample;
 mod sequential;
 mod sign;
 
+pub use binomial::EXACT_SIGN_ROUNDS;
 pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
 pub use delta::{DeltaConfig, sweperf_delta, sweperf_delta_reference};
 pub use effect::{PairedRatio, cliffs_delta, paired_ratio_ci};

@@ -121,6 +121,21 @@ proptest! {
     }
 
     #[test]
+    fn binomial_tail_is_monotone_above_the_exact_range(n in 1025usize..300_000, at in 0.0f64..1.0) {
+        // Loader's saddle point (n > EXACT_SIGN_ROUNDS): in [0, 1], non-increasing in wins, and
+        // P(X >= k) + P(X >= n - k + 1) = 1 within its 1e-12 relative error.
+        let k = ((at * n as f64) as usize).min(n);
+        let here = binomial_sf_half(n, k);
+        let next = binomial_sf_half(n, k + 1);
+        prop_assert!((0.0..=1.0).contains(&here));
+        prop_assert!(next <= here, "n {n} k {k}: {next} > {here}");
+        if k >= 1 {
+            let sum = here + binomial_sf_half(n, n - k + 1);
+            prop_assert!((sum - 1.0).abs() < 1e-12, "n {n} k {k}: {sum}");
+        }
+    }
+
+    #[test]
     fn bootstrap_interval_is_ordered(
         before in prop::collection::vec(0.5f64..2.0, 2..30),
         after in prop::collection::vec(0.5f64..2.0, 2..30),

@@ -10,12 +10,12 @@
 //! `overall.sign_test.direction` (`measured_verdicts`): the two agree whenever the measurement used
 //! JETO's literal timer rule, fixed rounds and the same `min_impr` and `p_val`.
 
-use super::{Params, Rule, ScoreRow, sign, task_at, total_of};
+use super::{Params, Rule, ScoreRow, task_at, total_of};
 use crate::error::{Result, ScoreError};
 use crate::input::Submission;
 use etip_core::measure::{Direction as MeasuredDirection, Measurement};
 use etip_core::results::TaskResult;
-use etip_stats::{Direction, SignTestConfig, SignTestVerdict};
+use etip_stats::{Direction, SignTestConfig, SignTestVerdict, sign_test};
 use serde::Serialize;
 use serde_json::json;
 
@@ -30,9 +30,10 @@ pub struct JetoTaskVerdict {
     pub overall: Option<SignTestVerdict>,
 }
 
-/// Applies the sign test to every eligible class of a task and to the per-round totals. O(n log n) in
-/// the rounds: beyond [`super::EXACT_SIGN_ROUNDS`] rounds the binomial tail is not summed exactly
-/// but by Loader's expansion (the verdict, win counts, median ratio and improvement are the same).
+/// Applies the sign test ([`etip_stats::sign_test`]) to every eligible class of a task and to the
+/// per-round totals. O(n log n) in the rounds: beyond [`super::EXACT_SIGN_ROUNDS`] rounds
+/// `etip_stats` takes the binomial tail from Loader's saddle-point expansion (relative error below
+/// 1e-12) instead of the exact sum.
 pub fn jeto_task_verdict(
     task: &TaskResult,
     cfg: &SignTestConfig,
@@ -50,7 +51,7 @@ pub fn jeto_task_verdict(
         }
         classes.push((
             test.name.clone(),
-            sign::sign_test(&test.base, &test.patched, cfg)?,
+            sign_test(&test.base, &test.patched, cfg)?,
         ));
         if totals_o.is_empty() {
             totals_o = vec![0.0; rounds];
@@ -64,7 +65,7 @@ pub fn jeto_task_verdict(
     let overall = if classes.is_empty() {
         None
     } else {
-        Some(sign::sign_test(&totals_o, &totals_p, cfg)?)
+        Some(sign_test(&totals_o, &totals_p, cfg)?)
     };
     Ok(JetoTaskVerdict {
         classes,

@@ -12,19 +12,17 @@
 //! measurement does not have, and refuse it.
 //!
 //! Every rule first checks its [`Params`] against the ranges of [`crate::param`]
-//! ([`Params::validate`]). The SWE-Perf and JETO rules are O(n log n) in the runs per test: the δ
-//! search merges the sorted samples once per step and the sign test sums the binomial tail from
-//! Loader's expansion beyond [`EXACT_SIGN_ROUNDS`] rounds (both equal to `etip_stats`' results,
-//! which are quadratic in the runs for such samples).
+//! ([`Params::validate`]). The statistics are `etip_stats`' own, the same functions `etip measure`
+//! uses: `sweperf_delta` (the δ search, one merge of the sorted samples per step) and `sign_test`
+//! (the binomial tail exact up to [`EXACT_SIGN_ROUNDS`] rounds, Loader's saddle-point expansion
+//! above), so both rules are O(n log n) in the runs per test.
 
-mod delta;
 mod gso;
 mod jeto;
-mod sign;
 mod swefficiency;
 mod sweperf;
 
-pub use sign::EXACT_ROUNDS as EXACT_SIGN_ROUNDS;
+pub use etip_stats::EXACT_SIGN_ROUNDS;
 
 pub use gso::{GsoTaskVerdict, gso_task_verdict};
 pub use jeto::{JetoTaskVerdict, jeto_task_verdict};

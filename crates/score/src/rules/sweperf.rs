@@ -6,11 +6,12 @@
 //! verdicts: the classes too fast to time (`too_fast`) or missing in some round carry no usable
 //! times and are left out, rather than failing the task.
 
-use super::{Params, Rule, ScoreRow, delta, task_at, total_of};
+use super::{Params, Rule, ScoreRow, task_at, total_of};
 use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Submission};
 use etip_core::results::{TaskResult, TestRuns};
+use etip_stats::sweperf_delta;
 use serde_json::json;
 
 /// δ of task `index`, or `None` when the task does not count (incorrect, or a test failed a run).
@@ -47,18 +48,17 @@ pub(crate) fn task_delta(sub: &Submission, index: usize, params: &Params) -> Res
     }
     let mut sum = 0.0;
     for test in &tests {
-        let delta =
-            delta::sweperf_delta(&test.base, &test.patched, &params.delta).map_err(|source| {
-                ScoreError::Stats {
-                    context: format!(
-                        "{}: {} test {}",
-                        sub.name,
-                        task_at(sub, index),
-                        quote(&test.name)
-                    ),
-                    source,
-                }
-            })?;
+        let delta = sweperf_delta(&test.base, &test.patched, &params.delta).map_err(|source| {
+            ScoreError::Stats {
+                context: format!(
+                    "{}: {} test {}",
+                    sub.name,
+                    task_at(sub, index),
+                    quote(&test.name)
+                ),
+                source,
+            }
+        })?;
         sum += delta;
     }
     Ok(Some(sum / tests.len() as f64))
