@@ -221,7 +221,8 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error(
-        "build configuration {path} is not valid: {source} (see harness/build/README.md for the keys)"
+        "build configuration {path} is not valid: {} (see harness/build/README.md for the keys)",
+        clip_toml_error(.source)
     )]
     Parse {
         path: String,
@@ -238,6 +239,27 @@ pub enum ConfigError {
     },
 }
 
+/// toml's message with every line clipped to 200 characters, and at most 12 lines: it quotes the
+/// offending line of the file, underlines the offending span and names the offending key, each in
+/// full, so one long line would come back three times.
+fn clip_toml_error(e: &toml::de::Error) -> String {
+    const LINE: usize = 200;
+    const LINES: usize = 12;
+    let full = e.to_string();
+    let mut out: Vec<String> = full
+        .lines()
+        .take(LINES)
+        .map(|l| match l.char_indices().nth(LINE) {
+            Some((cut, _)) => format!("{}…", &l[..cut]),
+            None => l.to_string(),
+        })
+        .collect();
+    if full.lines().count() > LINES {
+        out.push("…".into());
+    }
+    out.join("\n")
+}
+
 /// Values of a configuration that etip cannot use (every problem found, one per entry).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", .problems.join("; "))]
@@ -248,10 +270,12 @@ pub struct InvalidConfig {
 impl BuildConfig {
     /// Reads a TOML file; keys it does not set keep their defaults.
     pub fn load(path: &Path) -> Result<BuildConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text =
+            etip_core::bounded::read_to_string_capped(path, etip_core::bounded::MAX_INPUT_BYTES)
+                .map_err(|source| ConfigError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })?;
         let cfg: BuildConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
             path: path.display().to_string(),
             source,
@@ -593,6 +617,27 @@ mod tests {
         let err = BuildConfig::load(&p).unwrap_err().to_string();
         assert!(err.contains("line 1, column"), "{err}");
         assert!(err.contains("`none` or `bridge`"), "{err}");
+    }
+
+    /// Found by `fuzz/fuzz_targets/build_config_toml.rs`: a parse error quoted the offending line,
+    /// its underline and the key in full, about three times the length of a long line.
+    #[test]
+    fn parse_errors_do_not_echo_long_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("etip.toml");
+        let long = "A".repeat(5000);
+        for text in [
+            format!("{long} = 1\n"),
+            format!("namespace = \"{long}\" x\n"),
+            format!("[java]\nargs = [\"{long}\n"),
+        ] {
+            std::fs::write(&p, &text).unwrap();
+            let err = BuildConfig::load(&p).unwrap_err();
+            assert!(matches!(err, ConfigError::Parse { .. }), "{err}");
+            let msg = err.to_string();
+            assert!(msg.len() < 4096, "{} bytes: {}", msg.len(), &msg[..300]);
+            assert!(msg.contains("line "), "{msg}");
+        }
     }
 
     #[test]

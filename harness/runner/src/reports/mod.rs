@@ -213,9 +213,10 @@ pub enum ReportError {
     /// The file is larger than [`MAX_REPORT_BYTES`].
     #[error("test report {} is larger than the limit of {limit} bytes", path.display())]
     TooLarge { path: PathBuf, limit: u64 },
-    /// The same class name in two places.
+    /// The same class name in two places (the message shows at most 40 characters of it).
     #[error(
-        "class {class} appears in both {first} and {second} (prefix each module's class names before merging)"
+        "class {} appears in both {first} and {second} (prefix each module's class names before merging)",
+        parser::clip(.class)
     )]
     Duplicate {
         class: String,

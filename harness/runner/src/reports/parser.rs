@@ -201,7 +201,10 @@ impl<'a> Parser<'a> {
                 Ok(e) => e,
                 Err(e) => {
                     let at = reader.error_position();
-                    return Err(self.malformed(at, format!("not well-formed XML: {e}")));
+                    return Err(self.malformed(
+                        at,
+                        format!("not well-formed XML: {}", clip_message(&e.to_string())),
+                    ));
                 }
             };
             match event {
@@ -264,7 +267,12 @@ impl<'a> Parser<'a> {
     ) -> Result<Attrs, ReportError> {
         let mut out = Attrs::default();
         for attr in e.attributes() {
-            let attr = attr.map_err(|err| self.malformed(at, format!("bad attribute: {err}")))?;
+            let attr = attr.map_err(|err| {
+                self.malformed(
+                    at,
+                    format!("bad attribute: {}", clip_message(&err.to_string())),
+                )
+            })?;
             let key = attr.key.local_name();
             let slot = match key.as_ref() {
                 b"name" => &mut out.name,
@@ -282,8 +290,9 @@ impl<'a> Parser<'a> {
                     self.malformed(
                         at,
                         format!(
-                            "bad value of attribute {}: {err}",
-                            String::from_utf8_lossy(key.as_ref())
+                            "bad value of attribute {}: {}",
+                            String::from_utf8_lossy(key.as_ref()),
+                            clip_message(&err.to_string())
                         ),
                     )
                 })?;
@@ -513,7 +522,7 @@ impl<'a> Parser<'a> {
         if !secs.is_finite() {
             return Err(self.malformed(
                 suite.start,
-                format!("testsuite {name}: the time is not finite"),
+                format!("testsuite {}: the time is not finite", clip(&name)),
             ));
         }
         self.classes.push(ClassResult {
@@ -538,7 +547,7 @@ impl<'a> Parser<'a> {
                 if !c.secs.is_finite() {
                     return Err(self.malformed(
                         0,
-                        format!("class {name}: the sum of the times is not finite"),
+                        format!("class {}: the sum of the times is not finite", clip(&name)),
                     ));
                 }
                 self.classes.push(ClassResult {
@@ -587,10 +596,21 @@ impl<'a> Parser<'a> {
 
 /// At most 40 characters of a value, for messages.
 pub(super) fn clip(s: &str) -> String {
-    if s.chars().count() <= 40 {
+    clip_to(s, 40)
+}
+
+/// At most 200 characters of a message of quick-xml, which quotes names and entities of the
+/// input in full (a mismatched end tag, an unknown entity): a report's error stays short however
+/// long the names in the file are.
+pub(super) fn clip_message(s: &str) -> String {
+    clip_to(s, 200)
+}
+
+fn clip_to(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
         s.to_string()
     } else {
-        let mut out: String = s.chars().take(40).collect();
+        let mut out: String = s.chars().take(max).collect();
         out.push('…');
         out
     }

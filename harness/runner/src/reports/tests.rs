@@ -397,3 +397,40 @@ fn mutations_never_panic() {
         "{parsed_ok} of 6000 parsed"
     );
 }
+
+/// Found by `fuzz/fuzz_targets/xml_reports.rs`: names and entities of the input were quoted in
+/// full in errors (a mismatched end tag, an unknown entity, a duplicate class), so an error could
+/// be as long as the report. Errors now quote a clipped piece.
+#[test]
+fn errors_do_not_echo_long_names() {
+    let long = "A".repeat(5000);
+    let inputs = [
+        format!("<testsuite><{long}></b></testsuite>"),
+        format!("<testsuite name=\"&{long};\"><testcase name=\"t\"/></testsuite>"),
+        format!(
+            "<testsuites><testsuite name=\"{long}\"><testcase name=\"t\"/></testsuite>\
+             <testsuite name=\"{long}\"><testcase name=\"t\"/></testsuite></testsuites>"
+        ),
+    ];
+    for xml in &inputs {
+        for format in [ReportFormat::Surefire, ReportFormat::Pytest] {
+            let Err(e) = parse(format, xml.as_bytes(), "TEST-long.xml") else {
+                continue;
+            };
+            let msg = e.to_string();
+            assert!(msg.len() < 1024, "{} bytes: {}", msg.len(), &msg[..300]);
+            assert!(msg.contains("TEST-long.xml"), "{msg}");
+        }
+    }
+    // The duplicate's error keeps the whole name for callers, and shows a clipped one.
+    match surefire(&inputs[2]) {
+        Err(ReportError::Duplicate { class, .. }) => assert_eq!(class, long),
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    let one = surefire(&format!(
+        "<testsuite name=\"{long}\"><testcase name=\"t\"/></testsuite>"
+    ))
+    .expect("one long class");
+    let e = merge([one.clone(), one]).expect_err("duplicate");
+    assert!(e.to_string().len() < 1024, "{e}");
+}
