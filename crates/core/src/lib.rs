@@ -6,6 +6,7 @@
 
 pub mod bounded;
 pub mod candidate;
+pub mod clip;
 pub mod instance;
 pub mod language;
 pub mod measure;

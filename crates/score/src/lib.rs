@@ -25,7 +25,7 @@
 //! ```
 
 pub mod audit;
-pub mod clip;
+pub use etip_core::clip;
 mod error;
 pub mod input;
 pub mod param;

@@ -267,6 +267,24 @@ pub struct InvalidConfig {
     pub problems: Vec<String>,
 }
 
+impl InvalidConfig {
+    /// At most [`InvalidConfig::SHOWN`] problems are kept (and a count of the rest), each cut to
+    /// [`etip_core::clip::FOREIGN_CHARS`] characters: a message never echoes a huge value in full.
+    pub const SHOWN: usize = 10;
+
+    fn of(mut problems: Vec<String>) -> InvalidConfig {
+        let more = problems.len().saturating_sub(Self::SHOWN);
+        problems.truncate(Self::SHOWN);
+        for p in &mut problems {
+            *p = etip_core::clip::foreign(p.as_str());
+        }
+        if more > 0 {
+            problems.push(format!("and {more} more"));
+        }
+        InvalidConfig { problems }
+    }
+}
+
 impl BuildConfig {
     /// Reads a TOML file; keys it does not set keep their defaults.
     pub fn load(path: &Path) -> Result<BuildConfig, ConfigError> {
@@ -331,7 +349,7 @@ impl BuildConfig {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(InvalidConfig { problems })
+            Err(InvalidConfig::of(problems))
         }
     }
 

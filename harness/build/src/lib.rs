@@ -65,7 +65,8 @@ pub enum BuildError {
         source: std::io::Error,
     },
     #[error(
-        "{path}:{line}: not a valid ETIP ({source}); each line needs id, language (java|python), base_commit, patched_commit and source or repo"
+        "{path}:{line}: not a valid ETIP ({}); each line needs id, language (java|python), base_commit, patched_commit and source or repo",
+        etip_core::clip::foreign(.source)
     )]
     Parse {
         path: String,
@@ -73,7 +74,7 @@ pub enum BuildError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("{path}:{line}: ETIP {id} has neither `source` nor `repo`")]
+    #[error("{path}:{line}: ETIP {} has neither `source` nor `repo`", etip_core::clip::quote(.id))]
     NoSource {
         path: String,
         line: usize,
@@ -82,7 +83,8 @@ pub enum BuildError {
     #[error("no ETIPs in {path}: it has no JSON lines (one ETIP per line)")]
     Empty { path: String },
     #[error(
-        "{path}:{line}: ETIP id {id:?} is already used on line {first}; ids name the images and log folders and must be unique"
+        "{path}:{line}: ETIP id {} is already used on line {first}; ids name the images and log folders and must be unique",
+        etip_core::clip::quote(.id)
     )]
     DuplicateId {
         path: String,
@@ -90,7 +92,7 @@ pub enum BuildError {
         first: usize,
         id: String,
     },
-    #[error("{path}:{line}: ETIP {id:?}: {problem}")]
+    #[error("{path}:{line}: ETIP {}: {}", etip_core::clip::quote(.id), etip_core::clip::foreign(.problem))]
     Invalid {
         path: String,
         line: usize,

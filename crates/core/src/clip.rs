@@ -1,7 +1,7 @@
 //! Quoting input in error messages. An error that echoes what it read (a column name, an instance
 //! id, a number that does not parse, a parser's own message) quotes at most [`QUOTE_CHARS`]
 //! characters of it, followed by `…`: a 50 MB CSV header gives a one-line error, not 50 MB of
-//! stderr. Every message of this crate that quotes input goes through [`quote`] or [`foreign`].
+//! stderr. Every etip message that quotes input goes through [`quote`], [`clip`] or [`foreign`].
 
 use std::borrow::Cow;
 
@@ -15,7 +15,7 @@ pub const FOREIGN_CHARS: usize = 400;
 /// `s` cut to at most `max` characters, with `…` appended when it was cut.
 ///
 /// ```
-/// use etip_score::clip::clip;
+/// use etip_core::clip::clip;
 /// assert_eq!(clip("abcdef", 3), "abc…");
 /// assert_eq!(clip("abc", 3), "abc");
 /// ```
@@ -30,7 +30,7 @@ pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
 /// quote when it was cut).
 ///
 /// ```
-/// use etip_score::clip::quote;
+/// use etip_core::clip::quote;
 /// assert_eq!(quote("id-1"), "\"id-1\"");
 /// assert!(quote(&"x".repeat(1000)).ends_with("xx\"…"));
 /// ```
