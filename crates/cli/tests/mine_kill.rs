@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use git2::{IndexEntry, IndexTime, Oid, Repository, Signature, Time};
+use git2::{Oid, Repository, Signature, Time};
 
 const COMMITS: usize = 900;
 const FILES: usize = 20;
@@ -22,23 +22,6 @@ fn java_file(k: usize, version: usize, comment: bool) -> String {
     }
     s.push_str("}\n");
     s
-}
-
-fn entry(path: &str) -> IndexEntry {
-    IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: 0o100644,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id: Oid::ZERO_SHA1,
-        flags: 0,
-        flags_extended: 0,
-        path: path.as_bytes().to_vec(),
-    }
 }
 
 /// A repository with `COMMITS` first-parent commits: body changes (kept), comment-only changes,
@@ -85,11 +68,11 @@ fn build_repo(dir: &Path) -> PathBuf {
             }
         };
         index
-            .add_frombuffer(&entry(&path), content.as_bytes())
+            .add_frombuffer(&etip_testkit::index_entry(&path), content.as_bytes())
             .unwrap();
         if i == 0 {
             index
-                .add_frombuffer(&entry("pom.xml"), b"<project/>")
+                .add_frombuffer(&etip_testkit::index_entry("pom.xml"), b"<project/>")
                 .unwrap();
         }
         let tree_id = index.write_tree().unwrap();
@@ -303,7 +286,7 @@ fn build_small(dir: &Path) -> PathBuf {
     let repo = Repository::init(&path).unwrap();
     let mut index = repo.index().unwrap();
     index
-        .add_frombuffer(&entry("pom.xml"), b"<project/>")
+        .add_frombuffer(&etip_testkit::index_entry("pom.xml"), b"<project/>")
         .unwrap();
     let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
     let sig = Signature::new("Dev", "d@example.com", &Time::new(1_600_000_000, 0)).unwrap();

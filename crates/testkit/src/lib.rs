@@ -1,4 +1,5 @@
-//! Helpers the test suites share: git, copying trees, and the fixture repositories of `etip build`
+//! Helpers the test suites share: git, index entries for repositories written through libgit2,
+//! copying trees, and the fixture repositories of `etip build`
 //! and `etip measure` (`harness/build/tests/fixtures/<kind>/<step>/`, one commit per step folder,
 //! each step's files written over the previous tree). A dev-dependency only; it panics with a
 //! clear message where a test could not go on.
@@ -76,4 +77,23 @@ pub fn fixture_repo(kind: &str, dir: &Path) -> Vec<String> {
         commits.push(git(dir, &["rev-parse", "HEAD"]));
     }
     commits
+}
+
+/// An index entry for a blob at `path` (mode 100644, no stat data): set `id` and `file_size`, or
+/// use it with `Index::add_frombuffer`, to write commits through libgit2 without a work tree.
+pub fn index_entry(path: &str) -> git2::IndexEntry {
+    git2::IndexEntry {
+        ctime: git2::IndexTime::new(0, 0),
+        mtime: git2::IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode: 0o100644,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id: git2::Oid::ZERO_SHA1,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    }
 }

@@ -10,26 +10,9 @@ use std::path::{Path, PathBuf};
 
 use etip_core::candidate::Language;
 use etip_mine_git::{MineConfig, MineError, NoProgress, WorkerCommand, mine, serve_worker};
-use git2::{IndexEntry, IndexTime, Oid, Repository, Signature, Time};
+use git2::{Oid, Repository, Signature, Time};
 
 const COMMITS: usize = 240;
-
-fn entry(path: &str) -> IndexEntry {
-    IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: 0o100644,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id: Oid::ZERO_SHA1,
-        flags: 0,
-        flags_extended: 0,
-        path: path.as_bytes().to_vec(),
-    }
-}
 
 fn java(k: usize, value: usize, comment: usize, flip: bool) -> String {
     let mut s = format!("package demo;\n\n// note {comment}\npublic class C{k} {{\n");
@@ -80,7 +63,7 @@ fn build_repo(dir: &Path) -> PathBuf {
             _ => (format!("docs/notes{k}.txt"), format!("note {i}\n")),
         };
         let blob = repo.blob(content.as_bytes()).expect("blob");
-        let mut e = entry(&file);
+        let mut e = etip_testkit::index_entry(&file);
         e.id = blob;
         e.file_size = content.len() as u32;
         index.add(&e).expect("add");

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use git2::{IndexEntry, IndexTime, ObjectType, Oid, Repository};
+use git2::{ObjectType, Oid, Repository};
 
 /// A repository on `refs/heads/main` (HEAD) with one Java file whose method body every commit
 /// changes, so that every commit with a readable date is kept.
@@ -16,23 +16,6 @@ pub struct JavaRepo {
     repo: Repository,
     tip: Option<Oid>,
     commits: usize,
-}
-
-fn entry(path: &str) -> IndexEntry {
-    IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: 0o100644,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id: Oid::ZERO_SHA1,
-        flags: 0,
-        flags_extended: 0,
-        path: path.as_bytes().to_vec(),
-    }
 }
 
 impl JavaRepo {
@@ -60,11 +43,14 @@ impl JavaRepo {
         );
         let mut index = self.repo.index().expect("index");
         index
-            .add_frombuffer(&entry("src/main/java/demo/A.java"), java.as_bytes())
+            .add_frombuffer(
+                &etip_testkit::index_entry("src/main/java/demo/A.java"),
+                java.as_bytes(),
+            )
             .expect("stage");
         if n == 0 {
             index
-                .add_frombuffer(&entry("pom.xml"), b"<project/>")
+                .add_frombuffer(&etip_testkit::index_entry("pom.xml"), b"<project/>")
                 .expect("stage");
         }
         let tree = index.write_tree().expect("tree");
