@@ -4,9 +4,7 @@
 
 use assert_cmd::Command;
 use etip_testkit::git;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 mod common;
 
@@ -21,23 +19,6 @@ impl Drop for Namespace {
     fn drop(&mut self) {
         let _ = etip().args(["clean", "--namespace", &self.0]).output();
     }
-}
-
-/// Every path under `dir` with its size and modification time.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let md = e.path().symlink_metadata().unwrap();
-            if md.is_dir() {
-                stack.push(e.path());
-            }
-            out.insert(e.path(), (md.len(), md.modified().unwrap()));
-        }
-    }
-    out
 }
 
 fn etips_file(dir: &Path, id: &str, base: &str, patched: &str, source: &Path) -> PathBuf {
@@ -81,7 +62,7 @@ fn a_commit_only_upstream_is_built_from_a_cache_clone_and_the_source_is_untouche
     let tmp = tempfile::tempdir().unwrap();
     let (_up, user, c, new) = moved_upstream(tmp.path());
     let refs = git(&user, &["for-each-ref"]);
-    let files = snapshot(&user);
+    let files = etip_testkit::tree_snapshot(&user);
     let ns = Namespace(format!("etiptest-upstream-{}", std::process::id()));
     let f = etips_file(tmp.path(), "upstream-only", &c[0], &new, &user);
     let out = tmp.path().join("out");
@@ -98,7 +79,7 @@ fn a_commit_only_upstream_is_built_from_a_cache_clone_and_the_source_is_untouche
     assert_eq!(status["patched_commit"], new.as_str());
     // The user's refs and files are exactly as they were: nothing fetched, nothing written.
     assert_eq!(git(&user, &["for-each-ref"]), refs);
-    assert_eq!(snapshot(&user), files);
+    assert_eq!(etip_testkit::tree_snapshot(&user), files);
     // The commits were read from etip's cache clone of the origin.
     let context = std::fs::read_to_string(
         out.join("logs")
@@ -122,7 +103,7 @@ fn a_commit_found_nowhere_is_a_recorded_checkout_failure_and_exit_0() {
     let repo = tmp.path().join("repo");
     let c = common::python_fixture(&repo);
     let refs = git(&repo, &["for-each-ref"]);
-    let files = snapshot(&repo);
+    let files = etip_testkit::tree_snapshot(&repo);
     let missing = "0123456789abcdef0123456789abcdef01234567";
     let f = etips_file(tmp.path(), "nowhere", &c[0], missing, &repo);
     let ns = Namespace(format!("etiptest-nowhere-{}", std::process::id()));
@@ -143,5 +124,5 @@ fn a_commit_found_nowhere_is_a_recorded_checkout_failure_and_exit_0() {
     );
     assert!(detail.contains("no `origin` remote"), "{detail}");
     assert_eq!(git(&repo, &["for-each-ref"]), refs);
-    assert_eq!(snapshot(&repo), files);
+    assert_eq!(etip_testkit::tree_snapshot(&repo), files);
 }

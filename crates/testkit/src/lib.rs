@@ -97,3 +97,30 @@ pub fn index_entry(path: &str) -> git2::IndexEntry {
         path: path.as_bytes().to_vec(),
     }
 }
+
+/// Every path under `dir` (symbolic links not followed) with its size and modification time: two
+/// snapshots taken around a command show whether it wrote anything there.
+pub fn tree_snapshot(
+    dir: &Path,
+) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries =
+            std::fs::read_dir(&d).unwrap_or_else(|e| panic!("listing {}: {e}", d.display()));
+        for e in entries {
+            let path = e.expect("a directory entry").path();
+            let md = path
+                .symlink_metadata()
+                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+            if md.is_dir() {
+                stack.push(path.clone());
+            }
+            let mtime = md
+                .modified()
+                .expect("modification times on this file system");
+            out.insert(path, (md.len(), mtime));
+        }
+    }
+    out
+}

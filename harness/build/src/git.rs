@@ -337,27 +337,9 @@ mod tests {
 #[cfg(test)]
 mod source_tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn git(dir: &Path, args: &[&str]) -> String {
         etip_testkit::git(dir, args)
-    }
-
-    /// Every file under `dir` with its size and modification time.
-    fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let e = e.unwrap();
-                let md = e.path().symlink_metadata().unwrap();
-                if md.is_dir() {
-                    stack.push(e.path());
-                }
-                out.insert(e.path(), (md.len(), md.modified().unwrap()));
-            }
-        }
-        out
     }
 
     /// An upstream with `main` and `feature`, and a bare clone of it whose `feature` has a local
@@ -393,14 +375,14 @@ mod source_tests {
     fn resolving_never_writes_to_the_source_repository() {
         let (tmp, _up, clone, new) = moved_upstream();
         let refs = git(&clone, &["for-each-ref"]);
-        let files = snapshot(&clone);
+        let files = etip_testkit::tree_snapshot(&clone);
         let cache = tmp.path().join("cache");
         let repo = Repo::open_or_clone(clone.to_str().unwrap(), &cache).unwrap();
         assert!(!repo.is_cached());
         // The user's repository lacks the commit and is not fetched into.
         assert!(matches!(repo.resolve(&new), Err(GitError::Checkout { .. })));
         assert_eq!(git(&clone, &["for-each-ref"]), refs);
-        assert_eq!(snapshot(&clone), files);
+        assert_eq!(etip_testkit::tree_snapshot(&clone), files);
         // Its origin (a URL) is cloned into etip's cache, which has the commit.
         let old = git(&clone, &["rev-parse", "main"]);
         let (found, ids) = repo.resolve_all(&[&old, &new], &cache).unwrap();
@@ -411,7 +393,7 @@ mod source_tests {
         assert_eq!(ids, [old.clone(), new.clone()]);
         assert_eq!(found.ls_tree(&new).unwrap().len(), 1);
         assert_eq!(git(&clone, &["for-each-ref"]), refs);
-        assert_eq!(snapshot(&clone), files);
+        assert_eq!(etip_testkit::tree_snapshot(&clone), files);
         // Commits the user's repository has are read there, without any upstream access.
         let (here, ids) = repo.resolve_all(&["main", "feature"], &cache).unwrap();
         assert_eq!(here.dir, clone);
@@ -427,7 +409,7 @@ mod source_tests {
         git(&work, &["checkout", "-q", "--detach", "HEAD"]);
         git(&work, &["remote", "set-url", "origin", "../up"]);
         let refs = git(&work, &["for-each-ref"]);
-        let files = snapshot(&work);
+        let files = etip_testkit::tree_snapshot(&work);
         let up_refs = git(&up, &["for-each-ref"]);
         let cache = tmp.path().join("cache");
         let repo = Repo::open_or_clone(work.to_str().unwrap(), &cache).unwrap();
@@ -436,7 +418,7 @@ mod source_tests {
         assert!(!found.is_cached());
         assert_eq!(ids, std::slice::from_ref(&new));
         assert_eq!(git(&work, &["for-each-ref"]), refs);
-        assert_eq!(snapshot(&work), files);
+        assert_eq!(etip_testkit::tree_snapshot(&work), files);
         assert_eq!(git(&up, &["for-each-ref"]), up_refs);
         assert!(!cache.exists(), "nothing to clone for a local upstream");
 
