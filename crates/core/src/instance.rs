@@ -53,6 +53,13 @@ pub enum FailureKind {
     Checkout,
     NoBaseImage,
     DependencyResolution,
+    /// The patched tree needs an artifact the original does not, and the env layer (resolved
+    /// from the original's build descriptors) does not hold it.
+    DependencyMissing,
+    /// A version built, but its smoke check failed: a changed module does not import, pytest
+    /// cannot collect the tests, a test class was not compiled, or the build backend or the
+    /// environment setup is missing.
+    EnvironmentIncomplete,
     OriginalCompile,
     PatchedCompile,
     Timeout,
@@ -68,6 +75,8 @@ impl FailureKind {
             FailureKind::Checkout => "checkout failed",
             FailureKind::NoBaseImage => "no base image",
             FailureKind::DependencyResolution => "dependency resolution failed",
+            FailureKind::DependencyMissing => "dependency missing",
+            FailureKind::EnvironmentIncomplete => "environment incomplete",
             FailureKind::OriginalCompile => "original does not compile",
             FailureKind::PatchedCompile => "patched does not compile",
             FailureKind::Timeout => "timeout",
@@ -123,6 +132,45 @@ pub struct InstanceStatus {
     /// packages): the input's `changed_modules`, else computed from the files that differ.
     #[serde(default)]
     pub modules: Vec<String>,
+    /// The build descriptors that differ between the base and the patched commit, one line each
+    /// (`pyproject.toml changed: + `"numpy>=1.26",` - `"numpy>=1.24",``): the env layer holds
+    /// the base commit's dependencies, so the patched version may lack some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependency_changes: Vec<String>,
     /// Wall-clock seconds of this instance's build in this run.
     pub build_secs: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kinds as `status.json` spells them, with their reasons.
+    #[test]
+    fn failure_kind_names_and_reasons() {
+        for (kind, name, reason) in [
+            (
+                FailureKind::EnvironmentIncomplete,
+                "environment_incomplete",
+                "environment incomplete",
+            ),
+            (
+                FailureKind::DependencyMissing,
+                "dependency_missing",
+                "dependency missing",
+            ),
+            (
+                FailureKind::DependencyResolution,
+                "dependency_resolution",
+                "dependency resolution failed",
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{name}\""));
+            assert_eq!(
+                serde_json::from_str::<FailureKind>(&format!("\"{name}\"")).unwrap(),
+                kind
+            );
+            assert_eq!(kind.reason(), reason);
+        }
+    }
 }

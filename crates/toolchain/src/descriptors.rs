@@ -6,8 +6,10 @@ use etip_core::Language;
 /// Is this repository file a build descriptor that the env layer needs?
 ///
 /// Java (Maven): every `pom.xml` outside `src/` trees, `.mvn/**` and `mvnw`. Python: root-level
-/// `pyproject.toml`, `setup.cfg`, `setup.py`, `Pipfile`, `Pipfile.lock`, `poetry.lock`,
-/// `requirements*.txt` and `constraints*.txt`.
+/// `pyproject.toml`, `setup.cfg`, `setup.py`, `tox.ini`, `Pipfile`, `Pipfile.lock`, `poetry.lock`,
+/// requirement files (`*.txt` with `requirements` in the name: `requirements.txt`,
+/// `requirements-dev.txt`, `dev-requirements.txt`, `test_requirements.txt`) and `constraints*.txt`,
+/// and every `.txt` file under the root folder `requirements/`.
 pub fn is_descriptor(lang: Language, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     match lang {
@@ -17,13 +19,22 @@ pub fn is_descriptor(lang: Language, path: &str) -> bool {
                 || path == "mvnw"
         }
         Language::Python => {
+            let txt = name.ends_with(".txt");
+            if let Some(inside) = path.strip_prefix("requirements/") {
+                return txt && !inside.is_empty();
+            }
             !path.contains('/')
                 && (matches!(
                     name,
-                    "pyproject.toml" | "setup.cfg" | "setup.py" | "Pipfile" | "Pipfile.lock"
-                ) || name == "poetry.lock"
-                    || (name.starts_with("requirements") && name.ends_with(".txt"))
-                    || (name.starts_with("constraints") && name.ends_with(".txt")))
+                    "pyproject.toml"
+                        | "setup.cfg"
+                        | "setup.py"
+                        | "tox.ini"
+                        | "Pipfile"
+                        | "Pipfile.lock"
+                        | "poetry.lock"
+                ) || (txt && name.to_ascii_lowercase().contains("requirements"))
+                    || (txt && name.starts_with("constraints")))
         }
     }
 }
@@ -45,5 +56,34 @@ mod tests {
         assert!(is_descriptor(Language::Python, "pyproject.toml"));
         assert!(is_descriptor(Language::Python, "requirements-dev.txt"));
         assert!(!is_descriptor(Language::Python, "pkg/setup.py"));
+    }
+
+    #[test]
+    fn python_requirement_files_and_tox_are_descriptors() {
+        for path in [
+            "setup.cfg",
+            "setup.py",
+            "tox.ini",
+            "requirements.txt",
+            "dev-requirements.txt",
+            "test_requirements.txt",
+            "Requirements-Test.txt",
+            "constraints.txt",
+            "requirements/base.txt",
+            "requirements/ci/py311.txt",
+        ] {
+            assert!(is_descriptor(Language::Python, path), "{path}");
+        }
+        for path in [
+            "docs/requirements.txt",
+            "pkg/pyproject.toml",
+            "pkg/tox.ini",
+            "requirements/README.md",
+            "requirements.in",
+            "src/requirements/x.txt",
+            "README.txt",
+        ] {
+            assert!(!is_descriptor(Language::Python, path), "{path}");
+        }
     }
 }

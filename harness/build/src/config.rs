@@ -3,7 +3,8 @@
 //! ```toml
 //! namespace = "etip"            # image repositories etip/<kind> and label etip.namespace
 //! timeout_secs = 1800           # per layer build (at least 1)
-//! env_network = "none"          # network of the env layer build: "none" or "bridge" (downloads)
+//! env_network = "bridge"        # network of the env layer build (downloads): "bridge", "none"
+//!                               # or a user-defined Docker network (e.g. one with a mirror)
 //! build_cpus = 0.0              # CPUs of a layer build container (0: all)
 //! build_memory_mb = 4096        # memory of a layer build container (at least 6)
 //! parallel_versions = true      # build the original and patched trees at the same time
@@ -33,11 +34,35 @@
 //! deps_command = ""             # run in the env layer with the env venv active
 //! install_command = "python -m pip install --no-build-isolation --no-deps -e ."
 //! test_args = []
+//!
+//! # Where the env layer's downloads go. Applied inside the env layer's build container only
+//! # (variables at its creation, files under /tmp), never to an image, the instance layer or a
+//! # test run (always network "none"). "auto": what this machine uses (see `network::host`);
+//! # "" or []: nothing (the tools' defaults). Credentials in URLs are masked in --print-config
+//! # and kept out of content keys, images and logs.
+//! [network]
+//! pip_index_url = "auto"        # PIP_INDEX_URL, pip.conf index-url
+//! pip_extra_index_urls = ["auto"]   # PIP_EXTRA_INDEX_URL, pip.conf extra-index-url
+//! pip_trusted_hosts = ["auto"]  # PIP_TRUSTED_HOST, pip.conf trusted-host
+//! maven_mirror_url = "auto"     # ~/.m2/settings.xml: first mirror of `*` or `central`; mirrors
+//!                               # every repository, and makes the env layer's Maven run online
+//! http_proxy = "auto"           # http_proxy/HTTP_PROXY, ~/.m2/settings.xml proxies
+//! https_proxy = "auto"          # https_proxy/HTTPS_PROXY, ~/.m2/settings.xml proxies
+//! no_proxy = "auto"             # no_proxy/NO_PROXY, the proxies' nonProxyHosts
+//! ca_bundle = "auto"            # PEM file: PIP_CERT, pip.conf cert, REQUESTS_CA_BUNDLE, SSL_CERT_FILE
 //! ```
+//!
+//! Maven: `java.args` keep `-o` for the instance layer and test runs. The env layer runs Maven
+//! online, without `-o`, when it has a network and a `maven_mirror_url`: the generated settings
+//! (mirror of `*` with id `central`, proxies, credentials) under `/tmp` are passed with `-s`
+//! (`-gs` when `java.settings` is set) and the CA bundle becomes a truststore under `/tmp` on
+//! `MAVEN_OPTS`. Without a mirror Maven stays offline (Debian's repository of the base image).
 //!
 //! [`BuildConfig::load`] checks the values with [`BuildConfig::validate`] (image names, limits,
 //! suite and package names) before anything reaches the Docker engine or a command line.
 
+use crate::network;
+pub use crate::network::NetworkConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -48,29 +73,81 @@ pub const BOOTSTRAP: &str = "bootstrap";
 /// Docker's smallest memory limit of a container, in MB.
 pub const MIN_MEMORY_MB: u64 = 6;
 
-/// The network of the env layer build (the instance layer never has one).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// The network of the env layer build (the instance layer and test runs never have one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum EnvNetwork {
     /// No network: dependencies must be in the base image.
-    #[default]
     None,
     /// Docker's default bridge network: the env layer may download dependencies.
+    #[default]
     Bridge,
+    /// A user-defined Docker network (e.g. the one a mirror container is on).
+    Named(String),
 }
 
+/// Words refused as network names: they read as a setting, not a network (`"off"` is not
+/// `"none"`), or name Docker's modes etip does not use (`host` shares the host's network).
+const NOT_NETWORKS: &[&str] = &[
+    "none", "bridge", "host", "default", "off", "on", "no", "yes", "true", "false", "null",
+    "disabled", "enabled", "offline", "online",
+];
+
 impl EnvNetwork {
-    /// The value as written in the configuration (and hashed into the env layer's content key).
-    pub fn as_str(&self) -> &'static str {
+    /// The value as written in the configuration.
+    pub fn as_str(&self) -> &str {
         match self {
             EnvNetwork::None => "none",
             EnvNetwork::Bridge => "bridge",
+            EnvNetwork::Named(n) => n,
         }
     }
 
     /// Whether the build container gets a network.
     pub fn enabled(&self) -> bool {
         *self != EnvNetwork::None
+    }
+
+    /// The user-defined network, if one is named.
+    pub fn named(&self) -> Option<&str> {
+        match self {
+            EnvNetwork::Named(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl TryFrom<String> for EnvNetwork {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<EnvNetwork, String> {
+        match s.as_str() {
+            "none" => return Ok(EnvNetwork::None),
+            "bridge" => return Ok(EnvNetwork::Bridge),
+            _ => {}
+        }
+        if etip_docker::is_network_name(&s) && !NOT_NETWORKS.contains(&s.to_lowercase().as_str()) {
+            Ok(EnvNetwork::Named(s))
+        } else {
+            Err(format!(
+                "env_network {:?} is not usable: `none` or `bridge` (exactly), or the name of a user-defined Docker network (letters, digits, `_`, `.`, `-`, starting with a letter or digit; not a word like \"off\" or \"host\")",
+                clip(&s)
+            ))
+        }
+    }
+}
+
+impl From<EnvNetwork> for String {
+    fn from(n: EnvNetwork) -> String {
+        n.as_str().to_string()
+    }
+}
+
+/// A value quoted in a message, at most 80 characters of it.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
     }
 }
 
@@ -86,6 +163,7 @@ pub struct BuildConfig {
     pub bootstrap: BootstrapConfig,
     pub java: JavaConfig,
     pub python: PythonConfig,
+    pub network: NetworkConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,13 +213,14 @@ impl Default for BuildConfig {
         BuildConfig {
             namespace: "etip".into(),
             timeout_secs: 1800,
-            env_network: EnvNetwork::None,
+            env_network: EnvNetwork::Bridge,
             build_cpus: 0.0,
             build_memory_mb: 4096,
             parallel_versions: true,
             bootstrap: BootstrapConfig::default(),
             java: JavaConfig::default(),
             python: PythonConfig::default(),
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -333,7 +412,13 @@ impl BuildConfig {
                 self.build_memory_mb
             ));
         }
+        if let EnvNetwork::Named(n) = &self.env_network
+            && let Err(e) = EnvNetwork::try_from(n.clone())
+        {
+            problems.push(e);
+        }
         self.bootstrap.check(&mut problems);
+        network::check_config(&self.network, &mut problems);
         for (section, images, var) in [
             ("java", &self.java.base_images, "{jdk}"),
             ("python", &self.python.base_images, "{version}"),
@@ -353,9 +438,19 @@ impl BuildConfig {
         }
     }
 
-    /// The defaults as TOML (for `etip build --print-config`).
+    /// The configuration as TOML with its credentials masked and the `[network]` keys explained
+    /// (for `etip build --print-config`).
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("the configuration is plain data and always serialises")
+        self.to_toml_with(None)
+    }
+
+    /// [`BuildConfig::to_toml`], also saying what `"auto"` finds on `host` (masked).
+    pub fn to_toml_with(&self, host: Option<&network::HostNetwork>) -> String {
+        let mut shown = self.clone();
+        shown.network = self.network.masked();
+        let text = toml::to_string_pretty(&shown)
+            .expect("the configuration is plain data and always serialises");
+        network::annotate_toml(&text, host)
     }
 }
 
@@ -531,18 +626,31 @@ mod tests {
     }
 
     #[test]
-    fn env_network_is_none_or_bridge() {
-        assert_eq!(BuildConfig::default().env_network, EnvNetwork::None);
-        assert!(!EnvNetwork::None.enabled());
-        let bridge: BuildConfig = toml::from_str("env_network = \"bridge\"").unwrap();
-        assert!(bridge.env_network.enabled());
-        assert_eq!(bridge.env_network.as_str(), "bridge");
-        for bad in ["None", "off", "host", ""] {
+    fn env_network_is_bridge_none_or_a_named_network() {
+        assert_eq!(BuildConfig::default().env_network, EnvNetwork::Bridge);
+        assert!(!EnvNetwork::None.enabled() && EnvNetwork::Bridge.enabled());
+        let none: BuildConfig = toml::from_str("env_network = \"none\"").unwrap();
+        assert!(!none.env_network.enabled());
+        let named: BuildConfig = toml::from_str("env_network = \"etip-mirror_1.net\"").unwrap();
+        assert_eq!(named.env_network.named(), Some("etip-mirror_1.net"));
+        assert!(named.env_network.enabled());
+        assert_eq!(named.env_network.as_str(), "etip-mirror_1.net");
+        let back: BuildConfig = toml::from_str(&named.to_toml()).unwrap();
+        assert_eq!(back.env_network, named.env_network);
+        for bad in [
+            "None", "off", "OFF", "host", "Bridge", "default", "", "x", "-net", "my net", "a:b",
+        ] {
             let err = toml::from_str::<BuildConfig>(&format!("env_network = {bad:?}"))
                 .expect_err(bad)
                 .to_string();
             assert!(err.contains("`none` or `bridge`"), "{bad}: {err}");
         }
+        // Set in code, a bad name is caught by validate.
+        let cfg = BuildConfig {
+            env_network: EnvNetwork::Named("host".into()),
+            ..BuildConfig::default()
+        };
+        assert!(problems(&cfg).contains("env_network"));
     }
 
     fn problems(cfg: &BuildConfig) -> String {

@@ -2,12 +2,16 @@
 //! and instance layers (see the crate docs), each reused when its content key exists.
 
 use crate::config::BOOTSTRAP;
-use crate::context::{WithContext, append_bytes, append_dir, copy_tar};
+use crate::context::{
+    WithContext, append_bytes, append_dir, copy_tar, descriptor_changes, descriptor_changes_log,
+};
 use crate::failure::{Failure, LayerFailure, classify_env_failure, classify_instance_failure};
-use crate::{BuildError, Builder, EtipInput, base, git, instance, spec, toolchain};
+use crate::{BuildError, Builder, EtipInput, base, git, instance, network, spec, toolchain};
 use etip_core::instance::{FailureKind, InstanceStatus, Language, Layer, LayerKind, Toolchain};
 use etip_core::measure::Version;
-use etip_docker::{LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE, LayerContext, LayerSpec};
+use etip_docker::{
+    BuildContainer, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE, LayerContext, LayerSpec,
+};
 use etip_toolchain::detect;
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,6 +34,8 @@ pub(crate) struct Job<'a> {
     /// The base image reference or [`BOOTSTRAP`].
     pub(crate) base_ref: String,
     pub(crate) ispec: instance::InstanceSpec,
+    /// The build descriptors the patched commit changes ([`descriptor_changes`]).
+    pub(crate) dependency_changes: Vec<String>,
 }
 
 impl Job<'_> {
@@ -77,6 +83,7 @@ impl Job<'_> {
         for d in self.descriptor_list() {
             summary.push_str(&format!("  {d}\n"));
         }
+        summary.push_str(&descriptor_changes_log(&self.dependency_changes));
         summary
     }
 }
@@ -108,6 +115,9 @@ impl Builder {
         let checkout = |e: git::GitError| Failure::new(FailureKind::Checkout, e.to_string());
         let tree = repo.ls_tree(&base_commit).map_err(checkout)?;
         let patched_tree = repo.ls_tree(&patched_commit).map_err(checkout)?;
+        let dependency_changes =
+            descriptor_changes(etip.language, &tree, &patched_tree, &|b| repo.blob(b).ok());
+        status.dependency_changes = dependency_changes.clone();
         let blobs: HashMap<&str, &str> = tree
             .iter()
             .map(|e| (e.path.as_str(), e.blob.as_str()))
@@ -167,6 +177,7 @@ impl Builder {
             requested,
             base_ref,
             ispec,
+            dependency_changes,
         })
     }
 
@@ -185,13 +196,15 @@ impl Builder {
             })
     }
 
-    /// The content key of the env layer: everything that goes into it.
+    /// The content key of the env layer: everything that goes into it (`network`: the network
+    /// settings that change the downloads, without credentials, [`network::Effective::key`]).
     fn env_key(
         &self,
         job: &Job,
         base: &Layer,
         texts: [&str; 2],
         settings: Option<&[u8]>,
+        network: &str,
     ) -> String {
         let lang = job.lang();
         let settings_hash = settings
@@ -216,8 +229,72 @@ impl Builder {
             texts[1],
             &job.descriptor_list().join("\n"),
             &settings_hash,
-            self.cfg.env_network.as_str(),
+            network,
         ])
+    }
+
+    /// Fails the env layer `tag`, when it has to be built, if `env_network` names a network the
+    /// engine does not have (the build container could not be created).
+    fn check_env_network(&self, tag: &str) -> Result<(), Failure> {
+        let Some(name) = self.cfg.env_network.named() else {
+            return Ok(());
+        };
+        let engine = |e: etip_docker::EngineError| Failure::new(FailureKind::Engine, e.to_string());
+        if self
+            .rt
+            .block_on(self.engine.image(tag))
+            .map_err(engine)?
+            .is_some()
+            || self
+                .rt
+                .block_on(self.engine.network_exists(name))
+                .map_err(engine)?
+        {
+            return Ok(());
+        }
+        Err(Failure::new(
+            FailureKind::Input,
+            format!(
+                "env_network {name:?} is not a Docker network of this engine (create it, or use \"bridge\")"
+            ),
+        ))
+    }
+
+    /// The env layer's network settings ([`network`]): what `"auto"` finds on this host, the CA
+    /// bundle read, the build container they make; logs where each setting came from (masked).
+    fn env_network(
+        &self,
+        lang: Language,
+        log: &mut String,
+    ) -> Result<(network::Effective, BuildContainer), Failure> {
+        let eff = network::Effective::resolve(&self.cfg.network, &network::host());
+        if !self.cfg.env_network.enabled() {
+            log.push_str("etip: the env layer has no network (env_network = \"none\")\n");
+            return Ok((eff, BuildContainer::default()));
+        }
+        log.push_str(&format!(
+            "etip: the env layer's network: {}\n",
+            self.cfg.env_network.as_str()
+        ));
+        for line in &eff.report {
+            log.push_str(&format!("etip: network.{line}\n"));
+        }
+        let ca = match &eff.ca_bundle {
+            Some(path) => read_ca_bundle(path).map(Some).or_else(|e| {
+                if eff.ca_configured {
+                    Err(Failure::new(
+                        FailureKind::Input,
+                        format!("network.ca_bundle: {e}"),
+                    ))
+                } else {
+                    log.push_str(&format!("etip: network.ca_bundle (auto) left out: {e}\n"));
+                    Ok(None)
+                }
+            })?,
+            None => None,
+        };
+        let container = network::env_container(&self.cfg, &eff, lang, ca);
+        Ok((eff, container))
     }
 
     /// Step 3: the env layer (toolchain check, dependencies from the build descriptors).
@@ -231,39 +308,63 @@ impl Builder {
         let dockerfile = spec::env_dockerfile(&base.tag);
         let script = spec::env_script(&self.cfg, lang, &job.version);
         let settings = self.maven_settings(lang)?;
-        let key = self.env_key(job, base, [&dockerfile, &script], settings.as_deref());
+        let mut env_log = String::new();
+        let (net, container) = self.env_network(lang, &mut env_log)?;
+        let net_key = net.key(&self.cfg, lang);
+        let key = self.env_key(
+            job,
+            base,
+            [&dockerfile, &script],
+            settings.as_deref(),
+            &net_key,
+        );
         let repo_slug = git::slug(&job.source);
         let tag = job.ispec.env_tag(&repo_slug, &key);
+        self.check_env_network(&tag)?;
         let _ = std::fs::write(job.dir.join("Dockerfile.env"), &dockerfile);
         let _ = std::fs::write(job.dir.join("env.sh"), &script);
+        log.push_str(&descriptor_changes_log(&job.dependency_changes));
         let lock = self.tag_lock(&tag);
         let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.layer(LayerKind::Env, &tag, base.size_bytes, log, || {
-            let ctx = env_context(job, &script, settings.as_deref())?;
-            Ok(LayerSpec {
-                parent: base.tag.clone(),
-                tag: tag.clone(),
-                cmd: vec!["sh".into(), "/opt/etip/scripts/env.sh".into()],
-                workdir: "/work".into(),
-                labels: labels(
-                    &self.cfg.namespace,
-                    "env",
-                    &[
-                        ("etip.key", key.clone()),
-                        ("etip.language", lang.to_string()),
-                        ("etip.repo", repo_slug.clone()),
-                        ("etip.toolchain", job.version.clone()),
-                    ],
-                ),
-                network_enabled: self.cfg.env_network.enabled(),
-                limits: self.build_limits(),
-                tree_cache: Some(self.tree_cache()),
-                cache_tree: true,
-                capture: Vec::new(),
-            }
-            .with_context(ctx))
+        let built = self.layer_in(
+            LayerKind::Env,
+            &tag,
+            base.size_bytes,
+            &mut env_log,
+            &container,
+            || {
+                let ctx = env_context(job, &script, settings.as_deref())?;
+                Ok(LayerSpec {
+                    parent: base.tag.clone(),
+                    tag: tag.clone(),
+                    cmd: vec!["sh".into(), "/opt/etip/scripts/env.sh".into()],
+                    workdir: "/work".into(),
+                    labels: labels(
+                        &self.cfg.namespace,
+                        "env",
+                        &[
+                            ("etip.key", key.clone()),
+                            ("etip.language", lang.to_string()),
+                            ("etip.repo", repo_slug.clone()),
+                            ("etip.toolchain", job.version.clone()),
+                        ],
+                    ),
+                    network_enabled: self.cfg.env_network.enabled(),
+                    limits: self.build_limits(),
+                    tree_cache: Some(self.tree_cache()),
+                    cache_tree: true,
+                    capture: Vec::new(),
+                }
+                .with_context(ctx))
+            },
+        );
+        // Credentials never reach the log or a status, whatever a tool printed.
+        log.push_str(&net.redact(&env_log));
+        built.map_err(|f| {
+            let mut f = classify_env_failure(f, &job.version, lang);
+            f.detail = net.redact(&f.detail);
+            f
         })
-        .map_err(|f| classify_env_failure(f, &job.version, lang))
     }
 
     /// Step 4: the instance layer (both trees, both built).
@@ -275,7 +376,7 @@ impl Builder {
         log: &mut String,
     ) -> Result<Layer, Failure> {
         let dockerfile = spec::instance_dockerfile(&env.tag);
-        let script = spec::instance_script(&self.cfg, job.lang());
+        let script = spec::instance_script(&self.cfg, job.lang(), &job.ispec.modules);
         let key = spec::key(&[
             spec::LAYER_RECIPE_VERSION,
             &env.image_id,
@@ -402,6 +503,21 @@ impl Builder {
         log: &mut String,
         make: impl FnOnce() -> Result<(LayerSpec, LayerContext), String>,
     ) -> Result<Layer, LayerFailure> {
+        let container = BuildContainer::default();
+        self.layer_in(kind, tag, parent_size, log, &container, make)
+    }
+
+    /// [`Builder::layer`] in a build container that also gets `container`'s network, variables
+    /// and files (none of which the image keeps, see `etip_docker::build_container`).
+    fn layer_in(
+        &self,
+        kind: LayerKind,
+        tag: &str,
+        parent_size: i64,
+        log: &mut String,
+        container: &BuildContainer,
+        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), String>,
+    ) -> Result<Layer, LayerFailure> {
         let existing = self
             .rt
             .block_on(self.engine.image(tag))
@@ -416,12 +532,15 @@ impl Builder {
                 log.push_str(&format!("== {kind:?} layer {tag}: building\n"));
                 let (spec, ctx) = make().map_err(LayerFailure::Context)?;
                 let mut lines = String::new();
-                let result =
-                    self.rt
-                        .block_on(self.engine.build_layer(&spec, ctx, &mut |l: &str| {
-                            lines.push_str(l);
-                            lines.push('\n');
-                        }));
+                let result = self.rt.block_on(self.engine.build_layer_in(
+                    &spec,
+                    ctx,
+                    container,
+                    &mut |l: &str| {
+                        lines.push_str(l);
+                        lines.push('\n');
+                    },
+                ));
                 log.push_str(&lines);
                 result.map_err(|e| LayerFailure::Build(e, lines))?;
                 let info = self
@@ -450,6 +569,16 @@ impl Builder {
     }
 }
 
+/// The PEM text of a CA bundle (at most 16 MiB, with at least one certificate).
+fn read_ca_bundle(path: &str) -> Result<Vec<u8>, String> {
+    let text = etip_core::bounded::read_to_string_capped(Path::new(path), 16 << 20)
+        .map_err(|e| format!("reading {path}: {e}"))?;
+    if !text.contains("-----BEGIN CERTIFICATE-----") {
+        return Err(format!("{path} holds no PEM certificate"));
+    }
+    Ok(text.into_bytes())
+}
+
 /// The env layer's context: its script, the Maven settings and Surefire fix (Java), and the
 /// build descriptors under `opt/etip/env-src/`.
 fn env_context(job: &Job, script: &str, settings: Option<&[u8]>) -> Result<Vec<u8>, String> {
@@ -458,6 +587,9 @@ fn env_context(job: &Job, script: &str, settings: Option<&[u8]>) -> Result<Vec<u
     append_bytes(&mut b, "opt/etip/scripts/env.sh", script.as_bytes(), 0o755)?;
     if let Some(s) = settings {
         append_bytes(&mut b, "opt/etip/scripts/settings.xml", s, 0o644)?;
+    }
+    for (path, text) in spec::env_context_files(job.lang()) {
+        append_bytes(&mut b, path, text.as_bytes(), 0o644)?;
     }
     if job.lang() == Language::Java {
         for (path, text) in spec::SUREFIRE_FIX_SOURCES {

@@ -39,6 +39,7 @@ pub mod git;
 mod input;
 pub mod instance;
 mod layers;
+pub mod network;
 pub mod output;
 pub mod spec;
 mod toolchain;
@@ -436,6 +437,7 @@ fn new_status(etip: &EtipInput) -> InstanceStatus {
         patched_dir: spec::PATCHED_DIR.into(),
         env: BTreeMap::new(),
         modules: Vec::new(),
+        dependency_changes: Vec::new(),
         build_secs: 0.0,
     }
 }

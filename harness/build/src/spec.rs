@@ -6,7 +6,7 @@ use etip_core::Language;
 use sha2::{Digest, Sha256};
 
 /// Bumped whenever the generated Dockerfiles or scripts change meaning.
-pub const LAYER_RECIPE_VERSION: &str = "layers-3";
+pub const LAYER_RECIPE_VERSION: &str = "layers-5";
 
 /// Where things live inside the images.
 pub const ORIGINAL_DIR: &str = "/work/original";
@@ -67,9 +67,42 @@ def pytest_collection_modifyitems(session, config, items):
 
 /// Exit codes of the generated scripts, mapped to failure reasons.
 pub const EXIT_TOOLCHAIN: i64 = 3;
+/// The env layer could not resolve the dependencies (or install the Maven wrapper's distribution).
+pub const EXIT_DEPENDENCIES: i64 = 4;
 pub const EXIT_ORIGINAL: i64 = 10;
 pub const EXIT_PATCHED: i64 = 11;
 pub const EXIT_SETUP: i64 = 12;
+/// pip could not install a requirement the build descriptors declare (Python env layer): the
+/// line starting with [`REQUIREMENT_FAILED`] names it (`dependency_resolution`).
+pub const EXIT_DEPENDENCY: i64 = 15;
+/// A version built but its smoke check failed (`environment_incomplete`).
+pub const EXIT_SMOKE_ORIGINAL: i64 = 13;
+pub const EXIT_SMOKE_PATCHED: i64 = 14;
+
+/// Prefix of the lines saying what a failed smoke check found (one per problem, after it the
+/// version: `etip: smoke failed: original: cannot import requests: No module named 'urllib3'`).
+pub const SMOKE_FAILED: &str = "etip: smoke failed: ";
+/// Prefix of the line naming the Maven wrapper's download URLs before it runs.
+pub const WRAPPER_MARKER: &str = "etip: Maven wrapper: ";
+/// Where the env layer keeps the Maven wrapper's jar (with its properties) for the instance layer;
+/// the wrapper's Maven distribution stays where the wrapper put it (`~/.m2/wrapper/dists`).
+pub const WRAPPER_SAVED: &str = "/opt/etip/mvnw";
+
+/// The Python smoke check of one tree, run in it with the version's venv (see the README, "Smoke
+/// check"): `python smoke.py VERSION MODULE... -- PYTEST_ARG...`.
+const PYTHON_SMOKE: &str = include_str!("../scripts/etip_smoke.py");
+
+/// What Maven prints when it cannot resolve an artifact (the env layer's `grep -E` alternatives;
+/// the failure classification's signs). No regular-expression characters.
+pub const MAVEN_RESOLUTION_ERRORS: [&str; 7] = [
+    "Non-resolvable parent POM",
+    "could not be resolved",
+    "Could not resolve dependencies",
+    "Could not transfer artifact",
+    "Could not find artifact",
+    "has not been downloaded from it before",
+    "Cannot access",
+];
 
 /// Quotes a word for `sh`.
 pub fn sh_quote(s: &str) -> String {
@@ -138,6 +171,130 @@ pub fn env_dockerfile(base: &str) -> String {
     )
 }
 
+/// The env layer's Maven steps, in the original's build descriptors (`/opt/etip/env-src`). The
+/// Maven wrapper installs its distribution here (kept in the image under `~/.m2/wrapper`, its jar
+/// in [`WRAPPER_SAVED`]): the instance layer has no network. Unless Maven runs offline (`-o`),
+/// the dependencies are resolved; a resolution error fails the layer (`dependency_resolution`),
+/// since the instance layer could not resolve them either, while a run failing for another
+/// reason (a plugin needing sources the descriptors do not include) keeps what it resolved.
+fn java_env_steps(cfg: &BuildConfig) -> String {
+    let mut s = format!(
+        "cd /opt/etip/env-src || exit {EXIT_SETUP}\n{choose}\n",
+        choose = maven_command(cfg)
+    );
+    // The build container's Maven network settings, if any (`ETIP_MAVEN_ENV_ARGS`,
+    // `ETIP_MAVEN_ONLINE`; see `network.rs`).
+    s.push_str(crate::network::MAVEN_ENV_HOOK);
+    s.push_str(&format!(
+        r#"case "$M" in *mvnw*)
+  echo "{WRAPPER_MARKER}$(grep -sE '^(distributionUrl|wrapperUrl)=' .mvn/wrapper/maven-wrapper.properties | tr -d '\r' | tr '\n' ' ')"
+  echo "etip: installing the Maven wrapper's distribution with $M -v"
+  $M -v > /tmp/etip-mvnw.log 2>&1; rc=$?
+  cat /tmp/etip-mvnw.log; rm -f /tmp/etip-mvnw.log
+  if [ $rc -ne 0 ]; then echo "etip: the Maven wrapper cannot install its Maven distribution (exit $rc), and the instance layer, without network, cannot either"; exit {EXIT_DEPENDENCIES}; fi
+  if [ -f .mvn/wrapper/maven-wrapper.jar ]; then mkdir -p {WRAPPER_SAVED} && cp .mvn/wrapper/maven-wrapper.jar .mvn/wrapper/maven-wrapper.properties {WRAPPER_SAVED}/ || exit {EXIT_SETUP}; fi
+  echo "etip: the wrapper's Maven is kept in $(ls -d "${{MAVEN_USER_HOME:-$HOME/.m2}}"/wrapper/dists/*/* 2>/dev/null | tr '\n' ' ')"
+  ;;
+esac
+"#
+    ));
+    let args = maven_args(cfg);
+    let offline = crate::network::maven_offline(&args);
+    if offline {
+        // Offline, Maven cannot add anything to the local repository: a resolution run
+        // would only cost time. A Maven mirror (network.rs) makes the env layer's run online.
+        s.push_str(
+            "if [ \"$ETIP_MAVEN_ONLINE\" != 1 ]; then\n\
+             echo 'etip: Maven runs offline (-o): dependencies come from the local repository as is, nothing to resolve here'\n\
+             else\n",
+        );
+    }
+    let args: Vec<String> = args
+        .into_iter()
+        .filter(|a| a != "-o" && a != "--offline")
+        .collect();
+    s.push_str(&format!(
+        r#"echo "etip: resolving dependencies with $M"
+$M $ETIP_MAVEN_ENV_ARGS {args} {goals} > /tmp/etip-resolve.log 2>&1; rc=$?
+cat /tmp/etip-resolve.log
+if [ $rc -ne 0 ]; then
+  if grep -qE '{signs}' /tmp/etip-resolve.log; then
+    echo "etip: resolving the dependencies of the build descriptors failed (exit $rc); the instance layer builds without network, so they would be missing there"
+    exit {EXIT_DEPENDENCIES}
+  fi
+  echo "etip: the resolution run failed (exit $rc), not on an artifact (the env layer holds the build descriptors, not the sources); what it resolved stays in the local repository"
+fi
+rm -f /tmp/etip-resolve.log
+"#,
+        args = words(&args),
+        goals = words(&cfg.java.resolve_goals),
+        signs = MAVEN_RESOLUTION_ERRORS.join("|"),
+    ));
+    if offline {
+        s.push_str("fi\n");
+    }
+    s
+}
+
+/// The script that reads the Python dependencies the build descriptors declare
+/// (`harness/build/scripts/etip_pydeps.py`; see the README, "Python dependencies").
+pub const PYDEPS_SCRIPT: &str = include_str!("../scripts/etip_pydeps.py");
+/// Where [`PYDEPS_SCRIPT`] is in the env layer's context (and image).
+pub const PYDEPS_PATH: &str = "opt/etip/scripts/etip_pydeps.py";
+/// The requirements the Python env layer installs (kept in the image).
+pub const ENV_REQUIREMENTS: &str = "/opt/etip/requirements.txt";
+/// `pip freeze --all` of the env venv after the installation (kept in the image).
+pub const ENV_LOCK: &str = "/opt/etip/env-lock.txt";
+/// Prefix of the env layer's line naming the requirement pip could not install.
+pub const REQUIREMENT_FAILED: &str = "etip: requirement not installable: ";
+
+/// Files of the env layer's context besides `env.sh`: (path in the context, content).
+pub fn env_context_files(lang: Language) -> Vec<(&'static str, &'static str)> {
+    match lang {
+        Language::Java => Vec::new(),
+        Language::Python => vec![(PYDEPS_PATH, PYDEPS_SCRIPT)],
+    }
+}
+
+/// The Python env layer's dependency steps: [`PYDEPS_SCRIPT`] lists the requirements of the
+/// original's build descriptors (`/opt/etip/env-src`) in [`ENV_REQUIREMENTS`], pip installs them
+/// into the env venv (index, proxy and certificates from the `PIP_*` variables of the build
+/// container; an already satisfied requirement needs no index), and [`ENV_LOCK`] records what the
+/// venv then holds (pip's cache goes to `/tmp`, which the layer does not keep). A requirement
+/// pip cannot install fails the layer with [`EXIT_DEPENDENCY`].
+/// The script's hash is in the comment, so that the env key changes with it.
+fn python_env_steps() -> String {
+    let pip_log = "/tmp/etip-pip.log";
+    format!(
+        r#"# etip_pydeps.py {hash}
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore
+export PIP_CACHE_DIR="${{PIP_CACHE_DIR:-/tmp/etip-pip-cache}}"
+PY={ENV_VENV}/bin/python
+"$PY" /{PYDEPS_PATH} /opt/etip/env-src --out-dir /opt/etip || {{ echo 'etip: reading the Python dependencies of the build descriptors failed'; exit {EXIT_SETUP}; }}
+"$PY" -m pip --version >/dev/null 2>&1 || {{ echo 'etip: pip is not available to {ENV_VENV} (is python3-pip installed?)'; exit {EXIT_SETUP}; }}
+set -- -r {ENV_REQUIREMENTS}
+if [ -s /opt/etip/constraints.txt ]; then set -- "$@" -c /opt/etip/constraints.txt; fi
+echo "etip: pip install $* (into {ENV_VENV})"
+"$PY" -m pip install "$@" > {pip_log} 2>&1; rc=$?
+cat {pip_log}
+if [ $rc -ne 0 ]; then
+  req=$(sed -n 's/^ERROR: No matching distribution found for //p' {pip_log} | head -n 1)
+  [ -n "$req" ] || req=$(sed -n 's/^ERROR: Could not find a version that satisfies the requirement \([^ ]*\).*/\1/p' {pip_log} | head -n 1)
+  [ -n "$req" ] || req=$(sed -n 's/^ERROR: Cannot install \(.*\) because these package versions have conflicting dependencies.*/\1 (conflicting dependencies)/p' {pip_log} | head -n 1)
+  [ -n "$req" ] || req=$(sed -n 's/^Collecting \([^ ]*\).*/\1/p' {pip_log} | tail -n 1)
+  rm -f {pip_log}
+  echo "{REQUIREMENT_FAILED}${{req:-a requirement of {ENV_REQUIREMENTS}}} (pip exit $rc)"
+  exit {EXIT_DEPENDENCY}
+fi
+rm -f {pip_log}
+"$PY" -m pip freeze --all > {ENV_LOCK} || {{ echo 'etip: pip freeze failed'; exit {EXIT_SETUP}; }}
+echo 'etip: the env venv holds ({ENV_LOCK}):'
+sed 's/^/  /' {ENV_LOCK}
+"#,
+        hash = key(&[PYDEPS_SCRIPT]),
+    )
+}
+
 /// Script of the env layer: toolchain check, toolchain setup, dependency resolution.
 pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
     let mut s = String::from("#!/bin/sh\n# generated by etip: env layer\nset -u\n");
@@ -158,26 +315,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                 ));
             }
             s.push_str(SUREFIRE_FIX_BUILD);
-            let args = maven_args(cfg);
-            if args.iter().any(|a| a == "-o" || a == "--offline") {
-                // Offline, Maven cannot add anything to the local repository: a resolution run
-                // would only cost time (its failure never stopped the build either).
-                s.push_str(
-                    "echo 'etip: Maven runs offline (-o): dependencies come from the local repository as is, nothing to resolve here'\n",
-                );
-            } else {
-                s.push_str(&format!(
-                "cd /opt/etip/env-src || exit {EXIT_SETUP}\n\
-                 {choose}\n\
-                 echo \"etip: resolving dependencies with $M\"\n\
-                 $M {args} {goals}\n\
-                 rc=$?\n\
-                 if [ $rc -ne 0 ]; then echo \"etip: dependency pre-resolution from the build descriptors failed (exit $rc); the instance build resolves what it needs\"; fi\n",
-                choose = maven_command(cfg),
-                args = words(&args),
-                goals = words(&cfg.java.resolve_goals),
-            ));
-            }
+            s.push_str(&java_env_steps(cfg));
         }
         Language::Python => {
             s.push_str(&format!(
@@ -188,6 +326,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                  mkdir -p {PYTEST_PLUGINS} && cat > {PYTEST_PLUGINS}/etip_sorted.py <<'ETIP_PLUGIN'\n{PYTEST_SORTED_PLUGIN}ETIP_PLUGIN\n",
                 v = sh_quote(version)
             ));
+            s.push_str(&python_env_steps());
             if !cfg.python.deps_command.is_empty() {
                 s.push_str(&format!(
                     "cd /opt/etip/env-src && . {ENV_VENV}/bin/activate && {cmd} || {{ echo 'etip: dependency installation failed'; exit 4; }}\n",
@@ -211,25 +350,85 @@ pub fn instance_dockerfile(env: &str) -> String {
 /// again on a rerun: the build of that version is tried once more.
 pub const MAVEN_STARTUP_FAILURE: &str = "com.google.inject.ProvisionException";
 
-/// Script of the instance layer: builds the original, then the patched tree.
-pub fn instance_script(cfg: &BuildConfig, lang: Language) -> String {
+/// The Maven smoke check of one built tree (`smoke VERSION`, run in the tree): in each changed
+/// module (the root project when none), every test source Surefire runs by default
+/// (`Test*.java`, `*Test.java`, `*Tests.java`, `*TestCase.java` under `src/test/java`) has its
+/// class under `target/test-classes`. Modules absent from the tree or without test sources pass
+/// (measure reports `no_tests`); modules whose `pom.xml` moves its test folders are not checked.
+fn java_smoke(modules: &[String]) -> String {
+    let mut list: Vec<String> = modules
+        .iter()
+        .filter(|m| !m.starts_with('/') && !m.split('/').any(|p| p == ".."))
+        .map(|m| sh_quote(m))
+        .collect();
+    if modules.is_empty() {
+        list.push("''".into());
+    }
+    format!(
+        r#"smoke() {{
+  bad=0
+  for m in {list}; do
+    case "$m" in ''|.) d=. ;; *) d=$m ;; esac
+    [ -d "$d/src/test/java" ] || continue
+    if grep -qE '<(testSourceDirectory|testOutputDirectory|testExcludes)>' "$d/pom.xml" 2>/dev/null; then
+      echo "etip: smoke: $1: module $d sets its own test folders in pom.xml: its test classes are not checked"; continue
+    fi
+    missing=$(cd "$d/src/test/java" && find . -type f \( -name 'Test*.java' -o -name '*Test.java' -o -name '*Tests.java' -o -name '*TestCase.java' \) | sed 's|^\./||; s|\.java$||' | sort | while IFS= read -r c; do [ -f "../../../target/test-classes/$c.class" ] || echo "$c"; done)
+    if [ -n "$missing" ]; then
+      n=$(printf '%s\n' "$missing" | grep -c .)
+      echo "{SMOKE_FAILED}$1: module $d: $n test class(es) not compiled to $d/target/test-classes (maven.test.skip set?): $(printf '%s\n' "$missing" | head -n 5 | tr '/' '.' | tr '\n' ' ')"
+      bad=1
+    else
+      echo "etip: smoke: $1: module $d: the test classes are compiled"
+    fi
+  done
+  return $bad
+}}
+"#,
+        list = list.join(" ")
+    )
+}
+
+/// Shell function `wrapper VERSION`, run in a tree built with the Maven wrapper: names the
+/// wrapper's download URLs in the log and, when the tree lacks the wrapper's jar, copies the one
+/// the env layer downloaded (same `maven-wrapper.properties` only).
+fn java_wrapper() -> String {
+    format!(
+        r#"wrapper() {{
+  p=.mvn/wrapper/maven-wrapper.properties
+  [ -f "$p" ] || return 0
+  echo "{WRAPPER_MARKER}$(grep -E '^(distributionUrl|wrapperUrl)=' "$p" | tr -d '\r' | tr '\n' ' ')"
+  if [ ! -f .mvn/wrapper/maven-wrapper.jar ] && [ -f {WRAPPER_SAVED}/maven-wrapper.jar ] && cmp -s "$p" {WRAPPER_SAVED}/maven-wrapper.properties; then
+    cp {WRAPPER_SAVED}/maven-wrapper.jar .mvn/wrapper/ && echo "etip: $1: the Maven wrapper's jar comes from the env layer"
+  fi
+}}
+"#
+    )
+}
+
+/// Script of the instance layer: builds the original and the patched tree, each followed by its
+/// smoke check (`modules`: the changed modules, see [`crate::instance::InstanceSpec`]).
+pub fn instance_script(cfg: &BuildConfig, lang: Language, modules: &[String]) -> String {
     let mut s = String::from("#!/bin/sh\n# generated by etip: instance layer\nset -u\n");
     match lang {
         Language::Java => {
             s.push_str(&maven_opts_line(cfg));
+            s.push_str(&java_smoke(modules));
+            s.push_str(&java_wrapper());
             s.push_str(&format!(
                 "build() {{\n\
                  \x20 cd /work/$1 || exit $2\n\
                  \x20 {choose}\n\
                  \x20 echo \"etip: building $1 with $M\"\n\
+                 \x20 case \"$M\" in *mvnw*) wrapper $1 ;; esac\n\
                  \x20 for attempt in 1 2; do\n\
-                 \x20   $M {args} {goals} > /tmp/etip-mvn-$1.log 2>&1 && {{ cat /tmp/etip-mvn-$1.log; rm -f /tmp/etip-mvn-$1.log; return 0; }}\n\
+                 \x20   $M {args} {goals} > /tmp/etip-mvn-$1.log 2>&1 && {{ cat /tmp/etip-mvn-$1.log; rm -f /tmp/etip-mvn-$1.log; smoke $1 || exit $3; return 0; }}\n\
                  \x20   cat /tmp/etip-mvn-$1.log\n\
                  \x20   grep -q '{startup}' /tmp/etip-mvn-$1.log || break\n\
                  \x20   [ $attempt -eq 1 ] && echo \"etip: Maven failed to start (its dependency injection, before any project was read); trying once more\"\n\
                  \x20 done\n\
                  \x20 rm -f /tmp/etip-mvn-$1.log\n\
-                 \x20 echo \"etip: $1 does not compile\"; exit $2\n\
+                 \x20 echo \"etip: $1 does not build\"; exit $2\n\
                  }}\n",
                 startup = MAVEN_STARTUP_FAILURE,
                 choose = maven_command(cfg),
@@ -238,8 +437,10 @@ pub fn instance_script(cfg: &BuildConfig, lang: Language) -> String {
             ));
         }
         Language::Python => {
+            let mods: Vec<String> = modules.iter().map(|m| sh_quote(m)).collect();
             s.push_str(&format!(
-                "export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1\n\
+                "cat > /tmp/etip-smoke.py <<'ETIP_SMOKE'\n{PYTHON_SMOKE}ETIP_SMOKE\n\
+                 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1\n\
                  purelib='import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'\n\
                  ENV_SP=$({ENV_VENV}/bin/python -c \"$purelib\")\n\
                  build() {{\n\
@@ -252,30 +453,35 @@ pub fn instance_script(cfg: &BuildConfig, lang: Language) -> String {
                  \x20   ( . \"$V/bin/activate\" && {install} ) || {{ echo \"etip: $1 does not install\"; exit $2; }}\n\
                  \x20 fi\n\
                  \x20 \"$V/bin/python\" -m compileall -q -x '(^|/)(\\.git|\\.venv|venv|node_modules)(/|$)' . || {{ echo \"etip: $1 does not compile\"; exit $2; }}\n\
+                 \x20 PYTHONPATH={PYTEST_PLUGINS}${{PYTHONPATH:+:$PYTHONPATH}} \"$V/bin/python\" /tmp/etip-smoke.py $1 {mods} -- {test_args} || exit $3\n\
                  }}\n",
                 install = cfg.python.install_command,
+                mods = mods.join(" "),
+                test_args = words(&cfg.python.test_args),
             ));
         }
     }
     if cfg.parallel_versions {
         s.push_str(&format!(
-            "build original {EXIT_ORIGINAL} > /tmp/etip-original.log 2>&1 &\n\
+            "build original {EXIT_ORIGINAL} {EXIT_SMOKE_ORIGINAL} > /tmp/etip-original.log 2>&1 &\n\
              po=$!\n\
-             build patched {EXIT_PATCHED} > /tmp/etip-patched.log 2>&1 &\n\
+             build patched {EXIT_PATCHED} {EXIT_SMOKE_PATCHED} > /tmp/etip-patched.log 2>&1 &\n\
              pp=$!\n\
              wait $po; ro=$?\n\
              wait $pp; rp=$?\n\
              cat /tmp/etip-original.log /tmp/etip-patched.log\n\
-             rm -f /tmp/etip-original.log /tmp/etip-patched.log\n\
+             rm -f /tmp/etip-original.log /tmp/etip-patched.log /tmp/etip-smoke.py\n\
              [ $ro -eq 0 ] || exit $ro\n\
              [ $rp -eq 0 ] || exit $rp\n"
         ));
     } else {
         s.push_str(&format!(
-            "build original {EXIT_ORIGINAL}\nbuild patched {EXIT_PATCHED}\n"
+            "build original {EXIT_ORIGINAL} {EXIT_SMOKE_ORIGINAL}\n\
+             build patched {EXIT_PATCHED} {EXIT_SMOKE_PATCHED}\n\
+             rm -f /tmp/etip-smoke.py\n"
         ));
     }
-    s.push_str("echo 'etip: both versions built'\n");
+    s.push_str("echo 'etip: both versions built and smoke-checked'\n");
     s
 }
 
@@ -335,16 +541,20 @@ mod tests {
     #[test]
     fn scripts_use_the_configuration() {
         let cfg = BuildConfig::default();
-        let s = instance_script(&cfg, Language::Java);
+        let s = instance_script(&cfg, Language::Java, &["core".into()]);
         assert!(s.contains("-o -B -Dmaven.repo.local=/opt/etip/m2 test-compile"));
-        assert!(s.contains("build patched 11"));
-        let p = instance_script(&cfg, Language::Python);
+        assert!(s.contains("build patched 11 14"));
+        assert!(s.contains("for m in core; do"));
+        let p = instance_script(&cfg, Language::Python, &["my pkg".into()]);
         assert!(p.contains("pip install --no-build-isolation --no-deps -e ."));
+        assert!(p.contains("/tmp/etip-smoke.py $1 'my pkg' -- "));
         let e = env_script(&cfg, Language::Java, "17");
         assert!(e.contains("ln -s /usr/share/maven-repo /opt/etip/m2"));
         // Offline (the default `-o`), nothing is resolved in the env layer.
         assert!(e.contains("Maven runs offline"));
-        assert!(!e.contains("test -DfailIfNoTests=false"));
+        // ... unless a Maven mirror makes the env layer's run online (network.rs).
+        assert!(e.contains("if [ \"$ETIP_MAVEN_ONLINE\" != 1 ]; then"));
+        assert!(e.contains("$M $ETIP_MAVEN_ENV_ARGS -B -Dmaven.repo.local=/opt/etip/m2 test"));
         let mut online = cfg.clone();
         online.java.args = vec!["-B".into(), "-Dmaven.repo.local=/opt/etip/m2".into()];
         let e = env_script(&online, Language::Java, "17");
@@ -358,7 +568,7 @@ mod tests {
     fn maven_startup_failures_are_tried_once_more() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_str().unwrap().to_string();
-        let script = instance_script(&BuildConfig::default(), Language::Java)
+        let script = instance_script(&BuildConfig::default(), Language::Java, &[])
             .replace("/work/", &format!("{root}/"))
             .replace("/tmp/etip-", &format!("{root}/etip-"));
         // original: fails to start once, then builds; patched: a compile error every time.
@@ -389,8 +599,125 @@ mod tests {
         assert_eq!(runs("original"), "startup\nbuilt\n", "{log}");
         assert_eq!(runs("patched"), "failed\n", "{log}");
         assert!(log.contains("Maven failed to start"), "{log}");
-        assert!(log.contains("etip: patched does not compile"), "{log}");
-        assert!(!log.contains("etip: original does not compile"), "{log}");
+        assert!(log.contains("etip: patched does not build"), "{log}");
+        assert!(!log.contains("etip: original does not build"), "{log}");
+    }
+
+    /// Runs `script` with `sh` after pointing etip's fixed paths into `root`; exit code and output.
+    fn run_sh(script: &str, root: &str) -> (Option<i32>, String) {
+        let script = script
+            .replace("/work/", &format!("{root}/"))
+            .replace("/opt/etip/", &format!("{root}/opt/"))
+            .replace("/tmp/etip-", &format!("{root}/etip-"));
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("HOME", root)
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), log)
+    }
+
+    fn write(path: &str, text: &str) {
+        let path = std::path::Path::new(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The Maven smoke check, run by `sh` after a stand-in `./mvnw` "compiled" the trees: a test
+    /// class without its compiled class fails the version with its own exit code, naming it; a
+    /// module without tests, and one the tree does not have, pass.
+    #[test]
+    fn maven_smoke_check_names_the_missing_test_class() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap().to_string();
+        let modules = ["core".to_string(), "api".into(), "gone".into()];
+        let script = instance_script(&BuildConfig::default(), Language::Java, &modules);
+        // The stand-in compiles the test sources of `core` except those named in `skip`.
+        let mvnw = "for f in $(cd core/src/test/java && find . -name '*.java'); do \
+                    c=${f%.java}; grep -qx \"$c\" skip 2>/dev/null && continue; \
+                    mkdir -p core/target/test-classes/$(dirname $c); \
+                    touch core/target/test-classes/$c.class; done\n";
+        for v in ["original", "patched"] {
+            write(&format!("{root}/{v}/mvnw"), mvnw);
+            for t in ["demo/FastTest", "demo/Helper", "demo/sub/TestSlow"] {
+                write(&format!("{root}/{v}/core/src/test/java/{t}.java"), "");
+            }
+            write(&format!("{root}/{v}/api/src/main/java/demo/Api.java"), "");
+        }
+        write(&format!("{root}/patched/skip"), "./demo/sub/TestSlow\n");
+        let (code, log) = run_sh(&script, &root);
+        assert_eq!(code, Some(EXIT_SMOKE_PATCHED as i32), "{log}");
+        assert!(
+            log.contains(&format!(
+                "{SMOKE_FAILED}patched: module core: 1 test class(es) not compiled to \
+                 core/target/test-classes (maven.test.skip set?): demo.sub.TestSlow"
+            )),
+            "{log}"
+        );
+        assert!(
+            log.contains("etip: smoke: original: module core: the test classes are compiled"),
+            "{log}"
+        );
+        assert!(!log.contains(&format!("{SMOKE_FAILED}original")), "{log}");
+    }
+
+    /// The env layer's Maven steps, run by `sh` with a stand-in wrapper: resolution errors fail the
+    /// layer (the instance layer has no network to make up for them), other failures of the
+    /// descriptors-only run do not; a wrapper that cannot install its distribution fails it; the
+    /// wrapper's jar is kept for the instance layer.
+    #[test]
+    fn maven_env_steps_fail_on_resolution_errors_only() {
+        let mut online = BuildConfig::default();
+        online.java.args = vec!["-B".into()];
+        let steps = java_env_steps(&online).replace("/opt/etip/env-src", "/opt/etip/src");
+        let case = |mvnw: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().to_str().unwrap().to_string();
+            write(&format!("{root}/opt/src/mvnw"), mvnw);
+            write(
+                &format!("{root}/opt/src/.mvn/wrapper/maven-wrapper.properties"),
+                "distributionUrl=https://repo.example/apache-maven-3.9.9-bin.zip\n",
+            );
+            write(
+                &format!("{root}/opt/src/.mvn/wrapper/maven-wrapper.jar"),
+                "jar",
+            );
+            let (code, log) = run_sh(&steps, &root);
+            let kept = std::path::Path::new(&format!("{root}/opt/mvnw/maven-wrapper.jar")).exists();
+            (code, log, kept)
+        };
+        let parent = "[ \"$1\" = -v ] && exit 0\n\
+                      echo '[FATAL] Non-resolvable parent POM for demo:x:1.0: Could not transfer artifact org.sonatype.oss:oss-parent:pom:7'; exit 1\n";
+        let (code, log, kept) = case(parent);
+        assert_eq!(code, Some(EXIT_DEPENDENCIES as i32), "{log}");
+        assert!(
+            log.contains("the instance layer builds without network"),
+            "{log}"
+        );
+        assert!(kept, "{log}");
+        assert!(
+            log.contains(&format!(
+                "{WRAPPER_MARKER}distributionUrl=https://repo.example/apache-maven-3.9.9-bin.zip"
+            )),
+            "{log}"
+        );
+        let other = "[ \"$1\" = -v ] && exit 0\necho '[ERROR] checkstyle: config/checks.xml not found'; exit 1\n";
+        let (code, log, _) = case(other);
+        assert_eq!(code, Some(0), "{log}");
+        assert!(log.contains("not on an artifact"), "{log}");
+        let no_dist = "echo '- Error downloading: repo.maven.apache.org' >&2; exit 1\n";
+        let (code, log, _) = case(no_dist);
+        assert_eq!(code, Some(EXIT_DEPENDENCIES as i32), "{log}");
+        assert!(
+            log.contains("cannot install its Maven distribution"),
+            "{log}"
+        );
     }
 
     #[test]
@@ -398,5 +725,62 @@ mod tests {
         assert_eq!(key(&["a", "bc"]).len(), 16);
         assert_ne!(key(&["a", "bc"]), key(&["ab", "c"]));
         assert_eq!(id_slug("Apache/Commons#12 fix"), "apache-commons-12-fix");
+    }
+
+    /// The Python env steps, run by `sh` with a stand-in python (the real `etip_pydeps.py` runs
+    /// with the host's python3; pip is faked): the requirements are written and installed and
+    /// the lock recorded; a requirement pip cannot find fails with [`EXIT_DEPENDENCY`], named.
+    #[test]
+    fn python_env_steps_install_lock_and_name_failures() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap().to_string();
+        let env = env_script(&BuildConfig::default(), Language::Python, "3.11");
+        assert!(env.contains(&python_env_steps()), "{env}");
+        assert!(env.contains(&format!("# etip_pydeps.py {}", key(&[PYDEPS_SCRIPT]))));
+        let steps = python_env_steps()
+            .replace("/opt/etip", &root)
+            .replace("/tmp/etip-", &format!("{root}/etip-"));
+        for d in ["venv/bin", "scripts", "env-src"] {
+            std::fs::create_dir_all(format!("{root}/{d}")).unwrap();
+        }
+        std::fs::write(format!("{root}/scripts/etip_pydeps.py"), PYDEPS_SCRIPT).unwrap();
+        std::fs::write(format!("{root}/env-src/requirements.txt"), "requests>=2\n").unwrap();
+        let python = format!("{root}/venv/bin/python");
+        let run = |install: &str| {
+            let fake = format!(
+                "#!/bin/sh\n\
+                 case \"$1\" in *etip_pydeps.py) exec python3 \"$@\" ;; esac\n\
+                 case \"$3\" in\n\
+                 \x20 --version) exit 0 ;;\n\
+                 \x20 install) echo \"$*\" >> {root}/calls; {install} ;;\n\
+                 \x20 freeze) echo pytest==7.2.1; echo requests==2.31.0 ;;\n\
+                 esac\n"
+            );
+            std::fs::write(&python, fake).unwrap();
+            std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&steps)
+                .output()
+                .unwrap()
+        };
+        let out = run("echo 'Collecting requests>=2'; \
+             echo 'ERROR: Could not find a version that satisfies the requirement requests>=2 (from versions: none)'; \
+             echo 'ERROR: No matching distribution found for requests>=2'; exit 1");
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(EXIT_DEPENDENCY as i32), "{log}");
+        assert!(
+            log.contains(&format!("{REQUIREMENT_FAILED}requests>=2 (pip exit 1)")),
+            "{log}"
+        );
+        let out = run("exit 0");
+        let log = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{log}");
+        let read = |f: &str| std::fs::read_to_string(format!("{root}/{f}")).unwrap();
+        assert_eq!(read("requirements.txt"), "requests>=2\npytest\n");
+        assert_eq!(read("env-lock.txt"), "pytest==7.2.1\nrequests==2.31.0\n");
+        assert!(read("calls").ends_with(&format!("install -r {root}/requirements.txt\n")));
+        assert!(log.contains("  requests==2.31.0"), "{log}");
     }
 }

@@ -263,10 +263,12 @@ fn file_entry(pieces: &mut Vec<Piece>, path: &str, data: Bytes) -> Result<(), St
 }
 
 /// The tar uploaded to `/` of the build container: the stage with the context as one tar file
-/// (extracted by the wrapper after its time stamp) and, when known, the parent's file list.
+/// (extracted by the wrapper after its time stamp), when known the parent's file list, and the
+/// build container's own files under `/tmp` ([`crate::BuildContainer`], never archived).
 pub fn upload_pieces(
     context: &crate::LayerContext,
     parent_tree: Option<Vec<u8>>,
+    container: &crate::BuildContainer,
 ) -> Result<Vec<Piece>, String> {
     let stage = STAGE.trim_start_matches('/');
     let mut pieces = Vec::new();
@@ -307,6 +309,26 @@ pub fn upload_pieces(
             &format!("{stage}/out/1-before.list"),
             Bytes::from(list),
         )?;
+    }
+    for dir in container.folders() {
+        pieces.push(Piece::Bytes(header(
+            &dir,
+            0,
+            0o755,
+            tar::EntryType::Directory,
+        )?));
+    }
+    for f in &container.files {
+        let path = f.path.trim_start_matches('/');
+        let len = f.data.len() as u64;
+        pieces.push(Piece::Bytes(header(
+            path,
+            len,
+            f.mode,
+            tar::EntryType::Regular,
+        )?));
+        pieces.push(Piece::Bytes(Bytes::from(f.data.clone())));
+        pieces.push(Piece::Bytes(padding(len)));
     }
     pieces.push(Piece::Bytes(Bytes::from(vec![0u8; 1024])));
     Ok(pieces)

@@ -9,6 +9,10 @@
 //! - inspect, tag, list and remove images and containers by label,
 //! - run a command in a fresh container with a disabled network, CPU/memory limits and a time limit,
 //!   collecting its exit code and logs and always removing the container ([`Engine::run`]),
+//! - give a layer's build container a network, variables and files under `/tmp` that its image
+//!   never keeps ([`Engine::build_layer_in`], [`build_container`]),
+//! - create and remove user-defined networks, start a service container on one, save an image
+//!   ([`network`]),
 //! - keep a container running as a session and time commands in it ([`Engine::start_session`],
 //!   [`Engine::exec`], [`Engine::copy_out`], [`Engine::stop_session`], see [`session`]),
 //! - describe the engine and its host for measurement records ([`Engine::describe`]).
@@ -42,9 +46,13 @@ use futures_util::{Stream, StreamExt};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+pub mod build_container;
 pub mod layer;
+pub mod network;
 pub mod session;
+pub use build_container::{BuildContainer, TmpFile, is_network_name};
 pub use layer::TreeCache;
+pub use network::ServiceSpec;
 pub use session::{
     ExecOutput, ExecSpec, Extracted, HOST_GRACE, KILL_AFTER, KIND_SESSION, OUTPUT_CAP, Session,
     SessionSpec, extract_tar,
@@ -573,7 +581,27 @@ impl Engine {
         context_tar: impl Into<LayerContext>,
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
+        self.build_layer_in(spec, context_tar, &BuildContainer::default(), on_log)
+            .await
+    }
+
+    /// [`Engine::build_layer`] in a build container that also gets `container`'s network,
+    /// variables and files under `/tmp`, none of which the image keeps (see
+    /// [`build_container`]).
+    pub async fn build_layer_in(
+        &self,
+        spec: &LayerSpec,
+        context_tar: impl Into<LayerContext>,
+        container: &BuildContainer,
+        on_log: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<String, EngineError> {
         let context_tar = context_tar.into();
+        container
+            .check(&spec.capture)
+            .map_err(|detail| EngineError::Context {
+                path: spec.tag.clone(),
+                detail,
+            })?;
         let parent = self
             .docker
             .inspect_image(&spec.parent)
@@ -582,14 +610,17 @@ impl Engine {
         let parent_id = parent.id.clone().unwrap_or_default();
         let mut labels = spec.labels.clone();
         labels.insert(LABEL_MANAGED.into(), "true".into());
-        let host_config = limited_host_config(&spec.limits, spec.network_enabled);
+        let mut host_config = limited_host_config(&spec.limits, spec.network_enabled);
+        host_config.network_mode = Some(container.network_mode(spec.network_enabled).into());
         let roots = layer::roots_env(&spec.capture).map_err(|detail| EngineError::Context {
             path: spec.tag.clone(),
             detail,
         })?;
+        let mut env: Vec<String> = roots.into_iter().collect();
+        env.extend(container.env.iter().cloned());
         let body = ContainerCreateBody {
             image: Some(spec.parent.clone()),
-            env: roots.map(|r| vec![r]),
+            env: Some(env),
             // Like a Dockerfile `RUN`: the parent's entrypoint is not used.
             entrypoint: Some(Vec::new()),
             cmd: Some(layer::wrapped_command(&spec.cmd)),
@@ -614,7 +645,7 @@ impl Engine {
                         &parent,
                         &parent_id,
                         labels,
-                        context_tar,
+                        (context_tar, container),
                         work.path(),
                         on_log,
                     )
@@ -638,7 +669,7 @@ impl Engine {
         parent: &bollard::models::ImageInspect,
         parent_id: &str,
         labels: HashMap<String, String>,
-        context_tar: LayerContext,
+        (context_tar, container): (LayerContext, &BuildContainer),
         work: &std::path::Path,
         on_log: &mut (dyn FnMut(&str) + Send),
     ) -> Result<String, EngineError> {
@@ -650,15 +681,16 @@ impl Engine {
             .filter(|_| whole)
             .and_then(|c| c.get(parent_id));
         let walked_parent = cached_tree.is_none();
-        let pieces = layer::upload_pieces(&context_tar, cached_tree).map_err(|detail| {
-            EngineError::Context {
-                path: match &context_tar {
-                    LayerContext::File(p) => p.display().to_string(),
-                    LayerContext::Bytes(_) => "the build context".into(),
-                },
-                detail,
-            }
-        })?;
+        let pieces =
+            layer::upload_pieces(&context_tar, cached_tree, container).map_err(|detail| {
+                EngineError::Context {
+                    path: match &context_tar {
+                        LayerContext::File(p) => p.display().to_string(),
+                        LayerContext::Bytes(_) => "the build context".into(),
+                    },
+                    detail,
+                }
+            })?;
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
             .path("/")
             .build();

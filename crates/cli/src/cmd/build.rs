@@ -27,7 +27,8 @@ pub struct Args {
     /// Image namespace (overrides the configuration's `namespace`).
     #[arg(long)]
     namespace: Option<String>,
-    /// Print the effective configuration as TOML and exit.
+    /// Print the effective configuration as TOML and exit (credentials masked; comments say what
+    /// each `[network]` key does and what "auto" finds on this machine).
     #[arg(long)]
     print_config: bool,
 }
@@ -44,7 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| usage(&format_args!("--namespace: {e}")))?;
     }
     if args.print_config {
-        print!("{}", cfg.to_toml());
+        // With what "auto" finds on this machine, credentials masked.
+        print!("{}", cfg.to_toml_with(Some(&etip_build::network::host())));
         return Ok(());
     }
     let path = args.etips.as_ref().expect("clap requires --etips here");

@@ -1,0 +1,531 @@
+//! The env layer online, against real local servers (real Docker engine, no internet): each test
+//! makes a private internal Docker network, starts a container of the base image on it that
+//! serves `tests/fixtures/online/server/` with `python3 -m http.server` (a PEP 503 index of wheels
+//! built in the container, a Maven repository of the test's parent POM merged with Debian's
+//! `/usr/share/maven-repo`, and forward-proxy answers for the names it is given), and builds the
+//! `tests/fixtures/online/` repositories with `env_network` set to that network. The instance
+//! layer and test runs stay offline; credentials reach the downloads and nothing else.
+//! Network, server and images (namespace `etiptest-<name>-<pid>`) are removed at the end, also on
+//! failure.
+
+mod common;
+
+use common::{TestBuilder, etip, fixture_repo};
+use etip_build::config::{BuildConfig, EnvNetwork, NetworkConfig};
+use etip_build::{Builder, Event};
+use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language};
+use etip_docker::{Engine, ExecSpec, LABEL_NAMESPACE, Limits, RunSpec, ServiceSpec, SessionSpec};
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn no_events(_: &Event) {}
+
+fn online_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/online")
+}
+
+/// The private network and the server container on it; both removed on drop.
+struct Server {
+    engine: Engine,
+    rt: tokio::runtime::Handle,
+    network: String,
+    id: Option<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(id) = &self.id {
+            let _ = self.rt.block_on(self.engine.remove_container(id));
+        }
+        let _ = self.rt.block_on(self.engine.remove_network(&self.network));
+    }
+}
+
+impl Server {
+    /// The server's output so far: its start-up line and access log.
+    fn log(&self) -> String {
+        let id = self.id.as_deref().unwrap_or_default();
+        self.rt
+            .block_on(self.engine.container_output(id))
+            .unwrap_or_else(|e| format!("(no log: {e})"))
+    }
+}
+
+/// A builder in namespace `etiptest-<name>-<pid>` whose env layer is on a new internal network
+/// with the test server (also answering as a proxy for `proxy_names`, `host:port`), configured
+/// by `configure` (given the server's host name; every `[network]` key starts empty).
+fn online(
+    name: &str,
+    proxy_names: &[&str],
+    configure: impl FnOnce(&mut BuildConfig, &str),
+) -> (TestBuilder, Server) {
+    let pid = std::process::id();
+    let ns = format!("etiptest-{name}-{pid}");
+    let network = format!("etiptest-net-{name}-{pid}");
+    let host = format!("etiptest-srv-{name}-{pid}");
+    let mut cfg = BuildConfig {
+        namespace: ns.clone(),
+        env_network: EnvNetwork::Named(network.clone()),
+        network: NetworkConfig {
+            pip_index_url: String::new(),
+            pip_extra_index_urls: Vec::new(),
+            pip_trusted_hosts: Vec::new(),
+            maven_mirror_url: String::new(),
+            http_proxy: String::new(),
+            https_proxy: String::new(),
+            no_proxy: String::new(),
+            ca_bundle: String::new(),
+        },
+        ..BuildConfig::default()
+    };
+    configure(&mut cfg, &host);
+    cfg.validate().expect("a valid test configuration");
+    let out = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let builder =
+        Builder::new(cfg, out.path().to_path_buf(), rt.handle().clone()).unwrap_or_else(|e| {
+            panic!("these tests need the real Docker engine, and it is not usable: {e}")
+        });
+    let base = builder
+        .bootstrap_base(false, &mut |_| {})
+        .expect("the base image (bootstrapped once per machine)");
+    let tb = TestBuilder {
+        builder,
+        rt,
+        ns,
+        out,
+    };
+    let server = start_server(&tb, &base.tag, &network, &host, proxy_names);
+    (tb, server)
+}
+
+/// Creates the internal network and starts the server on it (see the module documentation).
+fn start_server(
+    tb: &TestBuilder,
+    image: &str,
+    network: &str,
+    host: &str,
+    proxy_names: &[&str],
+) -> Server {
+    let engine = tb.builder.engine().clone();
+    let handle = tb.rt.handle().clone();
+    let labels = HashMap::from([(LABEL_NAMESPACE.to_string(), tb.ns.clone())]);
+    handle
+        .block_on(engine.create_network(network, true, labels.clone()))
+        .expect("creating the test network");
+    let mut server = Server {
+        engine: engine.clone(),
+        rt: handle.clone(),
+        network: network.to_string(),
+        id: None,
+    };
+    let mut files = tar::Builder::new(Vec::new());
+    files
+        .append_dir_all("srv/etip", online_fixtures().join("server"))
+        .unwrap();
+    let spec = ServiceSpec {
+        image: image.to_string(),
+        name: host.to_string(),
+        network: network.to_string(),
+        cmd: vec![
+            "sh".into(),
+            "-c".into(),
+            format!(
+                "python3 /srv/etip/prepare.py {} && cd /srv/etip/www && exec python3 -u -m http.server 8000",
+                proxy_names.join(" ")
+            ),
+        ],
+        files: files.into_inner().unwrap(),
+        labels,
+        limits: Limits::default(),
+        ready_when: "Serving HTTP on".into(),
+        ready_timeout: Duration::from_secs(60),
+    };
+    server.id = Some(
+        handle
+            .block_on(engine.start_service(&spec))
+            .expect("starting the test server"),
+    );
+    server
+}
+
+fn build_log(tb: &TestBuilder, id: &str) -> String {
+    let dir = etip_build::output::log_dir(tb.out.path(), id);
+    std::fs::read_to_string(dir.join("build.log")).unwrap_or_default()
+}
+
+fn assert_built(tb: &TestBuilder, s: &InstanceStatus) {
+    assert_eq!(
+        s.outcome,
+        BuildOutcome::Built,
+        "{}: {:?} {:?}\n{}",
+        s.id,
+        s.reason,
+        s.detail,
+        build_log(tb, &s.id)
+    );
+}
+
+/// Runs `cmd` in `image` (network none, as every run) and returns its stdout.
+fn run(tb: &TestBuilder, image: &str, workdir: &str, cmd: &[&str]) -> String {
+    let spec = RunSpec::new(image, cmd.iter().copied())
+        .workdir(workdir)
+        .label(LABEL_NAMESPACE, tb.ns.clone());
+    let out = tb.builder.block_on(tb.builder.engine().run(&spec)).unwrap();
+    assert_eq!(
+        out.exit_code,
+        Some(0),
+        "{cmd:?}: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+}
+
+/// The network interfaces a test-run session of `image` sees.
+fn session_interfaces(tb: &TestBuilder, image: &str) -> String {
+    let engine = tb.builder.engine();
+    let spec = SessionSpec::new(image).label(LABEL_NAMESPACE, tb.ns.clone());
+    let session = tb.builder.block_on(engine.start_session(&spec)).unwrap();
+    let out = tb
+        .builder
+        .block_on(engine.exec(&session, &ExecSpec::new(["ls", "/sys/class/net"])));
+    let _ = tb.builder.block_on(engine.stop_session(&session));
+    let out = out.unwrap();
+    assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+    out.stdout.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// (i) and (iii), Python: a dependency only the test's index has is installed by the env layer,
+/// both versions import it, the instance layer and test runs have no network; a dependency the
+/// index lacks fails the build with `dependency_resolution`.
+#[test]
+fn python_dependencies_come_from_the_configured_index() {
+    let t0 = Instant::now();
+    let (tb, server) = online("pyindex", &[], |cfg, host| {
+        cfg.network.pip_index_url = format!("http://{host}:8000/simple/");
+    });
+    let (_g1, repo, c) = fixture_repo("online/python-deps");
+    let (_g2, missing, m) = fixture_repo("online/python-missing");
+    let statuses = tb.builder.build_all(
+        &[
+            etip("pyindex-ok", Language::Python, &repo, &c[0], &c[1]),
+            etip("pyindex-missing", Language::Python, &missing, &m[0], &m[1]),
+        ],
+        1,
+        &no_events,
+    );
+    let ok = &statuses[0];
+    assert_built(&tb, ok);
+    let access = server.log();
+    for get in [
+        "\"GET /simple/etipdemo-dep/ HTTP",
+        "\"GET /packages/etipdemo_dep-1.0-py3-none-any.whl HTTP",
+    ] {
+        assert!(access.contains(get), "{get} in the server's log:\n{access}");
+    }
+    let image = ok.image.as_deref().unwrap();
+    for v in ["original", "patched"] {
+        let python = format!("/opt/etip/venvs/{v}/bin/python");
+        let out = run(
+            &tb,
+            image,
+            &format!("/work/{v}"),
+            &[
+                &python,
+                "-c",
+                "import demoapp; print(demoapp.greet('etip'))",
+            ],
+        );
+        assert_eq!(out.trim(), "hello etip from etipdemo-dep 1.0", "{v}");
+    }
+    // The instance layer built without network (setup.py recorded the interfaces it saw), and
+    // so do test runs.
+    let probe = run(&tb, image, "/work", &["cat", "original/etip-net-probe.txt"]);
+    assert_eq!(probe.trim(), "lo", "the instance layer's interfaces");
+    assert_eq!(session_interfaces(&tb, image), "lo");
+    let bad = &statuses[1];
+    assert_eq!(bad.outcome, BuildOutcome::Failed, "{bad:?}");
+    assert_eq!(
+        bad.failure,
+        Some(FailureKind::DependencyResolution),
+        "{bad:?}"
+    );
+    let detail = bad.detail.clone().unwrap_or_default();
+    assert!(detail.contains("etipdemo-absent"), "{detail}");
+    assert!(
+        access.contains("\"GET /simple/etipdemo-absent/ HTTP/1.1\" 404"),
+        "{access}"
+    );
+    eprintln!(
+        "python_dependencies_come_from_the_configured_index: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// (ii) and (iii), Maven: a parent POM only the test's repository has is downloaded by the env
+/// layer through `maven_mirror_url` (Maven online there), the instance layer builds with `-o`;
+/// a dependency the repository lacks fails the build with `dependency_resolution`.
+#[test]
+fn maven_parent_comes_from_the_mirror_and_the_instance_builds_offline() {
+    let t0 = Instant::now();
+    let (tb, server) = online("mvnmirror", &[], |cfg, host| {
+        cfg.network.maven_mirror_url = format!("http://{host}:8000/maven2/");
+    });
+    let (_g1, repo, c) = fixture_repo("online/maven-parent");
+    let (_g2, missing, m) = fixture_repo("online/maven-missing");
+    let statuses = tb.builder.build_all(
+        &[
+            etip("mvn-ok", Language::Java, &repo, &c[0], &c[1]),
+            etip("mvn-missing", Language::Java, &missing, &m[0], &m[1]),
+        ],
+        1,
+        &no_events,
+    );
+    let ok = &statuses[0];
+    assert_built(&tb, ok);
+    let log = build_log(&tb, "mvn-ok");
+    assert!(
+        log.contains(
+            "etip: Maven runs online in the env layer, every repository mirrored by http://"
+        ),
+        "{log}"
+    );
+    let access = server.log();
+    assert!(
+        access.contains(
+            "\"GET /maven2/org/etipdemo/etipdemo-parent/1.0/etipdemo-parent-1.0.pom HTTP"
+        ),
+        "{access}"
+    );
+    // The instance layer runs Maven offline, and finds the parent in the local repository.
+    let script = std::fs::read_to_string(
+        etip_build::output::log_dir(tb.out.path(), "mvn-ok").join("build.sh"),
+    )
+    .unwrap();
+    assert!(script.contains(" -o "), "{script}");
+    assert!(
+        log.matches("BUILD SUCCESS").count() >= 3,
+        "env + both versions:\n{log}"
+    );
+    let image = ok.image.as_deref().unwrap();
+    let remote = run(
+        &tb,
+        image,
+        "/",
+        &[
+            "cat",
+            "/opt/etip/m2/org/etipdemo/etipdemo-parent/1.0/_remote.repositories",
+        ],
+    );
+    assert!(
+        remote.contains("etipdemo-parent-1.0.pom>central="),
+        "{remote}"
+    );
+    assert_eq!(session_interfaces(&tb, image), "lo");
+    let bad = &statuses[1];
+    assert_eq!(
+        bad.failure,
+        Some(FailureKind::DependencyResolution),
+        "{bad:?}"
+    );
+    let detail = bad.detail.clone().unwrap_or_default();
+    assert!(detail.contains("etipdemo-absent"), "{detail}");
+    eprintln!(
+        "maven_parent_comes_from_the_mirror_and_the_instance_builds_offline: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+const IDX_SECRET: &str = "IdxS3cretPw";
+const MIRROR_SECRET: &str = "MirS3cretPw";
+const PROXY_SECRET: &str = "Pr0xyS3cretPw";
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Saves `image` and checks its config (Env, labels, history) and every entry (path, link,
+/// extended headers, data) of its last `layers` layers for `needles`. Returns the number of
+/// entries checked.
+fn assert_image_clean(tb: &TestBuilder, image: &str, layers: usize, needles: &[&[u8]]) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("image.tar");
+    tb.builder
+        .block_on(tb.builder.engine().save_image(image, &saved))
+        .unwrap();
+    let mut members: HashMap<String, (u64, u64)> = HashMap::new();
+    let mut small: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut a = tar::Archive::new(std::fs::File::open(&saved).unwrap());
+    for e in a.entries_with_seek().unwrap() {
+        let mut e = e.unwrap();
+        let name = e.path().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".json") {
+            let mut v = Vec::new();
+            e.read_to_end(&mut v).unwrap();
+            small.insert(name.clone(), v);
+        }
+        members.insert(name, (e.raw_file_position(), e.size()));
+    }
+    let manifest: serde_json::Value = serde_json::from_slice(&small["manifest.json"]).unwrap();
+    let config_name = manifest[0]["Config"].as_str().unwrap();
+    let config = &small[config_name];
+    let parsed: serde_json::Value = serde_json::from_slice(config).unwrap();
+    assert!(parsed["config"]["Env"].is_array() && parsed["history"].is_array());
+    for n in needles {
+        assert!(
+            !contains(config, n),
+            "{} in the config of {image}",
+            String::from_utf8_lossy(n)
+        );
+    }
+    let all: Vec<&str> = manifest[0]["Layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let mut checked = 0;
+    for layer in &all[all.len() - layers..] {
+        let (offset, len) = members[*layer];
+        let mut f = std::fs::File::open(&saved).unwrap();
+        f.seek(SeekFrom::Start(offset)).unwrap();
+        let mut la = tar::Archive::new(f.take(len));
+        for e in la.entries().unwrap() {
+            let mut e = e.unwrap();
+            let mut seen = e.path_bytes().into_owned();
+            if let Some(link) = e.link_name_bytes() {
+                seen.extend_from_slice(&link);
+            }
+            if let Some(pax) = e.pax_extensions().unwrap() {
+                for x in pax {
+                    seen.extend_from_slice(x.unwrap().value_bytes());
+                }
+            }
+            let path = String::from_utf8_lossy(&e.path_bytes()).into_owned();
+            assert!(
+                !path.starts_with("tmp/") && !path.contains("etip-net/"),
+                "{path} in a layer of {image}"
+            );
+            e.read_to_end(&mut seen).unwrap();
+            for n in needles {
+                assert!(
+                    !contains(&seen, n),
+                    "{} in {path} of {image}",
+                    String::from_utf8_lossy(n)
+                );
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
+/// An env layer built with a proxy URL holding a password, an index URL and a mirror URL with
+/// credentials, and a CA bundle: the downloads go through the proxy (the index and mirror names
+/// only the proxy knows), and neither the images (config Env, labels, history, every file of
+/// the env and instance layers) nor the logs hold the credentials or the uploaded CA file.
+#[test]
+fn credentials_reach_the_downloads_and_no_image() {
+    let t0 = Instant::now();
+    let ca = online_fixtures().join("test-ca.pem");
+    let (tb, server) = online(
+        "secrets",
+        &["index.invalid:8000", "mirror.invalid:8000"],
+        |cfg, host| {
+            let n = &mut cfg.network;
+            n.pip_index_url = format!("http://idxuser:{IDX_SECRET}@index.invalid:8000/simple/");
+            n.maven_mirror_url =
+                format!("http://mvnuser:{MIRROR_SECRET}@mirror.invalid:8000/maven2/");
+            n.http_proxy = format!("http://proxyuser:{PROXY_SECRET}@{host}:8000");
+            n.https_proxy = n.http_proxy.clone();
+            n.no_proxy = "localhost".into();
+            n.ca_bundle = ca.to_string_lossy().into_owned();
+        },
+    );
+    let (_g1, py, p) = fixture_repo("online/python-deps");
+    let (_g2, mvn, m) = fixture_repo("online/maven-parent");
+    let statuses = tb.builder.build_all(
+        &[
+            etip("secret-py", Language::Python, &py, &p[0], &p[1]),
+            etip("secret-mvn", Language::Java, &mvn, &m[0], &m[1]),
+        ],
+        1,
+        &no_events,
+    );
+    for s in &statuses {
+        assert_built(&tb, s);
+    }
+    let access = server.log();
+    for get in [
+        "\"GET http://index.invalid:8000/simple/etipdemo-dep/ HTTP",
+        "\"GET http://mirror.invalid:8000/maven2/org/etipdemo/etipdemo-parent/1.0/etipdemo-parent-1.0.pom HTTP",
+    ] {
+        assert!(
+            access.contains(get),
+            "{get} (through the proxy) in:\n{access}"
+        );
+    }
+    assert!(
+        build_log(&tb, "secret-mvn").contains("etip: Maven trusts 1 certificates of the CA bundle"),
+        "{}",
+        build_log(&tb, "secret-mvn")
+    );
+    let pem = std::fs::read_to_string(&ca).unwrap();
+    let ca_line = pem.lines().nth(3).unwrap().as_bytes().to_vec();
+    let needles: Vec<&[u8]> = vec![
+        IDX_SECRET.as_bytes(),
+        MIRROR_SECRET.as_bytes(),
+        PROXY_SECRET.as_bytes(),
+        &ca_line,
+    ];
+    for s in &statuses {
+        let image = s.image.as_deref().unwrap();
+        // The env layer and the instance layer.
+        let checked = assert_image_clean(&tb, image, 2, &needles);
+        assert!(checked > 10, "{checked} entries in the layers of {image}");
+        let dir = etip_build::output::log_dir(tb.out.path(), &s.id);
+        for f in ["build.log", "status.json", "env.sh", "context.txt"] {
+            let text = std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            for n in &needles[..3] {
+                assert!(
+                    !contains(text.as_bytes(), n),
+                    "{} in {f}",
+                    String::from_utf8_lossy(n)
+                );
+            }
+        }
+    }
+    eprintln!(
+        "credentials_reach_the_downloads_and_no_image: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// A named `env_network` the engine does not have fails the instance as `input`, naming it,
+/// before any container is made.
+#[test]
+fn a_missing_named_network_is_an_input_failure() {
+    let tb = common::builder("nonet");
+    let absent = format!("etiptest-absent-{}", std::process::id());
+    let mut cfg = tb.builder.config().clone();
+    cfg.env_network = EnvNetwork::Named(absent.clone());
+    let builder = Builder::new(cfg, tb.out.path().to_path_buf(), tb.rt.handle().clone()).unwrap();
+    let (_g, repo, c) = fixture_repo("online/python-deps");
+    let s = builder.build_one(
+        &etip("nonet", Language::Python, &repo, &c[0], &c[1]),
+        &no_events,
+    );
+    assert_eq!(s.failure, Some(FailureKind::Input), "{s:?}");
+    let detail = s.detail.unwrap_or_default();
+    assert!(
+        detail.contains(&absent) && detail.contains("not a Docker network"),
+        "{detail}"
+    );
+}
