@@ -1,0 +1,227 @@
+//! One command in a fresh container ([`Engine::run`]): resource [`Limits`], the limited host
+//! configuration every etip container gets, running with a time limit and collecting the logs.
+
+use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED};
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, LogsOptionsBuilder, StartContainerOptions, WaitContainerOptions,
+};
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Resource limits of a container.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// CPUs (fractional allowed).
+    pub cpus: f64,
+    /// Memory in bytes (swap disabled: memory-swap = memory).
+    pub memory_bytes: i64,
+    /// Wall-clock limit; the container is killed when it is exceeded.
+    pub timeout: Duration,
+    /// Maximum number of processes.
+    pub pids: i64,
+}
+
+/// Host configuration of a container etip creates: the limits, swap off, and no network unless enabled.
+pub(crate) fn limited_host_config(limits: &Limits, network_enabled: bool) -> HostConfig {
+    HostConfig {
+        nano_cpus: Some((limits.cpus * 1e9) as i64),
+        memory: Some(limits.memory_bytes),
+        memory_swap: Some(limits.memory_bytes),
+        pids_limit: Some(limits.pids),
+        network_mode: Some(if network_enabled { "bridge" } else { "none" }.into()),
+        ..Default::default()
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            cpus: 1.0,
+            memory_bytes: 2 << 30,
+            timeout: Duration::from_secs(600),
+            pids: 1024,
+        }
+    }
+}
+
+/// A command to run in a fresh container.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub image: String,
+    pub cmd: Vec<String>,
+    pub env: Vec<String>,
+    pub workdir: Option<String>,
+    pub labels: HashMap<String, String>,
+    pub limits: Limits,
+    /// The network stays disabled unless this is set (never for untrusted code).
+    pub network_enabled: bool,
+}
+
+impl RunSpec {
+    /// A run of `cmd` in `image` with default limits and no network.
+    pub fn new<I, S>(image: impl Into<String>, cmd: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        RunSpec {
+            image: image.into(),
+            cmd: cmd.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            workdir: None,
+            labels: HashMap::new(),
+            limits: Limits::default(),
+            network_enabled: false,
+        }
+    }
+
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    pub fn workdir(mut self, dir: impl Into<String>) -> Self {
+        self.workdir = Some(dir.into());
+        self
+    }
+
+    pub fn env(mut self, kv: impl Into<String>) -> Self {
+        self.env.push(kv.into());
+        self
+    }
+
+    pub fn label(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
+        self.labels.insert(k.into(), v.into());
+        self
+    }
+}
+
+/// What a container run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutput {
+    /// Exit code; `None` when the run was killed on timeout.
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
+}
+
+impl Engine {
+    /// Runs `spec.cmd` in a fresh container created from `spec.image` with the network disabled
+    /// (unless `network_enabled`), the CPU/memory/pids limits and the time limit of `spec.limits`.
+    /// The container is always removed, also on timeout or error.
+    pub async fn run(&self, spec: &RunSpec) -> Result<RunOutput, EngineError> {
+        let mut labels = spec.labels.clone();
+        labels.insert(LABEL_MANAGED.into(), "true".into());
+        labels
+            .entry(LABEL_KIND.into())
+            .or_insert_with(|| "run".into());
+        let host_config = limited_host_config(&spec.limits, spec.network_enabled);
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            cmd: Some(spec.cmd.clone()),
+            env: Some(spec.env.clone()),
+            working_dir: spec.workdir.clone(),
+            labels: Some(labels),
+            network_disabled: Some(!spec.network_enabled),
+            host_config: Some(host_config),
+            ..Default::default()
+        };
+        let id = self
+            .create_from_body(None, body, "creating a container", &spec.image)
+            .await?;
+        let result = self.run_created(&id, spec.limits.timeout).await;
+        let removed = self.remove_container(&id).await;
+        let out = result?;
+        removed?;
+        Ok(out)
+    }
+
+    pub(crate) async fn run_created(
+        &self,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<RunOutput, EngineError> {
+        let start = Instant::now();
+        self.docker
+            .start_container(id, None::<StartContainerOptions>)
+            .await
+            .map_err(|e| EngineError::api("starting container", id, e))?;
+        let wait = async {
+            let mut s = self.docker.wait_container(id, None::<WaitContainerOptions>);
+            let mut code = None;
+            while let Some(item) = s.next().await {
+                match item {
+                    Ok(r) => code = Some(r.status_code),
+                    // A non-zero exit is reported as an error by bollard.
+                    Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => {
+                        code = Some(c)
+                    }
+                    Err(e) => return Err(EngineError::api("waiting for container", id, e)),
+                }
+            }
+            Ok(code)
+        };
+        let (exit_code, timed_out) = match tokio::time::timeout(timeout, wait).await {
+            Ok(code) => (code?, false),
+            Err(_) => {
+                let _ = self
+                    .docker
+                    .kill_container(id, None::<bollard::query_parameters::KillContainerOptions>)
+                    .await;
+                (None, true)
+            }
+        };
+        let duration = start.elapsed();
+        let (stdout, stderr) = self.logs(id).await?;
+        Ok(RunOutput {
+            exit_code,
+            timed_out,
+            stdout,
+            stderr,
+            duration,
+        })
+    }
+
+    async fn logs(&self, id: &str) -> Result<(String, String), EngineError> {
+        let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
+        let mut s = self.docker.logs(id, Some(options));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        while let Some(item) = s.next().await {
+            match item.map_err(|e| EngineError::api("reading logs of container", id, e))? {
+                bollard::container::LogOutput::StdErr { message } => {
+                    err.extend_from_slice(&message)
+                }
+                other => out.extend_from_slice(&other.into_bytes()),
+            }
+        }
+        Ok((
+            String::from_utf8_lossy(&out).into_owned(),
+            String::from_utf8_lossy(&err).into_owned(),
+        ))
+    }
+
+    /// Creates (does not start) a labelled container, e.g. to copy files out of an image.
+    pub async fn create_container(
+        &self,
+        image: &str,
+        name: Option<&str>,
+        labels: HashMap<String, String>,
+    ) -> Result<String, EngineError> {
+        let mut labels = labels;
+        labels.insert(LABEL_MANAGED.into(), "true".into());
+        let options = name.map(|n| CreateContainerOptionsBuilder::new().name(n).build());
+        let body = ContainerCreateBody {
+            image: Some(image.to_string()),
+            cmd: Some(vec!["true".into()]),
+            labels: Some(labels),
+            network_disabled: Some(true),
+            ..Default::default()
+        };
+        self.create_from_body(options, body, "creating a container", image)
+            .await
+    }
+}

@@ -1,0 +1,175 @@
+//! Session lifecycle: creating and starting the container ([`Engine::start_session`]), the
+//! start-up probe for its main process and `timeout`, and removing it ([`Engine::stop_session`]).
+
+use super::{KIND_SESSION, Session, SessionSpec};
+use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED, limited_host_config};
+use bollard::models::{ContainerCreateBody, Mount, MountTmpfsOptions, MountType};
+use bollard::query_parameters::StartContainerOptions;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Time limit of the start-up probe.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Finds the main process (the only child of PID 1 at start-up) and a working `timeout`.
+const PROBE: &str = r#"for d in /proc/[0-9]*; do
+  read -r s 2>/dev/null <"$d/stat" || continue
+  s=${s##*) }
+  set -- $s
+  [ "$2" = 1 ] && echo "main=${d#/proc/}"
+done
+t=$(command -v timeout) && "$t" -k 1s -s TERM 10s true 2>/dev/null && echo "timeout=$t"
+"#;
+
+/// Checks that `p` is an absolute path other than `/` without `.`/`..` components.
+fn check_hidden(p: &str) -> Result<(), String> {
+    let ok = p.starts_with('/')
+        && p.trim_end_matches('/').len() > 1
+        && !p.split('/').any(|c| c == "." || c == "..")
+        && !p.contains(',')
+        && !p.contains(':');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "hidden path {p:?} must be an absolute folder other than / without . or .. components"
+        ))
+    }
+}
+
+impl Engine {
+    /// Creates and starts a session container (see the module documentation) and probes it (one
+    /// exec of `sh`) for its main process and a working `timeout`. On failure the container is
+    /// removed. An image without `sh` still works, with the container kill as the only way to
+    /// end a command that exceeds its limit.
+    pub async fn start_session(&self, spec: &SessionSpec) -> Result<Session, EngineError> {
+        let invalid = |detail: String| EngineError::Session {
+            id: spec.image.clone(),
+            detail,
+        };
+        for p in &spec.hidden {
+            check_hidden(p).map_err(invalid)?;
+        }
+        let mut labels = spec.labels.clone();
+        labels.insert(LABEL_MANAGED.into(), "true".into());
+        labels.insert(LABEL_KIND.into(), KIND_SESSION.into());
+        let mut host_config = limited_host_config(&spec.limits, false);
+        if spec.limits.cpus <= 0.0 {
+            host_config.nano_cpus = None;
+        }
+        host_config.cpuset_cpus = spec.cpuset.clone();
+        host_config.init = Some(true);
+        host_config.mounts = Some(
+            spec.hidden
+                .iter()
+                .map(|p| Mount {
+                    target: Some(p.clone()),
+                    typ: Some(MountType::TMPFS),
+                    read_only: Some(true),
+                    tmpfs_options: Some(MountTmpfsOptions {
+                        size_bytes: Some(4096),
+                        mode: Some(0o555),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })
+                .collect(),
+        );
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            entrypoint: Some(Vec::new()),
+            cmd: Some(vec!["sleep".into(), "infinity".into()]),
+            env: Some(spec.env.clone()),
+            working_dir: spec.workdir.clone(),
+            labels: Some(labels),
+            network_disabled: Some(true),
+            host_config: Some(host_config),
+            ..Default::default()
+        };
+        let id = self
+            .create_from_body(None, body, "creating a session container", &spec.image)
+            .await?;
+        match self.prepare_session(&id, &spec.image).await {
+            Ok(session) => Ok(session),
+            Err(e) => {
+                let _ = self.remove_container(&id).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn prepare_session(&self, id: &str, image: &str) -> Result<Session, EngineError> {
+        self.docker
+            .start_container(id, None::<StartContainerOptions>)
+            .await
+            .map_err(|e| EngineError::api("starting session container", id, e))?;
+        let mut session = Session {
+            id: id.to_string(),
+            image: image.to_string(),
+            main_pid: None,
+            timeout_bin: None,
+            dead: Arc::new(AtomicBool::new(false)),
+        };
+        let argv = ["sh", "-c", PROBE].map(String::from);
+        let probe = self
+            .exec_raw(&session, &argv, &[], None, PROBE_TIMEOUT, false)
+            .await?;
+        if probe.expired || probe.exit_code.is_none() {
+            return Err(EngineError::Session {
+                id: id.to_string(),
+                detail: "the start-up probe did not finish".into(),
+            });
+        }
+        let (out, _) = probe.stdout.finish();
+        let mains: Vec<u32> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("main="))
+            .filter_map(|p| p.trim().parse().ok())
+            .collect();
+        if let [main] = mains[..] {
+            session.main_pid = Some(main);
+        }
+        session.timeout_bin = out
+            .lines()
+            .find_map(|l| l.strip_prefix("timeout="))
+            .map(|t| t.trim().to_string());
+        tracing::debug!(
+            session = %id,
+            main_pid = ?session.main_pid,
+            timeout = ?session.timeout_bin,
+            "session started"
+        );
+        Ok(session)
+    }
+
+    /// Kills and removes the session's container. Removing a session that is already gone is not
+    /// an error, so this can run on every exit path.
+    pub async fn stop_session(&self, session: &Session) -> Result<(), EngineError> {
+        session.dead.store(true, Ordering::SeqCst);
+        self.remove_container(&session.id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_paths_are_checked() {
+        assert!(check_hidden("/work/patched").is_ok());
+        assert!(check_hidden("/work/patched/").is_ok());
+        for bad in [
+            "",
+            "/",
+            "//",
+            "work",
+            "/work/../etc",
+            "/a/./b",
+            "/a,b",
+            "/a:b",
+        ] {
+            assert!(check_hidden(bad).is_err(), "{bad:?}");
+        }
+    }
+}
