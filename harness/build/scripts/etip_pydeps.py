@@ -534,6 +534,12 @@ def load_pyproject(d):
         if is_test_like(group):
             what = "[tool.pdm.dev-dependencies] %s" % group
             d.groups.append((file, what, meta_items(d, file, text, values, what)))
+    # The instance layer installs the project without build isolation: its build backend
+    # (hatchling, flit_core, setuptools>=61, ...) must already be in the env venv.
+    requires = table(data.get("build-system")).get("requires")
+    if isinstance(requires, list):
+        what = "[build-system] requires"
+        d.groups.append((file, what, meta_items(d, file, text, requires, what)))
 
 
 def pep621(d, text, project, dynamic):

@@ -204,9 +204,9 @@ pub(crate) fn cause(log: &str) -> Option<Cause> {
 }
 
 const MAVEN_HINT: &str = "the instance layer builds without network from the env layer's local \
-     Maven repository: let the env layer download dependencies (env_network = \"bridge\", java.args \
-     without -o, a writable java.env_setup repository), or name a reachable Maven mirror in a \
-     settings.xml (java.settings)";
+     Maven repository, which the env layer fills online only when a Maven mirror is configured: set \
+     network.maven_mirror_url (or a mirror in ~/.m2/settings.xml) to a repository that has it, \
+     reachable from the env layer (env_network not \"none\", network.https_proxy, network.ca_bundle)";
 
 impl Cause {
     /// One line naming what is missing, and a hint what to configure.
@@ -217,9 +217,9 @@ impl Cause {
                     "the Maven wrapper (./mvnw) cannot download {}: {error}",
                     urls.as_deref().unwrap_or("its Maven distribution")
                 ),
-                "set java.command = \"mvn\" to build with the image's Maven instead of the \
-                 wrapper, or env_network = \"bridge\" so that the env layer installs the \
-                 wrapper's distribution"
+                "the env layer installs the wrapper's distribution: check that the URL is right and \
+                 reachable from it (env_network not \"none\", network.https_proxy, \
+                 network.ca_bundle), or set java.command = \"mvn\" to build with the image's Maven"
                     .to_string(),
             ),
             Cause::Artifact {
@@ -244,14 +244,16 @@ impl Cause {
             }
             Cause::Pip { requirement } => (
                 format!("pip found no distribution for {requirement}"),
-                "give pip an index it can reach in python.deps_command (with env_network = \
-                 \"bridge\"), or a base image that has it"
+                "point network.pip_index_url (or the host's PIP_INDEX_URL / pip.conf) at an index \
+                 that has it, reachable from the env layer (env_network not \"none\"), or use a \
+                 base image that has it"
                     .to_string(),
             ),
             Cause::Backend { error } => (
                 format!("cannot import the build backend: {error}"),
-                "install the build backend in the env layer (python.deps_command) or the base \
-                 image"
+                "the env layer installs pyproject.toml's [build-system] requires (the instance \
+                 layer installs without build isolation): check that the backend is on \
+                 network.pip_index_url, or install it with python.deps_command"
                     .to_string(),
             ),
         }

@@ -2,7 +2,8 @@
 //! makes a private internal Docker network, starts a container of the base image on it that
 //! serves `tests/fixtures/online/server/` with `python3 -m http.server` (a PEP 503 index of wheels
 //! built in the container, a Maven repository of the test's parent POM merged with Debian's
-//! `/usr/share/maven-repo`, and forward-proxy answers for the names it is given), and builds the
+//! `/usr/share/maven-repo`, forward-proxy answers for the names it is given and, when asked, the
+//! image's Maven as the distribution a Maven wrapper downloads), and builds the
 //! `tests/fixtures/online/` repositories with `env_network` set to that network. The instance
 //! layer and test runs stay offline; credentials reach the downloads and nothing else.
 //! Network, server and images (namespace `etiptest-<name>-<pid>`) are removed at the end, also on
@@ -15,6 +16,7 @@ use etip_build::config::{BuildConfig, EnvNetwork, NetworkConfig};
 use etip_build::{Builder, Event};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language};
 use etip_docker::{Engine, ExecSpec, LABEL_NAMESPACE, Limits, RunSpec, ServiceSpec, SessionSpec};
+use etip_testkit::git;
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -31,6 +33,8 @@ struct Server {
     engine: Engine,
     rt: tokio::runtime::Handle,
     network: String,
+    /// The server's host name on `network` (it listens on port 8000).
+    host: String,
     id: Option<String>,
 }
 
@@ -54,11 +58,12 @@ impl Server {
 }
 
 /// A builder in namespace `etiptest-<name>-<pid>` whose env layer is on a new internal network
-/// with the test server (also answering as a proxy for `proxy_names`, `host:port`), configured
-/// by `configure` (given the server's host name; every `[network]` key starts empty).
+/// with the test server, configured by `configure` (given the server's host name; every
+/// `[network]` key starts empty). `server_args` go to `prepare.py`: `host:port` names the server
+/// also answers as a proxy for, `--maven-distribution=VERSION` to serve a Maven distribution.
 fn online(
     name: &str,
-    proxy_names: &[&str],
+    server_args: &[&str],
     configure: impl FnOnce(&mut BuildConfig, &str),
 ) -> (TestBuilder, Server) {
     let pid = std::process::id();
@@ -101,7 +106,7 @@ fn online(
         ns,
         out,
     };
-    let server = start_server(&tb, &base.tag, &network, &host, proxy_names);
+    let server = start_server(&tb, &base.tag, &network, &host, server_args);
     (tb, server)
 }
 
@@ -111,7 +116,7 @@ fn start_server(
     image: &str,
     network: &str,
     host: &str,
-    proxy_names: &[&str],
+    server_args: &[&str],
 ) -> Server {
     let engine = tb.builder.engine().clone();
     let handle = tb.rt.handle().clone();
@@ -123,6 +128,7 @@ fn start_server(
         engine: engine.clone(),
         rt: handle.clone(),
         network: network.to_string(),
+        host: host.to_string(),
         id: None,
     };
     let mut files = tar::Builder::new(Vec::new());
@@ -138,7 +144,7 @@ fn start_server(
             "-c".into(),
             format!(
                 "python3 /srv/etip/prepare.py {} && cd /srv/etip/www && exec python3 -u -m http.server 8000",
-                proxy_names.join(" ")
+                server_args.join(" ")
             ),
         ],
         files: files.into_inner().unwrap(),
@@ -339,6 +345,180 @@ fn maven_parent_comes_from_the_mirror_and_the_instance_builds_offline() {
     assert!(detail.contains("etipdemo-absent"), "{detail}");
     eprintln!(
         "maven_parent_comes_from_the_mirror_and_the_instance_builds_offline: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// Writes `files` (path, content) into `repo` and commits them; the commit id.
+fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
+    for (path, content) in files {
+        std::fs::write(repo.join(path), content).unwrap();
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", message]);
+    git(repo, &["rev-parse", "HEAD"])
+}
+
+/// The base image's Maven (Debian's 3.8.7), which the server offers as the wrapper's distribution.
+const WRAPPER_MAVEN: &str = "3.8.7";
+
+/// Where the Maven wrapper installs the distribution of `url`: `~/.m2/wrapper/dists/<name>/<hash>`,
+/// the hash Java's `String.hashCode` of the URL in hex (as the wrapper's script computes it).
+fn wrapper_home(url: &str) -> String {
+    let hash = url
+        .chars()
+        .fold(0u32, |h, c| h.wrapping_mul(31).wrapping_add(c as u32));
+    let name = url.rsplit('/').next().unwrap().trim_end_matches("-bin.zip");
+    format!("/root/.m2/wrapper/dists/{name}/{hash:x}")
+}
+
+/// Issue 11, the Maven wrapper online: `tests/fixtures/online/maven-wrapper/` builds with its
+/// `./mvnw` (only-script, no jar), whose distribution (the base image's Maven, zipped) is on the
+/// test's server only. The env layer (on the private network) installs it with the wrapper and,
+/// with it, downloads the parent POM through the mirror; the instance layer (network none) builds
+/// both trees with `./mvnw -o` and that distribution, and so can a test run. A `distributionUrl`
+/// the server does not have fails the env layer as `dependency_resolution`, naming the URL.
+#[test]
+fn maven_wrapper_distribution_comes_from_the_server_and_the_instance_builds_offline() {
+    let t0 = Instant::now();
+    let dist_arg = format!("--maven-distribution={WRAPPER_MAVEN}");
+    let (tb, server) = online("mvnwdist", &[&dist_arg], |cfg, host| {
+        cfg.network.maven_mirror_url = format!("http://{host}:8000/maven2/");
+    });
+    let dist = |v: &str| {
+        format!(
+            "http://{}:8000/maven2/org/apache/maven/apache-maven/{v}/apache-maven-{v}-bin.zip",
+            server.host
+        )
+    };
+    let (url, absent) = (dist(WRAPPER_MAVEN), dist("3.8.99"));
+    // The fixture's wrapper properties name the server as `SERVER`: its host name is the test's.
+    let step = online_fixtures().join("maven-wrapper");
+    let read = |p: &str| std::fs::read_to_string(step.join(p)).unwrap();
+    let props_path = ".mvn/wrapper/maven-wrapper.properties";
+    let props = read(&format!("1-original/{props_path}"));
+    let fixture_url = format!("SERVER/maven2/org/apache/maven/apache-maven/{WRAPPER_MAVEN}/");
+    assert!(props.contains(&fixture_url), "{props}");
+    let props_for = |u: &str| {
+        let line = props
+            .lines()
+            .find(|l| l.starts_with("distributionUrl="))
+            .unwrap();
+        props.replace(line, &format!("distributionUrl={u}"))
+    };
+    let greeter = "src/main/java/demo/Greeter.java";
+    let (_g, repo, _c) = fixture_repo("online/maven-wrapper");
+    let original = commit(
+        &repo,
+        &[
+            (props_path, &props_for(&url)),
+            (greeter, &read(&format!("1-original/{greeter}"))),
+        ],
+        "the wrapper downloads from the test server",
+    );
+    let patched = commit(
+        &repo,
+        &[(greeter, &read(&format!("2-patched/{greeter}")))],
+        "patched",
+    );
+    let missing = commit(
+        &repo,
+        &[(props_path, &props_for(&absent))],
+        "a distribution the server does not have",
+    );
+    let statuses = tb.builder.build_all(
+        &[
+            etip("mvnw-ok", Language::Java, &repo, &original, &patched),
+            etip("mvnw-missing", Language::Java, &repo, &missing, &missing),
+        ],
+        1,
+        &no_events,
+    );
+    let ok = &statuses[0];
+    assert_built(&tb, ok);
+    assert_eq!(ok.toolchain.as_ref().unwrap().build_tool, "./mvnw");
+    let access = server.log();
+    let zip_path = url.split_once(":8000").unwrap().1;
+    for get in [
+        format!("\"GET {zip_path} HTTP/1.1\" 200"),
+        "\"GET /maven2/org/etipdemo/etipdemo-parent/1.0/etipdemo-parent-1.0.pom HTTP/1.1\" 200"
+            .to_string(),
+    ] {
+        assert!(
+            access.contains(&get),
+            "{get} in the server's log:\n{access}"
+        );
+    }
+    let home = wrapper_home(&url);
+    let log = build_log(&tb, "mvnw-ok");
+    assert!(
+        log.contains(&format!("etip: the wrapper's Maven is kept in {home}")),
+        "{home}:\n{log}"
+    );
+    // `-v` in the env layer and `-V` (`.mvn/maven.config`) in its resolution run and both
+    // versions' builds: the wrapper's Maven ran every time, the image's never.
+    let maven_home = format!("Maven home: {home}");
+    assert!(
+        log.matches(&maven_home).count() >= 4 && !log.contains("Maven home: /usr/share/maven"),
+        "{maven_home} in the env layer (twice), original and patched:\n{log}"
+    );
+    for v in ["original", "patched"] {
+        let at = log
+            .find(&format!("etip: building {v} with sh ./mvnw"))
+            .unwrap();
+        let section = &log[at..];
+        let end = section.find("BUILD SUCCESS").unwrap_or(section.len());
+        assert!(section[..end].contains(&maven_home), "{v}:\n{log}");
+    }
+    assert!(
+        log.matches("BUILD SUCCESS").count() >= 3,
+        "env + both versions:\n{log}"
+    );
+    let script = std::fs::read_to_string(
+        etip_build::output::log_dir(tb.out.path(), "mvnw-ok").join("build.sh"),
+    )
+    .unwrap();
+    assert!(script.contains(" -o "), "{script}");
+    // The distribution is in the image, and a test run (network none) uses it.
+    let image = ok.image.as_deref().unwrap();
+    let kept = run(&tb, image, "/", &["cat", &format!("{home}/mvnw.url")]);
+    assert_eq!(kept.trim(), url);
+    let version = run(
+        &tb,
+        image,
+        "/work/patched",
+        &["sh", "./mvnw", "-o", "-B", "-v"],
+    );
+    assert!(
+        version.contains(&format!("Apache Maven {WRAPPER_MAVEN}")) && version.contains(&maven_home),
+        "{version}"
+    );
+
+    let bad = &statuses[1];
+    assert_eq!(bad.outcome, BuildOutcome::Failed, "{bad:?}");
+    assert_eq!(
+        bad.failure,
+        Some(FailureKind::DependencyResolution),
+        "{bad:?}"
+    );
+    let detail = bad.detail.clone().unwrap_or_default();
+    assert!(
+        detail.starts_with(&format!(
+            "env layer: the Maven wrapper (./mvnw) cannot download distributionUrl={absent}"
+        )),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(&format!("java.io.FileNotFoundException: {absent}")),
+        "{detail}"
+    );
+    let absent_path = absent.split_once(":8000").unwrap().1;
+    assert!(
+        access.contains(&format!("\"GET {absent_path} HTTP/1.1\" 404")),
+        "{access}"
+    );
+    eprintln!(
+        "maven_wrapper_distribution_comes_from_the_server_and_the_instance_builds_offline: {:.1} s",
         t0.elapsed().as_secs_f64()
     );
 }

@@ -154,6 +154,7 @@ fn poetry_constraints_become_pep_508() {
             "pytest-mock>=3.10.0,<4.0.0",
             "pytest-benchmark>=0.0.3,<0.0.4",
             "black>=22.3,<23.0",
+            "poetry-core>=1.0.0",
         ]
     );
     let deps = "[tool.poetry.dependencies]";
@@ -205,6 +206,7 @@ fn pep_735_groups_hatch_and_pdm() {
             "pre-commit",
             "pytest-xdist",
             "pytest-benchmark>=4",
+            "hatchling",
         ]
     );
     assert_eq!(
@@ -341,6 +343,7 @@ fn setuptools_dynamic_files() {
             "sniffio",
             "pytest-asyncio>=0.21",
             r#"uvloop>=0.17; sys_platform != "win32""#,
+            "setuptools>=64",
             "pytest",
         ]
     );
@@ -478,7 +481,8 @@ fn env_layer_installs_declared_requirements_offline_and_reports_descriptor_chang
     )
     .unwrap();
     for expected in [
-        "etip: 1 Python requirements (/opt/etip/requirements.txt):",
+        "etip: 2 Python requirements (/opt/etip/requirements.txt):",
+        "  setuptools>=61\n  pytest\n",
         "etip: the env venv holds (/opt/etip/env-lock.txt):",
         "etip:   pyproject.toml changed: + `dependencies = [\"pytest>=3\"]`",
     ] {
@@ -502,7 +506,7 @@ fn env_layer_installs_declared_requirements_offline_and_reports_descriptor_chang
     let out = tb.builder.block_on(tb.builder.engine().run(&spec)).unwrap();
     assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
     let (reqs, lock) = out.stdout.split_once("--\n").unwrap();
-    assert_eq!(reqs, "pytest\n");
+    assert_eq!(reqs, "setuptools>=61\npytest\n");
     assert!(
         lock.lines().any(|l| l.starts_with("pytest==")),
         "no pytest in the lock:\n{lock}"
