@@ -77,6 +77,9 @@ pub(crate) enum Cause {
     Pip { requirement: String },
     /// The PEP 517 build backend could not be imported.
     Backend { error: String },
+    /// The project's own metadata step (`setup.py egg_info`) failed: typically code written for
+    /// an older Python than the image's.
+    PythonInstall { error: String },
 }
 
 /// The first whitespace-separated word after `marker` in `line`, without trailing punctuation.
@@ -194,6 +197,20 @@ fn backend_cause(log: &str) -> Option<Cause> {
     Some(Cause::Backend { error })
 }
 
+fn python_install_cause(log: &str) -> Option<Cause> {
+    let at = log.find("metadata-generation-failed")?;
+    let error = log[..at]
+        .lines()
+        .map(str::trim)
+        .rfind(|l| {
+            l.split_once(": ")
+                .is_some_and(|(kind, _)| kind.ends_with("Error") && !kind.contains(' '))
+        })
+        .unwrap_or("the project's setup.py failed")
+        .to_string();
+    Some(Cause::PythonInstall { error })
+}
+
 /// What went wrong with the environment, according to a build log.
 pub(crate) fn cause(log: &str) -> Option<Cause> {
     let log = plain(log);
@@ -201,6 +218,7 @@ pub(crate) fn cause(log: &str) -> Option<Cause> {
         .or_else(|| maven_cause(&log))
         .or_else(|| pip_cause(&log))
         .or_else(|| backend_cause(&log))
+        .or_else(|| python_install_cause(&log))
 }
 
 const MAVEN_HINT: &str = "the instance layer builds without network from the env layer's local \
@@ -254,6 +272,13 @@ impl Cause {
                 "the env layer installs pyproject.toml's [build-system] requires (the instance \
                  layer installs without build isolation): check that the backend is on \
                  network.pip_index_url, or install it with python.deps_command"
+                    .to_string(),
+            ),
+            Cause::PythonInstall { error } => (
+                format!("the project does not install (its setup.py fails): {error}"),
+                "code written for an older Python fails on the image's Python (the toolchain \
+                 says which): give python.base_images an image of the Python the project \
+                 supported then, e.g. \"python:{version}\" for \"3.8\""
                     .to_string(),
             ),
         }
@@ -390,7 +415,9 @@ fn build_failure(e: &EngineError, log: &str, which: &str) -> Failure {
     };
     let (what, hint) = c.explain();
     let (kind, what) = match &c {
-        Cause::Backend { .. } => (FailureKind::EnvironmentIncomplete, what),
+        Cause::Backend { .. } | Cause::PythonInstall { .. } => {
+            (FailureKind::EnvironmentIncomplete, what)
+        }
         // The original built with everything the env layer resolved: the patch needs more.
         Cause::Artifact { artifact, role, .. } if which == "patched" => (
             FailureKind::DependencyMissing,
@@ -462,6 +489,31 @@ mod tests {
             log: String::new(),
         };
         classify_instance_failure(LayerFailure::Build(e, log))
+    }
+
+    #[test]
+    fn a_setup_py_failing_on_the_image_python_is_environment_incomplete() {
+        let log = format!(
+            "etip: building original\n{}etip: original does not install\n",
+            real!("pip-setup-py-metadata-python311.log")
+        );
+        let e = EngineError::Build {
+            tag: "etip/instance:x-1".into(),
+            detail: "the build command exited with code 10".into(),
+            exit_code: Some(spec::EXIT_ORIGINAL),
+            log: String::new(),
+        };
+        let f = classify_instance_failure(LayerFailure::Build(e, log));
+        assert_eq!(f.kind, FailureKind::EnvironmentIncomplete, "{}", f.detail);
+        assert!(
+            f.detail.contains(
+                "original: the project does not install (its setup.py fails): ImportError: \
+                 cannot import name 'Mapping' from 'collections'"
+            ),
+            "{}",
+            f.detail
+        );
+        assert!(f.detail.contains("python.base_images"), "{}", f.detail);
     }
 
     fn env(code: i64, log: &str) -> Failure {
