@@ -8,8 +8,10 @@
 //! `<module>/target/surefire-reports/TEST-*.xml`.
 //!
 //! Python: `python -m pytest -p no:randomly -p no:cacheprovider -p etip_sorted --junitxml=FILE` in
-//! the version's virtual environment: `etip_sorted` is a one-hook plugin the image provides (on
-//! `PYTHONPATH`) that runs the collected tests in sorted node-id order.
+//! the version's virtual environment: `etip_sorted` is a small plugin the image provides (on
+//! `PYTHONPATH`, `harness/build/scripts/etip_sorted.py`) that runs the collected tests in sorted
+//! node-id order and, when the project configures no `testpaths`, limits collection to the root's
+//! `tests`, `test` and `testing` folders.
 
 use etip_core::Language;
 

@@ -55,15 +55,10 @@ rm -rf /opt/etip/surefire-fix
 /// Folder of etip's pytest plugin in Python images (on `PYTHONPATH` of test runs).
 pub const PYTEST_PLUGINS: &str = "/opt/etip/pytest-plugins";
 
-/// The pytest plugin that runs tests in sorted node-id order (`-p etip_sorted`), written by the
-/// Python env layer.
-const PYTEST_SORTED_PLUGIN: &str =
-    "\"\"\"etip: run the collected tests in sorted node-id order.\"\"\"
-
-
-def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=lambda item: item.nodeid)
-";
+/// etip's pytest plugin (`-p etip_sorted`, written by the Python env layer): tests in sorted
+/// node-id order, and collection limited to the root's test folders when the project configures
+/// no `testpaths` (see the script's docstring).
+const PYTEST_SORTED_PLUGIN: &str = include_str!("../scripts/etip_sorted.py");
 
 /// Exit codes of the generated scripts, mapped to failure reasons.
 pub const EXIT_TOOLCHAIN: i64 = 3;

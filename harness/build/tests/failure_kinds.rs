@@ -164,6 +164,78 @@ fn python_package_importing_a_missing_module_is_environment_incomplete() {
 
 /// The Maven fixture with a parent POM from Maven Central: offline, the parent cannot be read;
 /// a resolution failure naming it, not a compile failure.
+/// A project that configures no `testpaths` but doctests every module (`--doctest-modules`, as
+/// psf/requests did) and keeps a documentation helper whose import the environment lacks: pytest
+/// run from the root would import the helper and fail collection; etip's plugin limits collection
+/// to the root's test folder, so the image is built and the tests are found. The same tree with
+/// `testpaths` naming the docs shows the project's own configuration still wins.
+#[test]
+fn collection_is_limited_to_the_test_folder_when_the_project_names_none() {
+    let tb = builder("smokepaths");
+    let (_tmp, repo, c) = fixture_repo("python");
+    let docs = "import pygments_not_installed\n";
+    let ini = "[pytest]\naddopts = --doctest-modules\n";
+    let base = commit(
+        &repo,
+        &[
+            ("docs/theme_support.py", Some(docs)),
+            ("pytest.ini", Some(ini)),
+            (
+                "textutil/__init__.py",
+                Some(&fixture("python", "1-original", "textutil/__init__.py")),
+            ),
+        ],
+        "docs helper and doctests everywhere",
+    );
+    let patched = commit(
+        &repo,
+        &[(
+            "textutil/__init__.py",
+            Some(&fixture("python", "2-dedup-linear", "textutil/__init__.py")),
+        )],
+        "linear dedup",
+    );
+    assert_ne!(base, c[0]);
+    let s = tb.builder.build_one(
+        &etip("py-paths", Language::Python, &repo, &base, &patched),
+        &no_events,
+    );
+    assert_built(&s);
+    let log = build_log(&tb, "py-paths");
+    assert!(
+        log.contains("etip: smoke: original: pytest collects"),
+        "{log}"
+    );
+    assert!(!log.contains("pygments_not_installed"), "{log}");
+
+    let ini = "[pytest]\naddopts = --doctest-modules\ntestpaths = docs tests\n";
+    let base = commit(
+        &repo,
+        &[("pytest.ini", Some(ini))],
+        "testpaths names the docs",
+    );
+    let patched = commit(
+        &repo,
+        &[(
+            "textutil/__init__.py",
+            Some(&fixture("python", "1-original", "textutil/__init__.py")),
+        )],
+        "back",
+    );
+    let s = tb.builder.build_one(
+        &etip("py-testpaths", Language::Python, &repo, &base, &patched),
+        &no_events,
+    );
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::EnvironmentIncomplete),
+        "{:?}",
+        s.detail
+    );
+    let detail = s.detail.unwrap_or_default();
+    assert!(detail.contains("pygments_not_installed"), "{detail}");
+}
+
 #[test]
 fn maven_remote_parent_is_dependency_resolution_offline() {
     let tb = builder("mvnparent");
