@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{TestBuilder, etip, fixture_repo};
-use etip_build::Builder;
-use etip_build::config::{BuildConfig, EnvNetwork};
+use common::{TestBuilder, builder_with, etip, fixture_repo};
+use etip_build::config::EnvNetwork;
 use etip_core::instance::{FailureKind, Language};
 use etip_docker::{LABEL_NAMESPACE, Limits, RunSpec};
 use serde_json::Value;
@@ -397,28 +396,7 @@ fn runs_on_older_pythons() {
 /// A builder in its own namespace whose env layer has no network (the tests never reach an
 /// index); its images are removed on drop.
 fn offline_builder(name: &str) -> TestBuilder {
-    let ns = format!("etiptest-{name}-{}", std::process::id());
-    let out = tempfile::tempdir().unwrap();
-    let cfg = BuildConfig {
-        namespace: ns.clone(),
-        env_network: EnvNetwork::None,
-        ..BuildConfig::default()
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let builder =
-        Builder::new(cfg, out.path().to_path_buf(), rt.handle().clone()).unwrap_or_else(|e| {
-            panic!("these tests need the real Docker engine, and it is not usable: {e}")
-        });
-    TestBuilder {
-        builder,
-        rt,
-        ns,
-        out,
-    }
+    builder_with(name, |cfg| cfg.env_network = EnvNetwork::None)
 }
 
 /// A commit on top of `parent` (the fixture's HEAD is its broken step) whose `[project]` table

@@ -45,12 +45,18 @@ impl Drop for TestBuilder {
 }
 
 pub fn builder(name: &str) -> TestBuilder {
+    builder_with(name, |_| {})
+}
+
+/// [`builder`] with the configuration changed by `adjust` (the namespace is the test's own).
+pub fn builder_with(name: &str, adjust: impl FnOnce(&mut BuildConfig)) -> TestBuilder {
     let ns = format!("etiptest-{name}-{}", std::process::id());
     let out = tempfile::tempdir().unwrap();
-    let cfg = BuildConfig {
+    let mut cfg = BuildConfig {
         namespace: ns.clone(),
         ..BuildConfig::default()
     };
+    adjust(&mut cfg);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
