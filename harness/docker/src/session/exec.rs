@@ -101,7 +101,9 @@ pub struct ExecOutput {
     /// includes the engine's process set-up and tear-down (runc exec: see "Overhead" in the
     /// [module documentation](crate::session)) and, with the `timeout` wrapper, that program's start (below
     /// the noise); it excludes the exec create, start and inspect requests. A background process that keeps the command's stdout/stderr open after it
-    /// exited makes the engine wait for it, up to 2 s, and that wait is included.
+    /// exited makes the engine wait for it, up to 2 s, and that wait is included. On a loaded
+    /// machine the engine's answer may be read after the process started, so the duration can
+    /// fall short of the command's own time by that delay (seen: under 500 ms for `sleep 0.5`).
     pub duration: Duration,
     /// Processes killed after a timeout (the command's leftovers).
     pub killed_leftovers: usize,
