@@ -7,13 +7,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The Docker tests bootstrap etip's offline base image (once per machine) with debootstrap.
-if ! command -v debootstrap >/dev/null 2>&1; then
+# The Docker tests bootstrap etip's offline base image (once per machine) with debootstrap; the
+# online build tests make a throw-away certificate authority with openssl.
+missing=()
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing debootstrap (needed to bootstrap etip's offline base image)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    echo "installing ${missing[*]} (the Docker tests need them)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "warning: debootstrap is missing; the Docker tests will say how to install it" >&2
+    echo "warning: ${missing[*]} missing; the tests that need them will say how to install them" >&2
   fi
 fi
 

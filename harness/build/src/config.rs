@@ -45,7 +45,8 @@
 //! pip_extra_index_urls = ["auto"]   # PIP_EXTRA_INDEX_URL, pip.conf extra-index-url
 //! pip_trusted_hosts = ["auto"]  # PIP_TRUSTED_HOST, pip.conf trusted-host
 //! maven_mirror_url = "auto"     # ~/.m2/settings.xml: first mirror of `*` or `central`; mirrors
-//!                               # every repository, and makes the env layer's Maven run online
+//!                               # every repository, and makes the env layer's Maven run online;
+//!                               # with none, Maven Central when it answers
 //! http_proxy = "auto"           # http_proxy/HTTP_PROXY, ~/.m2/settings.xml proxies
 //! https_proxy = "auto"          # https_proxy/HTTPS_PROXY, ~/.m2/settings.xml proxies
 //! no_proxy = "auto"             # no_proxy/NO_PROXY, the proxies' nonProxyHosts
@@ -56,7 +57,10 @@
 //! online, without `-o`, when it has a network and a `maven_mirror_url`: the generated settings
 //! (mirror of `*` with id `central`, proxies, credentials) under `/tmp` are passed with `-s`
 //! (`-gs` when `java.settings` is set) and the CA bundle becomes a truststore under `/tmp` on
-//! `MAVEN_OPTS`. Without a mirror Maven stays offline (Debian's repository of the base image).
+//! `MAVEN_OPTS`. With `"auto"` and no mirror on the host, etip asks Maven Central once per run
+//! from the env layer's network (one `HEAD` request, same proxies and CA bundle) and runs Maven
+//! online against it when it answers; otherwise, and with `""`, Maven stays offline (Debian's
+//! repository of the base image).
 //!
 //! [`BuildConfig::load`] checks the values with [`BuildConfig::validate`] (image names, limits,
 //! suite and package names) before anything reaches the Docker engine or a command line.

@@ -222,8 +222,9 @@ pub(crate) fn cause(log: &str) -> Option<Cause> {
 }
 
 const MAVEN_HINT: &str = "the instance layer builds without network from the env layer's local \
-     Maven repository, which the env layer fills online only when a Maven mirror is configured: set \
-     network.maven_mirror_url (or a mirror in ~/.m2/settings.xml) to a repository that has it, \
+     Maven repository, which the env layer fills online only when a Maven mirror is configured or, \
+     with none, when Maven Central answers from its network (the build log says which): \
+     set network.maven_mirror_url (or a mirror in ~/.m2/settings.xml) to a repository that has it, \
      reachable from the env layer (env_network not \"none\", network.https_proxy, network.ca_bundle)";
 
 impl Cause {

@@ -265,9 +265,10 @@ impl Builder {
     fn env_network(
         &self,
         lang: Language,
+        image: &str,
         log: &mut String,
     ) -> Result<(network::Effective, BuildContainer), Failure> {
-        let eff = network::Effective::resolve(&self.cfg.network, &network::host());
+        let mut eff = network::Effective::resolve(&self.cfg.network, &self.host);
         if !self.cfg.env_network.enabled() {
             log.push_str("etip: the env layer has no network (env_network = \"none\")\n");
             return Ok((eff, BuildContainer::default()));
@@ -293,8 +294,55 @@ impl Builder {
             })?,
             None => None,
         };
+        if lang == Language::Java && eff.central_probe(&self.cfg) {
+            let (answers, said) = self.ask_central(&eff, image, ca.as_deref());
+            eff.central = Some(answers);
+            log.push_str(&if answers {
+                format!(
+                    "etip: Maven Central ({}) answers from the env layer's network ({said}) and \
+                     this host has no Maven mirror: Maven runs online in the env layer\n",
+                    network::MAVEN_CENTRAL
+                )
+            } else {
+                format!(
+                    "etip: Maven Central ({}) does not answer from the env layer's network \
+                     ({said}): Maven stays offline with the local repository; set \
+                     network.maven_mirror_url (or a mirror in ~/.m2/settings.xml) to a repository \
+                     reachable from there\n",
+                    network::MAVEN_CENTRAL
+                )
+            });
+        }
         let container = network::env_container(&self.cfg, &eff, lang, ca);
         Ok((eff, container))
+    }
+
+    /// Whether Maven Central answers from the env layer's network, and what it said: asked once
+    /// per run and image ([`network::Effective::central_probe_run`]); the answer is part of the
+    /// env layer's key, so a layer built offline is not reused once Central answers.
+    fn ask_central(
+        &self,
+        eff: &network::Effective,
+        image: &str,
+        ca: Option<&[u8]>,
+    ) -> (bool, String) {
+        let mut asked = self.central.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = asked.get(image) {
+            return a.clone();
+        }
+        let spec = eff.central_probe_run(&self.cfg, image, ca);
+        let answer = match self.rt.block_on(self.engine.run(&spec)) {
+            Ok(out) if out.timed_out => (false, "no answer within 30 s".to_string()),
+            Ok(out) => {
+                let said = format!("{}{}", out.stdout, out.stderr);
+                let said = eff.redact(said.trim());
+                let said = said.lines().last().unwrap_or("").to_string();
+                (out.exit_code == Some(0), said)
+            }
+            Err(e) => (false, format!("the probe container failed: {e}")),
+        };
+        asked.insert(image.to_string(), answer.clone());
+        answer
     }
 
     /// Step 3: the env layer (toolchain check, dependencies from the build descriptors).
@@ -309,7 +357,7 @@ impl Builder {
         let script = spec::env_script(&self.cfg, lang, &job.version);
         let settings = self.maven_settings(lang)?;
         let mut env_log = String::new();
-        let (net, container) = self.env_network(lang, &mut env_log)?;
+        let (net, container) = self.env_network(lang, &base.tag, &mut env_log)?;
         let net_key = net.key(&self.cfg, lang);
         let key = self.env_key(
             job,

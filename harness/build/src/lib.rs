@@ -135,6 +135,10 @@ pub struct Builder {
     engine: Engine,
     rt: tokio::runtime::Handle,
     layer_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// What `"auto"` in `[network]` means: the host's settings, read once.
+    host: network::HostNetwork,
+    /// Whether Maven Central answered from the env layer's network, per image asked from.
+    central: Mutex<HashMap<String, (bool, String)>>,
 }
 
 impl Builder {
@@ -153,7 +157,16 @@ impl Builder {
             engine,
             rt,
             layer_locks: Mutex::new(HashMap::new()),
+            host: network::host(),
+            central: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The builder with `host` standing for this machine's network settings (what `"auto"` in
+    /// `[network]` finds), instead of those read from its environment and files.
+    pub fn with_host_network(mut self, host: network::HostNetwork) -> Builder {
+        self.host = host;
+        self
     }
 
     pub fn config(&self) -> &BuildConfig {

@@ -23,9 +23,13 @@
 //!
 //! Maven: the env layer runs Maven online (without `-o`) when it has a network and a
 //! `maven_mirror_url` (or `java.args` has no `-o`); the instance layer and test runs keep
-//! `java.args` (`-o` by default) and find what the env layer downloaded. Without a mirror Maven
-//! stays offline with Debian's repository of the base image, so offline machines build what needs
-//! no download.
+//! `java.args` (`-o` by default) and find what the env layer downloaded. With `"auto"` and no
+//! mirror on the host, the host's Maven would use Maven Central: etip asks Central
+//! ([`MAVEN_CENTRAL`]) once per run from the env layer's network
+//! ([`Effective::central_probe_run`]: a short-lived container, the configured proxies and CA
+//! bundle) and the env layer runs Maven online against it when it answers; when it does not (a
+//! machine without internet), Maven stays offline with Debian's repository of the base image, so
+//! offline machines build what needs no download. The answer is part of the env layer's key.
 
 mod host;
 mod maven;
@@ -35,7 +39,7 @@ pub use maven::MIRROR_ID;
 
 use crate::config::BuildConfig;
 use etip_core::Language;
-use etip_docker::{BuildContainer, TmpFile};
+use etip_docker::{BuildContainer, Limits, RunSpec, TmpFile};
 use serde::{Deserialize, Serialize};
 
 /// The value of a `[network]` key (the one element of a list) that means "what the host uses".
@@ -47,6 +51,10 @@ pub const NET_DIR: &str = "/tmp/etip-net";
 pub const CA_FILE: &str = "/tmp/etip-net/ca.pem";
 /// pip's cache in the build container.
 pub const PIP_CACHE: &str = "/tmp/etip-net/pip-cache";
+
+/// Maven Central, the repository Maven uses when no mirror is configured (its super POM's
+/// `central`).
+pub const MAVEN_CENTRAL: &str = "https://repo.maven.apache.org/maven2/";
 
 /// Sourced by the env layer's Maven section (`spec::env_script`): sets `ETIP_MAVEN_ENV_ARGS`
 /// (arguments of the env layer's Maven run only) and `ETIP_MAVEN_ONLINE` (`1`: run it without
@@ -307,6 +315,11 @@ pub struct Effective {
     pub pip_extra_index_urls: Vec<String>,
     pub pip_trusted_hosts: Vec<String>,
     pub maven_mirror_url: Option<String>,
+    /// `maven_mirror_url` is `"auto"` and the host has no mirror: the env layer uses Maven
+    /// Central ([`MAVEN_CENTRAL`]) when it answers from the env layer's network.
+    pub maven_central: bool,
+    /// Whether Maven Central answered ([`Effective::central_probe`]); `None`: not asked.
+    pub central: Option<bool>,
     pub http_proxy: Option<String>,
     pub https_proxy: Option<String>,
     pub no_proxy: Option<String>,
@@ -382,6 +395,8 @@ impl Effective {
                 &h.maven_mirror_url,
                 &mut r,
             ),
+            maven_central: n.maven_mirror_url == AUTO && h.maven_mirror_url.is_none(),
+            central: None,
             http_proxy: one("http_proxy", &n.http_proxy, &h.http_proxy, &mut r),
             https_proxy: one("https_proxy", &n.https_proxy, &h.https_proxy, &mut r),
             no_proxy: one("no_proxy", &n.no_proxy, &h.no_proxy, &mut r),
@@ -389,6 +404,20 @@ impl Effective {
             ca_configured: n.ca_bundle != AUTO && !n.ca_bundle.is_empty(),
             report: Vec::new(),
         };
+        if e.maven_central {
+            let at = r
+                .iter()
+                .position(|l| l.starts_with("http_proxy") || l.starts_with("https_proxy"))
+                .unwrap_or(r.len());
+            r.insert(
+                at,
+                format!(
+                    "maven_mirror_url = none on this host (auto): Maven uses Maven Central \
+                     ({MAVEN_CENTRAL}) when it answers from the env layer's network, else it \
+                     stays offline"
+                ),
+            );
+        }
         r.extend(h.notes.iter().map(|n| format!("note: {n}")));
         e.report = r;
         e
@@ -453,16 +482,59 @@ impl Effective {
             }
             Language::Java => format!(
                 "network on\nmaven_mirror_url {}\nmaven online {}",
-                strip(&self.maven_mirror_url),
+                match (&self.maven_mirror_url, self.central) {
+                    (None, Some(answers)) => format!("central {MAVEN_CENTRAL} answers {answers}"),
+                    (m, _) => strip(m),
+                },
                 self.maven_online(cfg)
             ),
         }
     }
 
-    /// Whether the env layer runs Maven online: a mirror is configured, or `java.args` lack `-o`.
+    /// Whether the env layer runs Maven online: a mirror is configured, Maven Central answered
+    /// ([`Effective::central`]), or `java.args` lack `-o`.
     pub fn maven_online(&self, cfg: &BuildConfig) -> bool {
         cfg.env_network.enabled()
-            && (self.maven_mirror_url.is_some() || !maven_offline(&cfg.java.args))
+            && (self.maven_mirror_url.is_some()
+                || self.central_answers()
+                || !maven_offline(&cfg.java.args))
+    }
+
+    /// Maven Central answered and stands in for the missing mirror.
+    pub fn central_answers(&self) -> bool {
+        self.maven_mirror_url.is_none() && self.central == Some(true)
+    }
+
+    /// Whether Maven Central must be asked before the env layer of a Java project: the env layer
+    /// has a network, `maven_mirror_url` is `"auto"` with no mirror on the host, and `java.args`
+    /// keep Maven offline (without `-o` it goes online anyway).
+    pub fn central_probe(&self, cfg: &BuildConfig) -> bool {
+        cfg.env_network.enabled() && self.maven_central && maven_offline(&cfg.java.args)
+    }
+
+    /// The container that asks Maven Central whether it answers (see [`Effective::central_probe`]):
+    /// `python3` of `image` on the env layer's network, with its variables (proxies) and the CA
+    /// bundle as a file; at most 30 s, small limits.
+    pub fn central_probe_run(&self, cfg: &BuildConfig, image: &str, ca: Option<&[u8]>) -> RunSpec {
+        let mut spec = RunSpec::new(image, ["python3", "-c", maven::PROBE_PY, MAVEN_CENTRAL])
+            .limits(Limits {
+                cpus: 1.0,
+                memory_bytes: 256 << 20,
+                timeout: std::time::Duration::from_secs(30),
+                pids: 64,
+            });
+        spec.network_enabled = true;
+        spec.network = cfg.env_network.named().map(str::to_string);
+        spec.env = self.env(false);
+        if let Some(pem) = ca {
+            spec.env.push(format!("ETIP_CA_FILE={CA_FILE}"));
+            spec.files.push(TmpFile {
+                path: CA_FILE.into(),
+                data: pem.to_vec(),
+                mode: 0o644,
+            });
+        }
+        spec
     }
 
     /// `pip_trusted_hosts` and the `host:port` of every `http://` index: pip ignores a plain-HTTP
@@ -544,11 +616,12 @@ pub fn env_container(
             eff.https_proxy.as_deref(),
             eff.no_proxy.as_deref(),
         );
-        let script = maven::env_script(
-            eff.maven_mirror_url.as_deref(),
-            !cfg.java.settings.is_empty(),
-            has_ca,
-        );
+        let online = match eff.maven_mirror_url.as_deref() {
+            Some(url) => maven::Online::Mirror(url),
+            None if eff.central_answers() => maven::Online::Central,
+            None => maven::Online::ByArgs,
+        };
+        let script = maven::env_script(online, !cfg.java.settings.is_empty(), has_ca);
         files.push(file(maven::SETTINGS, settings.into_bytes()));
         files.push(file(maven::ENV_SCRIPT, script.into_bytes()));
         if has_ca {
@@ -582,7 +655,7 @@ const DOCS: &[(&str, &str)] = &[
     ),
     (
         "maven_mirror_url",
-        "mirror of every Maven repository (<mirrorOf>*</mirrorOf>, id central); with it the env layer runs Maven online, the instance layer and test runs keep -o; \"auto\": ~/.m2/settings.xml's mirror of * or central; \"\": Maven stays offline",
+        "mirror of every Maven repository (<mirrorOf>*</mirrorOf>, id central); with it the env layer runs Maven online, the instance layer and test runs keep -o; \"auto\": ~/.m2/settings.xml's mirror of * or central, else Maven Central when it answers from the env layer's network; \"\": Maven stays offline",
     ),
     (
         "http_proxy",
@@ -655,6 +728,9 @@ pub(crate) fn annotate_toml(text: &str, host: Option<&HostNetwork>) -> String {
             {
                 match found(h, k) {
                     Some((v, from)) => out.push_str(&format!("# auto here: {v} (from {from})\n")),
+                    None if *k == "maven_mirror_url" => out.push_str(&format!(
+                        "# auto here: no mirror; Maven Central ({MAVEN_CENTRAL}) if it answers\n"
+                    )),
                     None => out.push_str("# auto here: nothing set\n"),
                 }
             }

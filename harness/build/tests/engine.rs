@@ -6,7 +6,7 @@ mod common;
 
 use common::{builder, etip, fixture_repo};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language, LayerKind};
-use etip_docker::{LABEL_MANAGED, LABEL_NAMESPACE, Limits, RunSpec};
+use etip_docker::{LABEL_MANAGED, LABEL_NAMESPACE, Limits, RunSpec, TmpFile};
 use std::time::Duration;
 
 fn no_events(_: &etip_build::Event) {}
@@ -330,6 +330,27 @@ fn run_api_enforces_limits_and_always_removes_the_container() {
         ["lo", "out"]
     );
     assert_eq!(out.stderr.trim(), "err");
+    // Files under /tmp arrive before the command starts, however large (here 300 KiB, more than
+    // a variable or an argument may hold); a path outside /tmp is refused before any container.
+    let big = "x".repeat(300 * 1024);
+    let mut with_files = spec(
+        "wc -c < /tmp/etip-t/a/big.txt; stat -c %a /tmp/etip-t/a/big.txt",
+        60,
+    );
+    with_files.files.push(TmpFile {
+        path: "/tmp/etip-t/a/big.txt".into(),
+        data: big.into_bytes(),
+        mode: 0o640,
+    });
+    let out = tb.builder.block_on(engine.run(&with_files)).unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout.split_whitespace().collect::<Vec<_>>(),
+        ["307200", "640"]
+    );
+    with_files.files[0].path = "/etc/etip.txt".into();
+    let err = tb.builder.block_on(engine.run(&with_files)).unwrap_err();
+    assert!(err.to_string().contains("under /tmp/"), "{err}");
     // Timeout: killed, reported, removed.
     let out = tb
         .builder

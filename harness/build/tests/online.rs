@@ -1,9 +1,10 @@
 //! The env layer online, against real local servers (real Docker engine, no internet): each test
 //! makes a private internal Docker network, starts a container of the base image on it that
-//! serves `tests/fixtures/online/server/` with `python3 -m http.server` (a PEP 503 index of wheels
+//! serves `tests/fixtures/online/server/` with Python's `http.server` (a PEP 503 index of wheels
 //! built in the container, a Maven repository of the test's parent POM merged with Debian's
 //! `/usr/share/maven-repo`, forward-proxy answers for the names it is given and, when asked, the
-//! image's Maven as the distribution a Maven wrapper downloads), and builds the
+//! image's Maven as the distribution a Maven wrapper downloads; with a test CA's certificate, HTTPS
+//! under a public repository's name), and builds the
 //! `tests/fixtures/online/` repositories with `env_network` set to that network. The instance
 //! layer and test runs stay offline; credentials reach the downloads and nothing else.
 //! Network, server and images (namespace `etiptest-<name>-<pid>`) are removed at the end, also on
@@ -13,6 +14,7 @@ mod common;
 
 use common::{TestBuilder, etip, fixture_repo};
 use etip_build::config::{BuildConfig, EnvNetwork, NetworkConfig};
+use etip_build::network::HostNetwork;
 use etip_build::{Builder, Event};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language};
 use etip_docker::{Engine, ExecSpec, LABEL_NAMESPACE, Limits, RunSpec, ServiceSpec, SessionSpec};
@@ -66,6 +68,17 @@ fn online(
     server_args: &[&str],
     configure: impl FnOnce(&mut BuildConfig, &str),
 ) -> (TestBuilder, Server) {
+    online_as(name, server_args, None, configure)
+}
+
+/// [`online`], with the server also answering HTTPS on port 443 under `tls`'s host names (network
+/// aliases), with `tls`'s certificate.
+fn online_as(
+    name: &str,
+    server_args: &[&str],
+    tls: Option<&TestPki>,
+    configure: impl FnOnce(&mut BuildConfig, &str),
+) -> (TestBuilder, Server) {
     let pid = std::process::id();
     let ns = format!("etiptest-{name}-{pid}");
     let network = format!("etiptest-net-{name}-{pid}");
@@ -93,10 +106,12 @@ fn online(
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let builder =
-        Builder::new(cfg, out.path().to_path_buf(), rt.handle().clone()).unwrap_or_else(|e| {
+    // "auto" finds nothing, whatever this machine's pip and Maven settings say.
+    let builder = Builder::new(cfg, out.path().to_path_buf(), rt.handle().clone())
+        .unwrap_or_else(|e| {
             panic!("these tests need the real Docker engine, and it is not usable: {e}")
-        });
+        })
+        .with_host_network(HostNetwork::default());
     let base = builder
         .bootstrap_base(false, &mut |_| {})
         .expect("the base image (bootstrapped once per machine)");
@@ -106,8 +121,100 @@ fn online(
         ns,
         out,
     };
-    let server = start_server(&tb, &base.tag, &network, &host, server_args);
+    let server = start_server(&tb, &base.tag, &network, &host, server_args, tls);
     (tb, server)
+}
+
+/// A certificate authority and a server certificate it signed for `names`, made with the host's
+/// `openssl` in a temporary folder (valid for two days; the keys die with the folder).
+struct TestPki {
+    _dir: tempfile::TempDir,
+    names: Vec<String>,
+    /// The CA's certificate (PEM): what `network.ca_bundle` names.
+    ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+fn test_pki(names: &[&str]) -> TestPki {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("openssl on the host (the test's certificate authority)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=etip test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "req.csr",
+        "-subj",
+        &format!("/CN={}", names[0]),
+    ]);
+    let sans: Vec<String> = names.iter().map(|n| format!("DNS:{n}")).collect();
+    std::fs::write(
+        d.join("ext.cnf"),
+        format!(
+            "subjectAltName={}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+            sans.join(",")
+        ),
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "req.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-out",
+        "cert.pem",
+        "-extfile",
+        "ext.cnf",
+    ]);
+    TestPki {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        ca: d.join("ca.pem"),
+        cert: d.join("cert.pem"),
+        key: d.join("key.pem"),
+        _dir: dir,
+    }
 }
 
 /// Creates the internal network and starts the server on it (see the module documentation).
@@ -117,6 +224,7 @@ fn start_server(
     network: &str,
     host: &str,
     server_args: &[&str],
+    tls: Option<&TestPki>,
 ) -> Server {
     let engine = tb.builder.engine().clone();
     let handle = tb.rt.handle().clone();
@@ -135,15 +243,24 @@ fn start_server(
     files
         .append_dir_all("srv/etip", online_fixtures().join("server"))
         .unwrap();
+    if let Some(t) = tls {
+        files
+            .append_path_with_name(&t.cert, "srv/etip/tls/cert.pem")
+            .unwrap();
+        files
+            .append_path_with_name(&t.key, "srv/etip/tls/key.pem")
+            .unwrap();
+    }
     let spec = ServiceSpec {
         image: image.to_string(),
         name: host.to_string(),
         network: network.to_string(),
+        aliases: tls.map(|t| t.names.clone()).unwrap_or_default(),
         cmd: vec![
             "sh".into(),
             "-c".into(),
             format!(
-                "python3 /srv/etip/prepare.py {} && cd /srv/etip/www && exec python3 -u -m http.server 8000",
+                "python3 /srv/etip/prepare.py {} && exec python3 -u /srv/etip/serve.py",
                 server_args.join(" ")
             ),
         ],
@@ -345,6 +462,113 @@ fn maven_parent_comes_from_the_mirror_and_the_instance_builds_offline() {
     assert!(detail.contains("etipdemo-absent"), "{detail}");
     eprintln!(
         "maven_parent_comes_from_the_mirror_and_the_instance_builds_offline: {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// Maven Central's host name, which the test server answers for on its private network.
+const CENTRAL_HOST: &str = "repo.maven.apache.org";
+
+/// `maven_mirror_url = "auto"` on a host with no Maven mirror: the host's Maven would use Maven
+/// Central, so the env layer asks Central (here the test server, which answers HTTPS for
+/// `repo.maven.apache.org` on the private network with a certificate of the test's CA) and, as
+/// it answers, resolves the parent POM from it; the instance layer builds offline. Without the
+/// CA bundle Central's answer cannot be trusted: Maven stays offline, and the instance that needs
+/// a download fails as `dependency_resolution` with the hint to configure a mirror.
+#[test]
+fn maven_central_stands_in_for_a_missing_mirror_when_it_answers() {
+    let t0 = Instant::now();
+    let pki = test_pki(&[CENTRAL_HOST]);
+    // As large as a system bundle (about 200 KiB), beyond the 128 KiB a single variable or
+    // argument of a process may hold: the probe must get it as a file.
+    let pem = std::fs::read_to_string(&pki.ca).unwrap();
+    let bundle = pki.ca.with_file_name("bundle.pem");
+    std::fs::write(&bundle, pem.repeat(200 * 1024 / pem.len() + 1)).unwrap();
+    let ca = bundle.to_string_lossy().into_owned();
+    let (tb, server) = online_as("central", &[], Some(&pki), |cfg, _| {
+        cfg.network.maven_mirror_url = "auto".into();
+        cfg.network.ca_bundle = ca;
+    });
+    let (_g1, repo, c) = fixture_repo("online/maven-parent");
+    let statuses = tb.builder.build_all(
+        &[etip("central-ok", Language::Java, &repo, &c[0], &c[1])],
+        1,
+        &no_events,
+    );
+    assert_built(&tb, &statuses[0]);
+    let log = build_log(&tb, "central-ok");
+    for line in [
+        "etip: network.maven_mirror_url = none on this host (auto)",
+        "etip: Maven Central (https://repo.maven.apache.org/maven2/) answers from the env layer's network (HTTP 200)",
+        "etip: Maven runs online in the env layer, against Maven Central",
+    ] {
+        assert!(log.contains(line), "{line} in:\n{log}");
+    }
+    let access = server.log();
+    for line in [
+        "\"HEAD /maven2/ HTTP",
+        "\"GET /maven2/org/etipdemo/etipdemo-parent/1.0/etipdemo-parent-1.0.pom HTTP",
+    ] {
+        assert!(
+            access
+                .lines()
+                .any(|l| l.starts_with("https ") && l.contains(line)),
+            "{line} over HTTPS in:\n{access}"
+        );
+    }
+    let image = statuses[0].image.as_deref().unwrap();
+    let remote = run(
+        &tb,
+        image,
+        "/",
+        &[
+            "cat",
+            "/opt/etip/m2/org/etipdemo/etipdemo-parent/1.0/_remote.repositories",
+        ],
+    );
+    assert!(
+        remote.contains("etipdemo-parent-1.0.pom>central="),
+        "{remote}"
+    );
+    assert_eq!(session_interfaces(&tb, image), "lo");
+
+    // The same server, without the CA bundle: the probe's TLS handshake fails.
+    let mut cfg = tb.builder.config().clone();
+    cfg.network.ca_bundle = String::new();
+    let untrusting = Builder::new(cfg, tb.out.path().to_path_buf(), tb.rt.handle().clone())
+        .unwrap()
+        .with_host_network(HostNetwork::default());
+    let (_g2, missing, m) = fixture_repo("online/maven-missing");
+    let statuses = untrusting.build_all(
+        &[etip(
+            "central-silent",
+            Language::Java,
+            &missing,
+            &m[0],
+            &m[1],
+        )],
+        1,
+        &no_events,
+    );
+    let bad = &statuses[0];
+    assert_eq!(
+        bad.failure,
+        Some(FailureKind::DependencyResolution),
+        "{bad:?}"
+    );
+    let log = build_log(&tb, "central-silent");
+    assert!(
+        log.contains("etip: Maven Central (https://repo.maven.apache.org/maven2/) does not answer from the env layer's network (")
+            && log.contains("CERTIFICATE_VERIFY_FAILED"),
+        "{log}"
+    );
+    let detail = bad.detail.clone().unwrap_or_default();
+    assert!(
+        detail.contains("etipdemo-parent") && detail.contains("network.maven_mirror_url"),
+        "{detail}"
+    );
+    eprintln!(
+        "maven_central_stands_in_for_a_missing_mirror_when_it_answers: {:.1} s",
         t0.elapsed().as_secs_f64()
     );
 }

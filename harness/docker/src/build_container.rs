@@ -142,6 +142,32 @@ impl BuildContainer {
         }
         dirs
     }
+
+    /// A tar of the files and their folders (see [`BuildContainer::folders`]), to extract at `/`.
+    pub(crate) fn files_tar(&self) -> Result<Vec<u8>, String> {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut add = |path: &str, data: &[u8], mode: u32, kind: tar::EntryType| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(kind);
+            h.set_size(data.len() as u64);
+            h.set_mode(mode);
+            h.set_cksum();
+            b.append_data(&mut h, path, data)
+                .map_err(|e| format!("packing {path}: {e}"))
+        };
+        for dir in self.folders() {
+            add(&dir, &[], 0o755, tar::EntryType::Directory)?;
+        }
+        for f in &self.files {
+            add(
+                f.path.trim_start_matches('/'),
+                &f.data,
+                f.mode,
+                tar::EntryType::Regular,
+            )?;
+        }
+        b.into_inner().map_err(|e| format!("packing files: {e}"))
+    }
 }
 
 #[cfg(test)]

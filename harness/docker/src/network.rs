@@ -9,7 +9,9 @@
 //! [`Engine::clean`] removes a forgotten one.
 
 use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED, Limits, limited_host_config};
-use bollard::models::{ContainerCreateBody, NetworkCreateRequest};
+use bollard::models::{
+    ContainerCreateBody, EndpointSettings, NetworkCreateRequest, NetworkingConfig,
+};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, LogsOptionsBuilder, StartContainerOptions,
     UploadToContainerOptionsBuilder,
@@ -30,6 +32,9 @@ pub struct ServiceSpec {
     pub name: String,
     /// A user-defined network (see [`crate::is_network_name`]).
     pub network: String,
+    /// More host names of the container on `network` (e.g. a public repository's name, so that
+    /// containers on an internal network reach the service under it).
+    pub aliases: Vec<String>,
     pub cmd: Vec<String>,
     /// A tar extracted at `/` before the container starts (e.g. the files a server serves).
     pub files: Vec<u8>,
@@ -102,12 +107,19 @@ impl Engine {
         labels.insert(LABEL_KIND.into(), KIND_SERVICE.into());
         let mut host_config = limited_host_config(&spec.limits, true);
         host_config.network_mode = Some(spec.network.clone());
+        let endpoint = EndpointSettings {
+            aliases: (!spec.aliases.is_empty()).then(|| spec.aliases.clone()),
+            ..Default::default()
+        };
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             entrypoint: Some(Vec::new()),
             cmd: Some(spec.cmd.clone()),
             labels: Some(labels),
             host_config: Some(host_config),
+            networking_config: Some(NetworkingConfig {
+                endpoints_config: Some(HashMap::from([(spec.network.clone(), endpoint)])),
+            }),
             ..Default::default()
         };
         let options = CreateContainerOptionsBuilder::new()

@@ -1,7 +1,7 @@
 //! One command in a fresh container ([`Engine::run`]): resource [`Limits`], the limited host
 //! configuration every etip container gets, running with a time limit and collecting the logs.
 
-use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED};
+use crate::{BuildContainer, Engine, EngineError, LABEL_KIND, LABEL_MANAGED, TmpFile};
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, LogsOptionsBuilder, StartContainerOptions, WaitContainerOptions,
@@ -57,6 +57,11 @@ pub struct RunSpec {
     pub limits: Limits,
     /// The network stays disabled unless this is set (never for untrusted code).
     pub network_enabled: bool,
+    /// With `network_enabled`: a user-defined network instead of Docker's `bridge`.
+    pub network: Option<String>,
+    /// Files put under `/tmp` before the command starts (e.g. a CA bundle too large for a
+    /// variable).
+    pub files: Vec<TmpFile>,
 }
 
 impl RunSpec {
@@ -74,6 +79,8 @@ impl RunSpec {
             labels: HashMap::new(),
             limits: Limits::default(),
             network_enabled: false,
+            network: None,
+            files: Vec::new(),
         }
     }
 
@@ -119,7 +126,12 @@ impl Engine {
         labels
             .entry(LABEL_KIND.into())
             .or_insert_with(|| "run".into());
-        let host_config = limited_host_config(&spec.limits, spec.network_enabled);
+        let mut host_config = limited_host_config(&spec.limits, spec.network_enabled);
+        if spec.network_enabled
+            && let Some(n) = &spec.network
+        {
+            host_config.network_mode = Some(n.clone());
+        }
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             cmd: Some(spec.cmd.clone()),
@@ -130,14 +142,43 @@ impl Engine {
             host_config: Some(host_config),
             ..Default::default()
         };
+        let files = BuildContainer {
+            files: spec.files.clone(),
+            ..BuildContainer::default()
+        };
+        files.check(&[]).map_err(|detail| EngineError::Session {
+            id: spec.image.clone(),
+            detail,
+        })?;
+        let tar = files.files_tar().map_err(|detail| EngineError::Session {
+            id: spec.image.clone(),
+            detail,
+        })?;
         let id = self
             .create_from_body(None, body, "creating a container", &spec.image)
             .await?;
-        let result = self.run_created(&id, spec.limits.timeout).await;
+        let result = match self.upload_files(&id, tar).await {
+            Ok(()) => self.run_created(&id, spec.limits.timeout).await,
+            Err(e) => Err(e),
+        };
         let removed = self.remove_container(&id).await;
         let out = result?;
         removed?;
         Ok(out)
+    }
+
+    /// Extracts `tar` at `/` of container `id` (nothing for an empty archive).
+    async fn upload_files(&self, id: &str, tar: Vec<u8>) -> Result<(), EngineError> {
+        if tar.iter().all(|b| *b == 0) {
+            return Ok(());
+        }
+        let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
+            .path("/")
+            .build();
+        self.docker
+            .upload_to_container(id, Some(options), bollard::body_full(tar.into()))
+            .await
+            .map_err(|e| EngineError::api("uploading files to", id, e))
     }
 
     pub(crate) async fn run_created(

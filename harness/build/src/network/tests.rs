@@ -243,6 +243,59 @@ fn the_env_container_gets_variables_files_and_network() {
             .files
             .is_empty()
     );
+    // "auto" with no mirror on the host: Maven Central is asked (with -o in java.args) and
+    // stands in for the mirror when it answered; the answer is in the key.
+    cfg.network.maven_mirror_url = AUTO.into();
+    let mut e = Effective::resolve(&cfg.network, &HostNetwork::default());
+    assert!(e.maven_central && e.central_probe(&cfg) && !e.maven_online(&cfg));
+    assert!(
+        e.report
+            .iter()
+            .any(|l| l.starts_with("maven_mirror_url = none on this host (auto)")),
+        "{:?}",
+        e.report
+    );
+    let probe = e.central_probe_run(&cfg, "img", Some(b"PEM"));
+    assert_eq!(probe.cmd.last().map(String::as_str), Some(MAVEN_CENTRAL));
+    assert!(probe.network_enabled && probe.network.as_deref() == Some("etip-mirror"));
+    assert!(probe.env.contains(&format!("ETIP_CA_FILE={CA_FILE}")));
+    assert_eq!(probe.files.len(), 1);
+    assert_eq!(
+        (probe.files[0].path.as_str(), &probe.files[0].data[..]),
+        (CA_FILE, &b"PEM"[..])
+    );
+    assert!(probe.env.contains(&format!("HTTPS_PROXY={PROXY}")));
+    e.central = Some(false);
+    let silent = e.key(&cfg, Language::Java);
+    assert!(!e.maven_online(&cfg));
+    e.central = Some(true);
+    assert!(e.maven_online(&cfg));
+    assert_ne!(e.key(&cfg, Language::Java), silent);
+    let java = env_container(&cfg, &e, Language::Java, None);
+    assert_eq!(paths(&java), [maven::SETTINGS, maven::ENV_SCRIPT]);
+    let settings = String::from_utf8(java.files[0].data.clone()).unwrap();
+    assert!(
+        !settings.contains("<mirrors>") && settings.contains("<proxies>"),
+        "{settings}"
+    );
+    let script = String::from_utf8(java.files[1].data.clone()).unwrap();
+    assert!(
+        script.contains("ETIP_MAVEN_ONLINE=1") && script.contains(MAVEN_CENTRAL),
+        "{script}"
+    );
+    // A mirror found on the host is used as it is, without asking Central; without -o Maven
+    // goes online anyway, so Central is not asked either.
+    let host = HostNetwork {
+        maven_mirror_url: Some(Found {
+            value: "https://m.example/".into(),
+            source: "~/.m2/settings.xml mirror m".into(),
+        }),
+        ..HostNetwork::default()
+    };
+    assert!(!Effective::resolve(&cfg.network, &host).central_probe(&cfg));
+    let mut online = cfg.clone();
+    online.java.args.retain(|a| a != "-o");
+    assert!(!Effective::resolve(&cfg.network, &HostNetwork::default()).central_probe(&online));
     // Without a network, nothing at all.
     cfg.env_network = EnvNetwork::None;
     assert_eq!(
