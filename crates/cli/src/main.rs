@@ -37,6 +37,9 @@ enum Command {
     /// Time the tests of built ETIPs in alternated rounds; say which are executable and which
     /// test classes detect the improvement.
     Measure(Box<cmd::measure::Args>),
+    /// Run the tests of built ETIPs once per version with per-test coverage and keep those that
+    /// execute the changed code (for `etip measure --tests covering`).
+    Select(cmd::select::Args),
     /// Remove the images and containers etip created.
     Clean(cmd::clean::Args),
 }
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Build(args) => cmd::build::run(args),
         Command::Clean(args) => cmd::clean::run(args),
         Command::Measure(args) => cmd::measure::run(*args),
+        Command::Select(args) => cmd::select::run(args, &mut std::io::stdout().lock()),
     };
     cmd::finish(result)
 }

@@ -120,6 +120,9 @@ pub enum NotExecutable {
     ReportMissing,
     /// The container engine or the executor failed.
     EngineError,
+    /// `--tests covering`: no test executes the changed code (`etip select`), so no test can
+    /// detect the improvement (the ETIP may still build and pass its tests).
+    NoCoveringTests,
 }
 
 /// Which version won a test, by which rule.

@@ -247,6 +247,10 @@ impl Default for BootstrapConfig {
                 "python3-pip",
                 "python3-setuptools",
                 "python3-wheel",
+                "python3-coverage",
+                "python3-pytest-cov",
+                "libjacoco-java",
+                "junit5",
                 "git",
             ]
             .map(String::from)

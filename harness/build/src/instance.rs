@@ -207,6 +207,52 @@ impl InstanceSpec {
     }
 }
 
+/// The coverage tool of a selection run ([`InstanceSpec::coverage_command`]).
+pub const PYTHON_COVERAGE_TOOL: &str = "pytest-cov";
+
+impl InstanceSpec {
+    /// The command of a selection run (`etip select`): version `v`'s test command for `selection`,
+    /// with per-test coverage written under `data_dir` (a folder outside the tree), and the
+    /// variables it needs. Python: pytest-cov with one coverage context per test
+    /// (`--cov-context=test`), every file under the tree measured, the project's coverage
+    /// configuration ignored (`--cov-config=/dev/null`: its `source`, `omit` or plugins would
+    /// change what is recorded), the data in `data_dir/coverage.db`, the report in
+    /// `data_dir/pytest.xml`. The folder must exist, and a stale data file be removed, before the
+    /// command runs (its `clean` names the report only: executors may read what it names).
+    pub fn coverage_command(
+        &self,
+        v: Version,
+        selection: &Selection,
+        data_dir: &str,
+    ) -> (TestCommand, Vec<String>) {
+        let dir = data_dir.trim_end_matches('/');
+        let mut c = self.test_command(v, selection, &format!("{dir}/pytest.xml"));
+        match self.language {
+            Language::Python => {
+                let at = c
+                    .argv
+                    .iter()
+                    .position(|a| a.starts_with("--junitxml="))
+                    .map_or(c.argv.len(), |i| i + 1);
+                let tree = &self.version(v).tree;
+                let cov = [
+                    "-p".to_string(),
+                    "pytest_cov".to_string(),
+                    format!("--cov={tree}"),
+                    "--cov-context=test".into(),
+                    "--cov-report=".into(),
+                    "--cov-config=/dev/null".into(),
+                ];
+                for (j, a) in cov.into_iter().enumerate() {
+                    c.argv.insert(at + j, a);
+                }
+                (c, vec![format!("COVERAGE_FILE={dir}/coverage.db")])
+            }
+            Language::Java => (c, Vec::new()),
+        }
+    }
+}
+
 /// See [`InstanceSpec::log_slug`].
 pub fn log_slug(id: &str) -> String {
     let mut h = Sha256::new();

@@ -33,4 +33,5 @@ pub mod noise;
 pub mod protocol;
 pub mod reports;
 pub mod scripted;
+pub mod select;
 pub mod verdict;

@@ -26,6 +26,7 @@ use etip_store::Store;
 use etip_toolchain::testcmd::Selection;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Which tests run.
@@ -35,6 +36,18 @@ pub enum Tests {
     Modules,
     All,
     Classes(Vec<String>),
+    /// Per ETIP, what `etip select` found ([`Covering`]); ETIPs without an entry run
+    /// [`Tests::Modules`] (`--tests auto`).
+    Covering(BTreeMap<String, Covering>),
+}
+
+/// The covering tests of one ETIP, as `etip select` found them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Covering {
+    /// Pytest node ids or Java test classes, sorted.
+    Tests(Vec<String>),
+    /// No test executes the changed code (the selection's detail).
+    None(String),
 }
 
 impl Tests {
@@ -43,6 +56,24 @@ impl Tests {
             Tests::Modules => "modules".into(),
             Tests::All => "all".into(),
             Tests::Classes(c) => c.join(","),
+            Tests::Covering(_) => "covering".into(),
+        }
+    }
+
+    /// What runs for ETIP `id`, as the store key and the measurement record name it: `covering`
+    /// with a digest of the covering tests, else [`Tests::describe`].
+    pub fn describe_for(&self, id: &str) -> String {
+        match self {
+            Tests::Covering(map) => match map.get(id) {
+                Some(Covering::Tests(t)) => format!(
+                    "covering ({} tests, {})",
+                    t.len(),
+                    &hex::encode(Sha256::digest(t.join("\n").as_bytes()))[..12]
+                ),
+                Some(Covering::None(_)) => "covering (none)".into(),
+                None => "modules".into(),
+            },
+            other => other.describe(),
         }
     }
 }
@@ -134,7 +165,7 @@ fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> (Str
         "image": status.image,
         "layers": status.layers.iter().map(|l| l.image_id.clone()).collect::<Vec<_>>(),
         "executor": executor,
-        "tests": cfg.tests.describe(),
+        "tests": cfg.tests.describe_for(&status.id),
         "aa": cfg.aa,
         "order": order,
         "warmup": cfg.protocol.warmup,
@@ -157,6 +188,11 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
         Tests::Modules => spec.default_selection(),
         Tests::All => Selection::All,
         Tests::Classes(c) => Selection::Classes(c.clone()),
+        Tests::Covering(map) => match map.get(&status.id) {
+            Some(Covering::Tests(t)) => Selection::Classes(t.clone()),
+            // Not measured (measure_one stops first) or not selected: the default.
+            Some(Covering::None(_)) | None => spec.default_selection(),
+        },
     };
     let versions = if cfg.aa {
         [Version::Original, Version::Original]
@@ -185,16 +221,14 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
         };
         SidePlan {
             version: v,
-            session: SessionRequest {
-                instance: status.id.clone(),
-                label: labels[i].to_string(),
-                image: status.image.clone(),
-                tree: vs.tree.clone(),
-                hidden: spec.hidden(v),
-                env: vs.env.clone(),
-                cpuset: cfg.cpusets.as_ref().map(|c| c[i].clone()),
-                resources: cfg.resources,
-            },
+            session: session_request(
+                status,
+                &spec,
+                v,
+                labels[i],
+                cfg.cpusets.as_ref().map(|c| c[i].clone()),
+                cfg.resources,
+            ),
             command: spec.test_command(v, &selection, &report),
         }
     };
@@ -205,7 +239,29 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
     }
 }
 
-fn parent_of(tree: &str) -> String {
+/// The session of version `v` of a built instance, labelled `label`.
+pub(crate) fn session_request(
+    status: &InstanceStatus,
+    spec: &InstanceSpec,
+    v: Version,
+    label: &str,
+    cpuset: Option<String>,
+    resources: crate::executor::Resources,
+) -> SessionRequest {
+    let vs = spec.version(v);
+    SessionRequest {
+        instance: status.id.clone(),
+        label: label.to_string(),
+        image: status.image.clone(),
+        tree: vs.tree.clone(),
+        hidden: spec.hidden(v),
+        env: vs.env.clone(),
+        cpuset,
+        resources,
+    }
+}
+
+pub(crate) fn parent_of(tree: &str) -> String {
     match tree.trim_end_matches('/').rfind('/') {
         Some(i) => tree[..=i].to_string(),
         None => String::new(),
@@ -261,6 +317,17 @@ pub fn measure_one(
                 ),
             }),
         );
+        progress.etip_finished(&m);
+        return Ok(m);
+    }
+    if let Tests::Covering(map) = &cfg.tests
+        && let Some(Covering::None(detail)) = map.get(&status.id)
+    {
+        let stop = Stop {
+            reason: NotExecutable::NoCoveringTests,
+            detail: format!("etip select: {detail}"),
+        };
+        let m = record(status, cfg, &env, &[], Some(stop));
         progress.etip_finished(&m);
         return Ok(m);
     }
@@ -447,7 +514,7 @@ pub fn record(
             p_val: cfg.verdict.sign.p_val,
             timer_rule: cfg.verdict.timer.name().into(),
             min_class_secs: cfg.verdict.min_class_secs,
-            tests: cfg.tests.describe(),
+            tests: cfg.tests.describe_for(&status.id),
         },
         environment: env.clone(),
         modules: status.modules.clone(),

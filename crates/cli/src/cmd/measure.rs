@@ -78,10 +78,15 @@ pub struct Args {
     /// Seed of --order random (recorded in the output).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Which tests run: `modules` (the changed modules; Python: all tests), `all`, or a
+    /// Which tests run: `modules` (the changed modules; Python: all tests), `covering` (the
+    /// tests `etip select` found executing the changed code; needs --selection), `auto`
+    /// (`covering` for ETIPs --selection selected, `modules` for the others), `all`, or a
     /// comma-separated list of test classes (Java) or node ids/paths (Python).
-    #[arg(long, default_value = "modules")]
+    #[arg(long, default_value = "auto")]
     tests: String,
+    /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto.
+    #[arg(long)]
+    selection: Option<PathBuf>,
     /// Adaptive rounds: inconclusive classes get more rounds in batches up to M, under a
     /// group-sequential design that keeps the false-positive rate at or below --p-val.
     #[arg(long)]
@@ -129,7 +134,7 @@ pub struct Args {
 }
 
 /// Reads `status.jsonl`; a later line of an id replaces an earlier one (a rebuild appends).
-fn read_statuses(path: &Path) -> anyhow::Result<Vec<InstanceStatus>> {
+pub(crate) fn read_statuses(path: &Path) -> anyhow::Result<Vec<InstanceStatus>> {
     let text = super::input::read_text_capped(path, super::input::MAX_INPUT_BYTES)?;
     let mut out: Vec<InstanceStatus> = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -213,6 +218,64 @@ impl MeasureProgress for Bars {
     }
 }
 
+/// `--tests covering` / `auto`: the covering tests of each ETIP from `--selection`. `covering`
+/// needs a usable selection for every built ETIP; `auto` takes what there is (no `--selection`:
+/// every ETIP runs its modules).
+fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
+    use etip_core::selection::SelectionOutcome;
+    use etip_runner::measure::Covering;
+    let strict = args.tests == "covering";
+    let Some(path) = &args.selection else {
+        if strict {
+            return Err(UsageError(
+                "--tests covering needs --selection DIR, the output folder of `etip select`".into(),
+            )
+            .into());
+        }
+        return Ok(Tests::Modules);
+    };
+    let selections = super::select::read_selections(path)?;
+    let mut map = std::collections::BTreeMap::new();
+    for st in statuses.iter().filter(|s| s.image.is_some()) {
+        let usable = selections
+            .get(&st.id)
+            .filter(|s| s.outcome != SelectionOutcome::Failed);
+        match usable {
+            Some(s) if s.outcome == SelectionOutcome::NoCoveringTests => {
+                map.insert(
+                    st.id.clone(),
+                    Covering::None(s.detail.clone().unwrap_or_default()),
+                );
+            }
+            Some(s) => {
+                if s.image != st.image {
+                    eprintln!(
+                        "warning: {}: the selection was made in image {}, the ETIP is now {}; run `etip select` again",
+                        st.id,
+                        s.image.as_deref().unwrap_or("-"),
+                        st.image.as_deref().unwrap_or("-")
+                    );
+                }
+                map.insert(st.id.clone(), Covering::Tests(s.tests()));
+            }
+            None if strict => {
+                let why = selections
+                    .get(&st.id)
+                    .and_then(|s| s.detail.clone())
+                    .unwrap_or_else(|| "no selection".into());
+                return Err(UsageError(format!(
+                    "--tests covering: {} has no usable selection in {} ({why}); run `etip select` for it or use --tests auto",
+                    st.id,
+                    path.display()
+                ))
+                .into());
+            }
+            None => {}
+        }
+    }
+    Ok(Tests::Covering(map))
+}
+
 /// Whole physical cores for the sessions: both sessions get the same CPU set (they never run at
 /// the same time, and giving each version its own core would confound the version with the core).
 fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, Vec<String>)> {
@@ -255,8 +318,17 @@ fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, V
 }
 
 fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
+    executor_for(args.executor, args.trees.as_deref(), &args.namespace)
+}
+
+/// The executor of `--executor` (`trees`: `--trees`, for the local executor).
+pub(crate) fn executor_for(
+    kind: ExecutorArg,
+    trees: Option<&Path>,
+    namespace: &str,
+) -> anyhow::Result<Box<dyn Executor>> {
     let local = || -> anyhow::Result<Box<dyn Executor>> {
-        let trees = args.trees.clone().ok_or_else(|| {
+        let trees = trees.map(Path::to_path_buf).ok_or_else(|| {
             UsageError(
                 "--executor local needs --trees DIR holding <id-slug>/original and <id-slug>/patched, both built"
                     .into(),
@@ -267,7 +339,7 @@ fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
             trees,
         }))
     };
-    match args.executor {
+    match kind {
         ExecutorArg::Local => local(),
         ExecutorArg::Docker | ExecutorArg::Auto => {
             let rt = super::runtime()?;
@@ -275,9 +347,9 @@ fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
                 Ok(engine) => Ok(Box::new(etip_runner::docker::DockerExecutor::new(
                     engine,
                     rt.handle().clone(),
-                    &args.namespace,
+                    namespace,
                 ))),
-                Err(e) if args.executor == ExecutorArg::Auto && args.trees.is_some() => {
+                Err(e) if kind == ExecutorArg::Auto && trees.is_some() => {
                     tracing::warn!("no Docker engine answered ({e}); running locally");
                     eprintln!(
                         "warning: no Docker engine answered; measuring with the local executor (no isolation)"
@@ -369,6 +441,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let tests = match args.tests.as_str() {
         "modules" => Tests::Modules,
         "all" => Tests::All,
+        "auto" | "covering" => covering(&args, &statuses)?,
         list => Tests::Classes(
             list.split(',')
                 .map(str::trim)
@@ -465,7 +538,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Replaces `path` with `text` atomically (a temporary file in the same folder, then a rename),
 /// refusing to replace anything but a regular file.
-fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     if let Ok(m) = std::fs::symlink_metadata(path)
         && !m.file_type().is_file()
     {

@@ -7,6 +7,7 @@ pub mod input;
 pub mod measure;
 pub mod measure_html;
 pub mod mine;
+pub mod select;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,144 @@
+use super::*;
+
+const ORIGINAL: &str = "\"\"\"Text.\"\"\"
+SEP = ','
+
+
+def dedup(values):
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def join(parts):
+    return SEP.join(parts)
+";
+
+const PATCHED: &str = "\"\"\"Text.\"\"\"
+SEP = ';'
+
+
+def dedup(values):
+    return list(dict.fromkeys(values))
+
+
+def join(parts):
+    return SEP.join(parts)
+";
+
+fn ranges(text: &str) -> Vec<Range> {
+    // What etip_select.py's `ranges` gives for these two texts.
+    let start = |name: &str| {
+        text.lines()
+            .position(|l| l.starts_with(&format!("def {name}")))
+            .unwrap() as u32
+            + 1
+    };
+    let d = start("dedup");
+    let j = start("join");
+    vec![
+        Range {
+            name: "pkg.dedup".into(),
+            first: d,
+            last: j - 3,
+        },
+        Range {
+            name: "pkg.join".into(),
+            first: j,
+            last: j + 1,
+        },
+    ]
+}
+
+fn code() -> Vec<VersionCode> {
+    let f = "pkg/__init__.py".to_string();
+    let texts = vec![
+        BTreeMap::from([(f.clone(), ORIGINAL.to_string())]),
+        BTreeMap::from([(f.clone(), PATCHED.to_string())]),
+    ];
+    let ranges = vec![
+        BTreeMap::from([(f.clone(), ranges(ORIGINAL))]),
+        BTreeMap::from([(f.clone(), ranges(PATCHED))]),
+    ];
+    changed_code(&[f], &texts, &ranges)
+}
+
+fn lines(v: &[u32]) -> coverage_py::FileLines {
+    BTreeMap::from([("pkg/__init__.py".to_string(), v.iter().copied().collect())])
+}
+
+#[test]
+fn changed_code_names_lines_functions_and_module_level_changes() {
+    let c = code();
+    assert_eq!(c[0].files[0].lines, [2, 6, 7, 8, 9, 10]);
+    assert_eq!(c[0].files[0].functions, ["pkg", "pkg.dedup"]);
+    assert_eq!(c[1].files[0].lines, [2, 6]);
+    assert_eq!(c[1].files[0].functions, ["pkg", "pkg.dedup"]);
+    assert_eq!(c[0].module_level, ["pkg/__init__.py"]);
+}
+
+#[test]
+fn a_test_covers_what_it_executes_of_either_version() {
+    let c = code();
+    let outside = lines(&[1, 2, 5, 13]);
+    // A dedup test of the original runs the loop.
+    let h = hit(&c[0], Some(&lines(&[6, 7, 8, 9, 10])), &outside);
+    assert_eq!(h.functions, ["pkg", "pkg.dedup"], "{h:?}");
+    assert_eq!(h.lines, 5);
+    // A join test executes no changed function body, but SEP changed at import and the test
+    // runs this module: the module-level change counts.
+    let h = hit(&c[0], Some(&lines(&[14])), &outside);
+    assert_eq!(h.functions, ["pkg"]);
+    assert_eq!(h.lines, 0);
+    // A test that runs nothing of the file covers nothing.
+    assert!(!hit(&c[0], Some(&BTreeMap::new()), &outside).any());
+    assert!(!hit(&c[0], None, &outside).any());
+    // Without the import-time hit, the join test would not cover the change.
+    let h = hit(&c[0], Some(&lines(&[14])), &BTreeMap::new());
+    assert!(!h.any(), "{h:?}");
+}
+
+#[test]
+fn node_ids_map_to_the_classes_pytest_reports() {
+    assert_eq!(pytest_class("tests/test_a.py::test_b"), "tests.test_a");
+    assert_eq!(
+        pytest_class("tests/test_a.py::TestB::test_c[x-y]"),
+        "tests.test_a.TestB"
+    );
+    assert_eq!(
+        pytest_class("test_top.py::TestB::Inner::t"),
+        "test_top.TestB.Inner"
+    );
+}
+
+#[test]
+fn savings_share_a_class_time_among_its_tests() {
+    let class = |name: &str, secs: f64, tests: u32| reports::ClassResult {
+        name: name.into(),
+        secs,
+        tests,
+        failures: 0,
+        errors: 0,
+        skipped: 0,
+        flaky: 0,
+        time_source: reports::TimeSource::TestcaseSum,
+        file: "pytest.xml".into(),
+    };
+    let report = reports::Report {
+        classes: vec![class("tests.test_a", 2.0, 4), class("tests.test_b", 6.0, 2)],
+        resolution: 0.001,
+        files: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let covering = vec![CoveringTest {
+        test: "tests/test_a.py::t1".into(),
+        class: "tests.test_a".into(),
+        original: Hit::default(),
+        patched: Hit::default(),
+    }];
+    let s = savings(&covering, &[report.clone(), report]);
+    assert_eq!((s.tests_all, s.tests_selected), (6, 1));
+    assert!((s.secs_all - 8.0).abs() < 1e-9 && (s.secs_selected - 0.5).abs() < 1e-9);
+}

@@ -1,0 +1,160 @@
+//! What the Docker tests of `etip measure` and `etip select` share: fixture repositories, a
+//! builder and a Docker executor in a test namespace, a measurement configuration.
+#![allow(dead_code)]
+
+use etip_build::config::BuildConfig;
+use etip_build::{Builder, EtipInput};
+use etip_core::Language;
+use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::measure::Measurement;
+use etip_runner::docker::DockerExecutor;
+use etip_runner::executor::Resources;
+use etip_runner::measure::{MeasureConfig, Tests, measure_one};
+use etip_runner::protocol::ProtocolConfig;
+use etip_runner::verdict::VerdictConfig;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The timing tests take turns, so that they do not disturb each other's rounds.
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+use etip_testkit::{copy_tree, git};
+/// A repository with one commit per step: each step is a list of (path, content) written over
+/// the previous tree, or a fixture folder copied over it.
+pub enum Step<'a> {
+    Folder(PathBuf),
+    Files(Vec<(&'a str, String)>),
+}
+
+pub fn repo(dir: &Path, steps: Vec<Step>) -> Vec<String> {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut commits = Vec::new();
+    for (i, step) in steps.into_iter().enumerate() {
+        match step {
+            Step::Folder(f) => copy_tree(&f, dir),
+            Step::Files(files) => {
+                for (p, content) in files {
+                    let path = dir.join(p);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(path, content).unwrap();
+                }
+            }
+        }
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", &format!("step {i}")]);
+        commits.push(git(dir, &["rev-parse", "HEAD"]));
+    }
+    commits
+}
+
+pub fn fixture_steps(kind: &str) -> Vec<Step<'static>> {
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(etip_testkit::fixtures().join(kind))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    steps.sort();
+    steps.into_iter().map(Step::Folder).collect()
+}
+
+/// A builder and a Docker executor in a test namespace; everything is removed on drop.
+pub struct Env {
+    pub builder: Builder,
+    pub executor: DockerExecutor,
+    pub ns: String,
+    pub dir: tempfile::TempDir,
+    // Dropped last: the builder and executor block on it.
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = self.builder.clean(Some(&self.ns), false);
+    }
+}
+
+pub fn env(name: &str) -> Env {
+    let ns = format!("etiptest-measure-{name}-{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cfg = BuildConfig {
+        namespace: ns.clone(),
+        ..BuildConfig::default()
+    };
+    let builder =
+        Builder::new(cfg, dir.path().join("build"), rt.handle().clone()).unwrap_or_else(|e| {
+            panic!("these tests need the real Docker engine, and it is not usable: {e}")
+        });
+    let engine = builder.engine().clone();
+    let executor = DockerExecutor::new(engine, rt.handle().clone(), &ns);
+    Env {
+        builder,
+        executor,
+        ns,
+        dir,
+        _rt: rt,
+    }
+}
+
+impl Env {
+    pub fn build(
+        &self,
+        id: &str,
+        lang: Language,
+        repo: &Path,
+        base: &str,
+        patched: &str,
+    ) -> InstanceStatus {
+        let s = self.builder.build_one(
+            &EtipInput {
+                id: id.into(),
+                language: lang,
+                base_commit: base.into(),
+                patched_commit: patched.into(),
+                source: Some(repo.display().to_string()),
+                repo: None,
+                changed_modules: None,
+            },
+            &|_| {},
+        );
+        assert_ne!(
+            s.outcome,
+            BuildOutcome::Failed,
+            "{:?} {:?}",
+            s.reason,
+            s.detail
+        );
+        s
+    }
+
+    pub fn measure(&self, status: &InstanceStatus, cfg: &MeasureConfig) -> Measurement {
+        let mut store = etip_store::Store::open(&self.dir.path().join("state.sqlite")).unwrap();
+        measure_one(&self.executor, &mut store, status, cfg, &()).unwrap()
+    }
+}
+
+pub fn config(rounds: usize, aa: bool) -> MeasureConfig {
+    MeasureConfig {
+        protocol: ProtocolConfig {
+            rounds,
+            warmup: 1,
+            round_timeout: Duration::from_secs(300),
+            ..ProtocolConfig::default()
+        },
+        verdict: VerdictConfig::default(),
+        tests: Tests::Modules,
+        aa,
+        resources: Resources::default(),
+        cpusets: None,
+        notes: vec![],
+        build: BuildConfig::default(),
+        logs: None,
+        force: false,
+    }
+}
