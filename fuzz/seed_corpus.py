@@ -245,6 +245,23 @@ for i, x in enumerate(re.findall(r'r#"(<.*?)"#', tests_src, re.S)):
     seed("xml_reports", f"reports_tests_{i:02}.xml", x)
 seed("xml_reports", "fixture_pom.xml", (ROOT / "harness" / "build" / "tests" / "fixtures" / "maven" / "1-original" / "pom.xml").read_bytes())
 
+# --- coverage_py: coverage.py 6.5 data files of the Python fixture (runner test data) ----------------
+for p in sorted((ROOT / "harness" / "runner" / "tests" / "data" / "coverage").glob("*.db")):
+    seed("coverage_py", p.name, p.read_bytes())
+seed("coverage_py", "numbits.bin", bytes([0x00, 0x78, 0x12]))
+seed("coverage_py", "context.txt", "tests/test_a.py::TestB::test_c[x|y]|run")
+
+# --- changed_lines: the Python fixture's dedup change (original NUL patched) ----------------------
+FIX = ROOT / "harness" / "build" / "tests" / "fixtures" / "python"
+seed(
+    "changed_lines",
+    "fixture_dedup.txt",
+    (FIX / "1-original" / "textutil" / "__init__.py").read_bytes()
+    + b"\0"
+    + (FIX / "2-dedup-linear" / "textutil" / "__init__.py").read_bytes(),
+)
+seed("changed_lines", "insert_only.txt", "a\nb\n\0a\nx\nb\n")
+
 # --- long values: errors must quote a clipped piece of them (the 4 KiB bound of every target) ---------
 L = "A" * 5000
 hdr = gold[0]

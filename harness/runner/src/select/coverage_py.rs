@@ -153,6 +153,37 @@ mod tests {
         );
     }
 
+    /// Real data files of coverage.py 6.5 / pytest-cov 4.0 (Debian bookworm) on the Python
+    /// fixture's patched tree: lines, and branches (arcs) — see `tests/data/coverage/README.md`.
+    #[test]
+    fn real_data_files_of_lines_and_of_branches_read_alike() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/coverage");
+        let files = ["textutil/__init__.py".to_string()];
+        let lines = read(&data.join("lines.db"), "/work/original", &files).unwrap();
+        let arcs = read(&data.join("arcs.db"), "/work/original", &files).unwrap();
+        let f = "textutil/__init__.py";
+        let get = |c: &PyCoverage, t: &str| -> Vec<u32> { c.tests[t][f].iter().copied().collect() };
+        for c in [&lines, &arcs] {
+            assert_eq!(c.tests.len(), 3, "{c:?}");
+            assert_eq!(
+                get(
+                    c,
+                    "tests/test_text_dedup.py::test_dedup_keeps_first_seen_order"
+                ),
+                [6]
+            );
+            assert_eq!(
+                get(c, "tests/test_join.py::test_join_many_parts"),
+                [11, 12, 13, 14]
+            );
+            assert_eq!(
+                get(c, "tests/test_trivial.py::test_join_of_nothing_is_empty"),
+                [11, 12, 14]
+            );
+            assert_eq!(c.outside[f].iter().copied().collect::<Vec<_>>(), [1, 4, 9]);
+        }
+    }
+
     /// A data file written the way coverage.py 6.5 writes it (schema 7), read back.
     #[test]
     fn a_data_file_gives_lines_per_test_and_outside_tests() {
