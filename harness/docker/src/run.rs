@@ -23,7 +23,11 @@ pub struct Limits {
     pub pids: i64,
 }
 
-/// Host configuration of a container etip creates: the limits, swap off, and no network unless enabled.
+/// Host configuration of a container etip creates: the limits, swap off, and no network unless
+/// enabled. "No network" is network mode `none` (a loopback interface only), never the container
+/// config's `NetworkDisabled`: with that, the engine gives the container no `/etc/hosts`, the
+/// image's (an empty file in a bootstrapped base) is all it has, and `localhost` does not resolve
+/// — tests that start a server on localhost (psf/requests' `test_lowlevel`) then fail.
 pub(crate) fn limited_host_config(limits: &Limits, network_enabled: bool) -> HostConfig {
     HostConfig {
         nano_cpus: Some((limits.cpus * 1e9) as i64),
@@ -138,7 +142,6 @@ impl Engine {
             env: Some(spec.env.clone()),
             working_dir: spec.workdir.clone(),
             labels: Some(labels),
-            network_disabled: Some(!spec.network_enabled),
             host_config: Some(host_config),
             ..Default::default()
         };

@@ -371,6 +371,15 @@ fn hidden_paths_network_and_cpuset() {
         // No network: only the loopback interface.
         let out = exec(e, &s, &["ls", "/sys/class/net"]).await;
         assert_eq!(out.stdout.split_whitespace().collect::<Vec<_>>(), ["lo"]);
+        // ... and localhost resolves (tests start servers on it), though the bootstrapped image's
+        // own /etc/hosts is empty.
+        let out = exec(e, &s, &["cat", "/etc/hosts"]).await;
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with("127.0.0.1") && l.contains("localhost")),
+            "no localhost in the session's /etc/hosts: {out:?}"
+        );
 
         // The cpuset.
         let out = exec(e, &s, &["cat", "/proc/self/status"]).await;

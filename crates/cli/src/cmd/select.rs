@@ -24,8 +24,9 @@ pub struct Args {
     /// Select only for these ETIPs (repeatable).
     #[arg(long)]
     id: Vec<String>,
-    /// Output folder: selection.jsonl, and <slug>/<version>/ with each run's log, report and
-    /// coverage data. A selection stored there with the same image and settings is reused.
+    /// Output folder: selection.jsonl, <slug>/<version>.log (each run's command and output) and
+    /// <slug>/<version>/ (its report and coverage data). A selection stored there with the same
+    /// image and settings is reused.
     #[arg(long)]
     out: PathBuf,
     /// Time limit of each version's coverage run, seconds.

@@ -118,7 +118,6 @@ impl Engine {
             entrypoint: Some(Vec::new()),
             cmd: Some(layer::wrapped_command(&spec.cmd)),
             labels: Some(labels.clone()),
-            network_disabled: Some(!spec.network_enabled),
             host_config: Some(host_config),
             ..Default::default()
         };

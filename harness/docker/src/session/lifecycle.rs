@@ -83,7 +83,6 @@ impl Engine {
             env: Some(spec.env.clone()),
             working_dir: spec.workdir.clone(),
             labels: Some(labels),
-            network_disabled: Some(true),
             host_config: Some(host_config),
             ..Default::default()
         };

@@ -147,6 +147,19 @@ pub struct Report {
     pub files: Vec<String>,
     /// Things that looked wrong but did not stop the parse (count mismatches, empty suites).
     pub warnings: Vec<String>,
+    /// The testcases that failed or errored (at most [`MAX_FAILED_CASES`]).
+    #[serde(default)]
+    pub failed: Vec<FailedCase>,
+}
+
+/// Most failed testcases a report lists by name.
+pub const MAX_FAILED_CASES: usize = 10_000;
+
+/// A testcase that failed or errored: its class (pytest's `classname`, Surefire's suite) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCase {
+    pub class: String,
+    pub name: String,
 }
 
 impl Report {
@@ -296,7 +309,9 @@ pub fn merge(reports: impl IntoIterator<Item = Report>) -> Result<Report, Report
     let mut resolution: Option<f64> = None;
     let mut files = Vec::new();
     let mut warnings = Warnings::default();
+    let mut failed = Vec::new();
     for r in reports {
+        failed.extend(r.failed);
         resolution = Some(resolution.map_or(r.resolution, |x| x.max(r.resolution)));
         files.extend(r.files);
         for w in r.warnings {
@@ -318,6 +333,7 @@ pub fn merge(reports: impl IntoIterator<Item = Report>) -> Result<Report, Report
         resolution: resolution.unwrap_or(decimals_to_step(DEFAULT_DECIMALS)),
         files,
         warnings: warnings.finish(),
+        failed,
     })
 }
 

@@ -112,6 +112,7 @@ pub(super) struct Suite {
 pub(super) struct Case {
     pub(super) depth: usize,
     pub(super) class: String,
+    pub(super) name: String,
     pub(super) secs: Option<f64>,
     pub(super) failure: bool,
     pub(super) error: bool,
@@ -153,6 +154,7 @@ pub(super) struct Parser<'a> {
     pub(super) py_claimed: ClaimedCounts,
     pub(super) py_claimed_any: bool,
     pub(super) warnings: Warnings,
+    pub(super) failed: Vec<FailedCase>,
 }
 
 impl<'a> Parser<'a> {
@@ -172,6 +174,7 @@ impl<'a> Parser<'a> {
             py_claimed: ClaimedCounts::default(),
             py_claimed_any: false,
             warnings: Warnings::default(),
+            failed: Vec::new(),
         }
     }
 
@@ -414,6 +417,7 @@ impl<'a> Parser<'a> {
                     Some(v) => Some(self.time(v, "testcase", at)?),
                     None => None,
                 };
+                let name = a.name.clone().unwrap_or_default();
                 let class = match self.format {
                     ReportFormat::Surefire => String::new(),
                     ReportFormat::Pytest => match (a.classname, a.name) {
@@ -429,6 +433,7 @@ impl<'a> Parser<'a> {
                 self.case = Some(Case {
                     depth,
                     class,
+                    name,
                     secs,
                     failure: false,
                     error: false,
@@ -467,6 +472,16 @@ impl<'a> Parser<'a> {
             return Err(self.malformed(at, "<testcase> outside any <testsuite>"));
         };
         suite.counts.add_case(&case);
+        if (case.failure || case.error) && self.failed.len() < MAX_FAILED_CASES {
+            let class = match self.format {
+                ReportFormat::Pytest => case.class.clone(),
+                ReportFormat::Surefire => suite.name.clone().unwrap_or_default(),
+            };
+            self.failed.push(FailedCase {
+                class,
+                name: case.name.clone(),
+            });
+        }
         match case.secs {
             Some(s) => suite.case_secs += s,
             None => suite.cases_without_time = suite.cases_without_time.saturating_add(1),
@@ -590,6 +605,7 @@ impl<'a> Parser<'a> {
             resolution: decimals_to_step(self.max_decimals.max(DEFAULT_DECIMALS)),
             files: vec![self.source.to_string()],
             warnings: self.warnings.finish(),
+            failed: self.failed,
         })
     }
 }

@@ -163,6 +163,18 @@ fn pytest_report() {
     );
     assert_eq!(r.resolution, 0.001);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // The failed and errored testcases, by class and name (what `etip select` leaves out).
+    let failed: Vec<(&str, &str)> = r
+        .failed
+        .iter()
+        .map(|f| (f.class.as_str(), f.name.as_str()))
+        .collect();
+    assert_eq!(failed.len(), 3, "{failed:?}");
+    assert!(
+        failed.iter().all(|(c, n)| !n.is_empty()
+            && (c.starts_with("tests.test_mod.TestParse") || *c == "tests.test_broken")),
+        "{failed:?}"
+    );
 }
 
 #[test]
@@ -185,6 +197,13 @@ fn failure_child_beats_attribute() {
 </testsuite>"#;
     let r = surefire(xml).expect("parses");
     assert_eq!(r.classes[0].failures, 1);
+    assert_eq!(
+        r.failed,
+        [FailedCase {
+            class: "a.B".into(),
+            name: "t".into()
+        }]
+    );
     assert!(!r.classes[0].passed());
     assert_eq!(r.warnings.len(), 1);
     assert!(

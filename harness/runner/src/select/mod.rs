@@ -387,8 +387,10 @@ impl<'a> Selector<'a> {
             out.stdout,
             out.stderr
         );
-        std::fs::create_dir_all(&dest).map_err(|e| format!("creating {}: {e}", dest.display()))?;
-        let _ = std::fs::write(dest.join("run.log"), log);
+        std::fs::create_dir_all(self.dir)
+            .map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        let log_path = self.dir.join(format!("{}.log", side.label));
+        let _ = std::fs::write(&log_path, log);
         if out.timed_out {
             return Err(format!(
                 "{}: the coverage run exceeded {} s",
@@ -409,7 +411,7 @@ impl<'a> Selector<'a> {
                     "{}: the coverage run (exit {:?}) left no readable report: {e}; see {}",
                     side.label,
                     out.exit_code,
-                    dest.join("run.log").display()
+                    log_path.display()
                 )
             })?;
         let db = dest.join("coverage.db");
@@ -418,7 +420,7 @@ impl<'a> Selector<'a> {
                 "{}: the coverage run (exit {:?}) wrote no coverage data (is pytest-cov installed in the image?); see {}",
                 side.label,
                 out.exit_code,
-                dest.join("run.log").display()
+                log_path.display()
             ));
         }
         let cov = coverage_py::read(&db, &side.tree, files)?;
@@ -461,22 +463,40 @@ impl<'a> Selector<'a> {
                 }
             }
         }
+        let failed: BTreeSet<(&str, &str)> = reports
+            .iter()
+            .flat_map(|r| r.failed.iter().map(|f| (f.class.as_str(), f.name.as_str())))
+            .collect();
         let mut covering = Vec::new();
+        let mut failing = Vec::new();
         let mut not_covering = 0;
         for t in tests {
             let hits: Vec<Hit> = (0..covs.len())
                 .map(|i| hit(&code[i], covs[i].tests.get(t), &covs[i].outside))
                 .collect();
-            if hits.iter().any(Hit::any) {
-                covering.push(CoveringTest {
-                    test: t.clone(),
-                    class: pytest_class(t),
-                    original: hits[0].clone(),
-                    patched: hits[1].clone(),
-                });
-            } else {
+            if !hits.iter().any(Hit::any) {
                 not_covering += 1;
+                continue;
             }
+            let (class, name) = pytest_case(t);
+            if failed.contains(&(class.as_str(), name.as_str())) {
+                failing.push(t.clone());
+                continue;
+            }
+            covering.push(CoveringTest {
+                test: t.clone(),
+                class,
+                original: hits[0].clone(),
+                patched: hits[1].clone(),
+            });
+        }
+        if !failing.is_empty() {
+            notes.push(format!(
+                "{} covering test(s) fail in a selection run and are left out (a failing test makes \
+                 every timed round fail): {}",
+                failing.len(),
+                etip_core::clip::clip(&failing.join(" "), 600)
+            ));
         }
         let savings = savings(&covering, reports);
         let outcome = if covering.is_empty() {
@@ -490,15 +510,21 @@ impl<'a> Selector<'a> {
             language: self.status.language,
             outcome,
             detail: (outcome == SelectionOutcome::NoCoveringTests).then(|| {
-                format!(
-                    "none of the {not_covering} tests that ran executes the changed code of {}",
-                    code.iter()
-                        .flat_map(|c| c.files.iter().map(|f| f.path.clone()))
-                        .collect::<BTreeSet<_>>()
-                        .into_iter()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                let files = code
+                    .iter()
+                    .flat_map(|c| c.files.iter().map(|f| f.path.clone()))
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if failing.is_empty() {
+                    format!("none of the {not_covering} tests that ran executes the changed code of {files}")
+                } else {
+                    format!(
+                        "the {} tests that execute the changed code of {files} fail in a selection run; the other {not_covering} do not execute it",
+                        failing.len()
+                    )
+                }
             }),
             image: self.status.image.clone(),
             key: String::new(),
@@ -611,17 +637,49 @@ pub fn hit(
     h
 }
 
-/// pytest's junit `classname` of a node id (`tests/test_a.py::TestB::test_c[x]` →
-/// `tests.test_a.TestB`).
-pub fn pytest_class(node: &str) -> String {
-    let mut parts = node.split("::");
-    let file = parts.next().unwrap_or("");
-    let module = file.strip_suffix(".py").unwrap_or(file).replace('/', ".");
-    let rest: Vec<&str> = parts.collect();
-    match rest.len() {
-        0 | 1 => module,
-        n => format!("{module}.{}", rest[..n - 1].join(".")),
+/// The parts of a pytest node id, split at `::` outside parameter brackets
+/// (`t.py::test_a[http://[::1]]` → `t.py`, `test_a[http://[::1]]`).
+pub fn node_parts(node: &str) -> Vec<&str> {
+    let b = node.as_bytes();
+    let (mut parts, mut depth, mut start, mut i) = (Vec::new(), 0usize, 0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b':' if depth == 0 && b.get(i + 1) == Some(&b':') => {
+                parts.push(&node[start..i]);
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
     }
+    parts.push(&node[start..]);
+    parts
+}
+
+/// pytest's junit `classname` and `name` of a node id (`tests/test_a.py::TestB::test_c[x]` →
+/// `tests.test_a.TestB`, `test_c[x]`).
+pub fn pytest_case(node: &str) -> (String, String) {
+    let parts = node_parts(node);
+    let file = parts[0];
+    let module = file.strip_suffix(".py").unwrap_or(file).replace('/', ".");
+    match parts.len() {
+        1 => (module, String::new()),
+        n => {
+            let class = std::iter::once(module.as_str())
+                .chain(parts[1..n - 1].iter().copied())
+                .collect::<Vec<_>>()
+                .join(".");
+            (class, parts[n - 1].to_string())
+        }
+    }
+}
+
+/// pytest's junit `classname` of a node id (see [`pytest_case`]).
+pub fn pytest_class(node: &str) -> String {
+    pytest_case(node).0
 }
 
 /// Tests and time per round with and without selection, from the selection runs' reports (a

@@ -131,6 +131,7 @@ fn savings_share_a_class_time_among_its_tests() {
         resolution: 0.001,
         files: Vec::new(),
         warnings: Vec::new(),
+        failed: Vec::new(),
     };
     let covering = vec![CoveringTest {
         test: "tests/test_a.py::t1".into(),
