@@ -25,6 +25,12 @@ pub enum Selection {
     All,
     /// These test classes (Java: simple or qualified class names; Python: node ids or paths).
     Classes(Vec<String>),
+    /// These test classes of these modules (Java: `-pl` the modules, `-Dtest` the classes, the
+    /// modules' reports; Python: the classes, as [`Selection::Classes`]).
+    ClassesIn {
+        modules: Vec<String>,
+        classes: Vec<String>,
+    },
 }
 
 /// The format of a report location.
@@ -103,7 +109,7 @@ fn maven(spec: &TestCommandSpec) -> TestCommand {
     }
     argv.extend(spec.maven_args.iter().cloned());
     let modules: Vec<String> = match spec.selection {
-        Selection::Modules(m) => {
+        Selection::Modules(m) | Selection::ClassesIn { modules: m, .. } => {
             let mut m: Vec<String> = m.iter().map(|s| s.trim_matches('/').to_string()).collect();
             m.sort();
             m.dedup();
@@ -131,7 +137,7 @@ fn maven(spec: &TestCommandSpec) -> TestCommand {
     argv.push("-DfailIfNoTests=false".into());
     argv.push("-Dsurefire.failIfNoSpecifiedTests=false".into());
     argv.push("-DtrimStackTrace=false".into());
-    if let Selection::Classes(classes) = spec.selection {
+    if let Selection::Classes(classes) | Selection::ClassesIn { classes, .. } = spec.selection {
         let mut c = classes.clone();
         c.sort();
         argv.push(format!("-Dtest={}", c.join(",")));
@@ -187,7 +193,7 @@ fn pytest(spec: &TestCommandSpec) -> TestCommand {
             .filter(|s| !s.is_empty() && *s != ".")
             .cloned()
             .collect(),
-        Selection::Classes(c) => c.clone(),
+        Selection::Classes(c) | Selection::ClassesIn { classes: c, .. } => c.clone(),
     };
     targets.sort();
     targets.dedup();
@@ -250,6 +256,19 @@ mod tests {
             "/work/patched/core/target/surefire-reports"
         );
         assert_eq!(c.reports[1].module, "core");
+
+        let sel = Selection::ClassesIn {
+            modules: vec!["core".into()],
+            classes: vec!["demo.B".into(), "demo.A".into()],
+        };
+        let c = test_command(&spec(Language::Java, "mvn", &args, &sel));
+        let pl = c.argv.iter().position(|a| a == "-pl").expect("-pl");
+        assert_eq!(c.argv[pl + 1], "core");
+        assert!(c.argv.contains(&"-Dtest=demo.A,demo.B".to_string()));
+        assert_eq!(
+            c.reports[0].path,
+            "/work/patched/core/target/surefire-reports"
+        );
 
         let sel = Selection::Classes(vec!["demo.JoinTest".into(), "demo.DedupTest".into()]);
         let c = test_command(&spec(Language::Java, "mvn", &args, &sel));

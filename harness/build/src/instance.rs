@@ -217,8 +217,11 @@ impl InstanceSpec {
     /// (`--cov-context=test`), every file under the tree measured, the project's coverage
     /// configuration ignored (`--cov-config=/dev/null`: its `source`, `omit` or plugins would
     /// change what is recorded), the data in `data_dir/coverage.db`, the report in
-    /// `data_dir/pytest.xml`. The folder must exist, and a stale data file be removed, before the
-    /// command runs (its `clean` names the report only: executors may read what it names).
+    /// `data_dir/pytest.xml`. Java: Surefire's run with etip's coverage extension
+    /// (`harness/build/coverage-java`), one JaCoCo session per test class in
+    /// `data_dir/<artifactId>.exec`, the reports where the timed runs have them. The folder must
+    /// exist, and stale data be removed, before the command runs (its `clean` names the reports
+    /// only: executors may read what it names).
     pub fn coverage_command(
         &self,
         v: Version,
@@ -248,7 +251,17 @@ impl InstanceSpec {
                 }
                 (c, vec![format!("COVERAGE_FILE={dir}/coverage.db")])
             }
-            Language::Java => (c, Vec::new()),
+            Language::Java => {
+                // Both extensions in one class path: a -Dmaven.ext.class.path on the command line
+                // replaces the one in MAVEN_OPTS (the Surefire fix).
+                c.argv.push(format!(
+                    "-Dmaven.ext.class.path={}:{}/etip-cov-ext.jar",
+                    spec::SUREFIRE_FIX_JAR,
+                    spec::COVERAGE_DIR
+                ));
+                c.argv.push(format!("-Detip.coverage.dir={dir}"));
+                (c, Vec::new())
+            }
         }
     }
 }

@@ -213,6 +213,7 @@ impl Builder {
         let fix_hash = if lang == Language::Java {
             let parts: Vec<&str> = spec::SUREFIRE_FIX_SOURCES
                 .iter()
+                .chain(spec::COVERAGE_JAVA_SOURCES)
                 .flat_map(|(p, t)| [*p, *t])
                 .collect();
             spec::key(&parts)
@@ -642,6 +643,10 @@ fn env_context(job: &Job, script: &str, settings: Option<&[u8]>) -> Result<Vec<u
     if job.lang() == Language::Java {
         for (path, text) in spec::SUREFIRE_FIX_SOURCES {
             let at = format!("opt/etip/surefire-fix/src/{path}");
+            append_bytes(&mut b, &at, text.as_bytes(), 0o644)?;
+        }
+        for (path, text) in spec::COVERAGE_JAVA_SOURCES {
+            let at = format!("opt/etip/coverage-java/{path}");
             append_bytes(&mut b, &at, text.as_bytes(), 0o644)?;
         }
     }

@@ -38,6 +38,53 @@ pub const SUREFIRE_FIX_SOURCES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Per-test-class coverage for `etip select` (see `harness/build/coverage-java/README.md`): the
+/// sources the Java env layer builds into [`COVERAGE_DIR`], by path under `coverage-java/`.
+pub const COVERAGE_JAVA_SOURCES: &[(&str, &str)] = &[
+    ("build.sh", include_str!("../coverage-java/build.sh")),
+    (
+        "src/ext/META-INF/sisu/javax.inject.Named",
+        include_str!("../coverage-java/src/ext/META-INF/sisu/javax.inject.Named"),
+    ),
+    (
+        "src/ext/etip/covext/CoverageMojoListener.java",
+        include_str!("../coverage-java/src/ext/etip/covext/CoverageMojoListener.java"),
+    ),
+    (
+        "src/listener/META-INF/services/org.junit.platform.launcher.TestExecutionListener",
+        include_str!(
+            "../coverage-java/src/listener/META-INF/services/org.junit.platform.launcher.TestExecutionListener"
+        ),
+    ),
+    (
+        "src/listener/etip/cov/JUnit4Listener.java",
+        include_str!("../coverage-java/src/listener/etip/cov/JUnit4Listener.java"),
+    ),
+    (
+        "src/listener/etip/cov/PlatformListener.java",
+        include_str!("../coverage-java/src/listener/etip/cov/PlatformListener.java"),
+    ),
+    (
+        "src/listener/etip/cov/Recorder.java",
+        include_str!("../coverage-java/src/listener/etip/cov/Recorder.java"),
+    ),
+    (
+        "src/report/EtipCovReport.java",
+        include_str!("../coverage-java/src/report/EtipCovReport.java"),
+    ),
+    (
+        "src/unseal/etip/cov/unseal/Unseal.java",
+        include_str!("../coverage-java/src/unseal/etip/cov/unseal/Unseal.java"),
+    ),
+];
+
+/// Where the Java env layer puts the coverage tools (agent, listener, Maven extension, report).
+pub const COVERAGE_DIR: &str = "/opt/etip/cov";
+
+/// Builds the coverage tools when the image has Debian's JaCoCo, ASM, JUnit and Maven jars (else
+/// says so: `etip select` then reports Java coverage as unavailable).
+const COVERAGE_JAVA_BUILD: &str = "sh /opt/etip/coverage-java/build.sh /opt/etip/coverage-java /opt/etip/cov\nrm -rf /opt/etip/coverage-java\n";
+
 /// Builds the Surefire fix where the image has Debian's Maven and Surefire jars (a failure only
 /// costs time: timed runs then wait as before).
 const SUREFIRE_FIX_BUILD: &str = r#"if [ -f /usr/share/java/maven-surefire-common.jar ] && command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
@@ -310,6 +357,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                 ));
             }
             s.push_str(SUREFIRE_FIX_BUILD);
+            s.push_str(COVERAGE_JAVA_BUILD);
             s.push_str(&java_env_steps(cfg));
         }
         Language::Python => {

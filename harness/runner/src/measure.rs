@@ -189,7 +189,13 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
         Tests::All => Selection::All,
         Tests::Classes(c) => Selection::Classes(c.clone()),
         Tests::Covering(map) => match map.get(&status.id) {
-            Some(Covering::Tests(t)) => Selection::Classes(t.clone()),
+            Some(Covering::Tests(t)) => Selection::ClassesIn {
+                modules: match spec.default_selection() {
+                    Selection::Modules(m) => m,
+                    _ => Vec::new(),
+                },
+                classes: t.clone(),
+            },
             // Not measured (measure_one stops first) or not selected: the default.
             Some(Covering::None(_)) | None => spec.default_selection(),
         },

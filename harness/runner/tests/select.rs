@@ -134,3 +134,52 @@ fn python_selection_keeps_the_covering_test_and_measure_times_only_it() {
     assert_eq!(m.reason, Some(NotExecutable::NoCoveringTests));
     assert!(m.detail.unwrap().contains("none of the 3 tests"));
 }
+
+#[test]
+fn maven_selection_keeps_the_covering_class_and_measure_times_only_it() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("selectmvn");
+    let dir = e.dir.path().join("maven");
+    let c = repo(&dir, fixture_steps("maven"));
+    let dedup = e.build("mvn-dedup", Language::Java, &dir, &c[0], &c[1]);
+    let cfg = SelectConfig {
+        build: BuildConfig::default(),
+        resources: Resources::default(),
+        timeout: Duration::from_secs(300),
+        work: e.dir.path().join("select"),
+        force: false,
+    };
+    let s = select_one(&e.executor, &dedup, &cfg, None);
+    assert_eq!(s.outcome, SelectionOutcome::Selected, "{s:#?}");
+    assert_eq!(s.tool, "jacoco");
+    // JoinTest and TrivialTest run TextUtil too, but not its changed method.
+    assert_eq!(s.tests(), ["demo.TextDedupTest"], "{s:#?}");
+    assert_eq!(s.not_covering, 2, "{s:#?}");
+    let cov = &s.covering[0];
+    assert_eq!(cov.class, "demo.TextDedupTest");
+    assert_eq!(cov.original.functions, ["demo.TextUtil#dedup"]);
+    assert_eq!(cov.patched.functions, ["demo.TextUtil#dedup"]);
+    assert!(cov.original.lines > 0 && cov.patched.lines > 0, "{cov:#?}");
+    for r in &s.runs {
+        assert_eq!((r.tests, r.failed), (3, 0), "{r:#?}");
+        assert_eq!(r.changed[0].path, "src/main/java/demo/TextUtil.java");
+        // The added import is no code a test executes: only the method is named.
+        assert_eq!(r.changed[0].functions, ["demo.TextUtil#dedup"], "{r:#?}");
+    }
+    let sv = s.savings.as_ref().unwrap();
+    assert_eq!((sv.tests_all, sv.tests_selected), (3, 1));
+
+    let mut covering = config(6, false);
+    covering.tests = Tests::Covering(BTreeMap::from([(
+        "mvn-dedup".to_string(),
+        Covering::Tests(s.tests()),
+    )]));
+    let m = e.measure(&dedup, &covering);
+    assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    let names: Vec<&str> = m.classes.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["demo.TextDedupTest"], "{m:#?}");
+    assert_eq!(
+        direction(&m, "demo.TextDedupTest"),
+        Direction::PatchedFaster
+    );
+}

@@ -16,7 +16,7 @@ pub type FileLines = BTreeMap<String, BTreeSet<u32>>;
 
 /// The lines of the files asked for, per test and outside tests.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct PyCoverage {
+pub struct TestLines {
     /// Per pytest node id (all phases of the test merged).
     pub tests: BTreeMap<String, FileLines>,
     /// The empty context: code run outside tests (collection, imports).
@@ -50,7 +50,7 @@ pub fn context_test(context: &str) -> Option<&str> {
 
 /// Reads the data file at `db`, keeping only `files` (paths relative to `tree`, where the data
 /// file records absolute paths).
-pub fn read(db: &Path, tree: &str, files: &[String]) -> Result<PyCoverage, String> {
+pub fn read(db: &Path, tree: &str, files: &[String]) -> Result<TestLines, String> {
     let flags =
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = rusqlite::Connection::open_with_flags(db, flags)
@@ -82,7 +82,7 @@ pub fn read(db: &Path, tree: &str, files: &[String]) -> Result<PyCoverage, Strin
         )
         .map_err(q)?
         > 0;
-    let mut out = PyCoverage::default();
+    let mut out = TestLines::default();
     let mut add = |context: &str, file_id: i64, lines: &mut dyn Iterator<Item = u32>| {
         let Some(rel) = ids.get(&file_id) else {
             return;
@@ -162,7 +162,7 @@ mod tests {
         let lines = read(&data.join("lines.db"), "/work/original", &files).unwrap();
         let arcs = read(&data.join("arcs.db"), "/work/original", &files).unwrap();
         let f = "textutil/__init__.py";
-        let get = |c: &PyCoverage, t: &str| -> Vec<u32> { c.tests[t][f].iter().copied().collect() };
+        let get = |c: &TestLines, t: &str| -> Vec<u32> { c.tests[t][f].iter().copied().collect() };
         for c in [&lines, &arcs] {
             assert_eq!(c.tests.len(), 3, "{c:?}");
             assert_eq!(

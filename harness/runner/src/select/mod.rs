@@ -21,7 +21,10 @@
 //! that reason.
 
 pub mod changes;
+pub mod code;
 pub mod coverage_py;
+pub mod java;
+pub mod python;
 
 use crate::executor::{CommandRequest, ExecError, Executor, Resources, Session};
 use crate::measure::{parent_of, session_request};
@@ -33,8 +36,7 @@ use etip_core::Language;
 use etip_core::instance::{BuildOutcome, InstanceStatus};
 use etip_core::measure::Version;
 use etip_core::selection::{
-    ChangedFile, CoveringTest, Hit, SELECTION_SCHEMA_VERSION, Savings, SelectionOutcome,
-    TestSelection, VersionRun,
+    CoveringTest, Hit, SELECTION_SCHEMA_VERSION, SelectionOutcome, TestSelection, VersionRun,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -123,16 +125,6 @@ pub fn select_one(
     if status.outcome == BuildOutcome::Failed || status.image.is_none() {
         let why = status.reason.as_deref().unwrap_or("no image");
         return failed(status, &key, format!("the build failed: {why}"), 0.0);
-    }
-    if status.language == Language::Java {
-        return failed(
-            status,
-            &key,
-            "selection of Java tests (JaCoCo, one session per test class) is not available yet; \
-             measure Java ETIPs with --tests modules"
-                .into(),
-            0.0,
-        );
     }
     let spec = InstanceSpec::from_status(status, &cfg.build);
     let dir = cfg.work.join(spec.log_slug());
@@ -260,10 +252,15 @@ impl<'a> Selector<'a> {
     }
 
     fn run(&mut self) -> Result<TestSelection, String> {
+        let lang = self.status.language;
         // 1. The changed files.
+        let ext = match lang {
+            Language::Python => ".py",
+            Language::Java => ".java",
+        };
         for i in 0..self.sides.len() {
             let tree = self.sides[i].tree.clone();
-            let v = self.script(i, &["hash".into(), tree, ".py".into()])?;
+            let v = self.script(i, &["hash".into(), tree, ext.into()])?;
             self.sides[i].hashes = serde_json::from_value(v)
                 .map_err(|e| format!("etip_select.py hash: unexpected output: {e}"))?;
         }
@@ -277,13 +274,13 @@ impl<'a> Selector<'a> {
             .into_iter()
             .collect();
         if changed.is_empty() {
-            return Err(
-                "the two trees have the same Python files: no changed code to cover".into(),
-            );
+            return Err(format!(
+                "the two trees have the same {ext} files: no changed code to cover"
+            ));
         }
-        // 2. Their text and functions in each version.
-        let mut texts: Vec<BTreeMap<String, String>> = Vec::new();
-        let mut ranges: Vec<BTreeMap<String, Vec<Range>>> = Vec::new();
+        // 2. Their text in each version, the coverage runs, the functions.
+        let mut texts = Vec::new();
+        let mut runs = Vec::new();
         for i in 0..self.sides.len() {
             let present: Vec<String> = changed
                 .iter()
@@ -291,36 +288,54 @@ impl<'a> Selector<'a> {
                 .cloned()
                 .collect();
             texts.push(self.copy_texts(i, &present)?);
-            let mut args = vec!["ranges".to_string(), self.sides[i].tree.clone()];
-            args.extend(present.iter().cloned());
-            let v = self.script(i, &args)?;
-            let raw: BTreeMap<String, Option<Vec<RawRange>>> = serde_json::from_value(v)
-                .map_err(|e| format!("etip_select.py ranges: unexpected output: {e}"))?;
-            ranges.push(
-                raw.into_iter()
-                    .map(|(f, r)| {
-                        let list = r.unwrap_or_default();
-                        let list = list
-                            .into_iter()
-                            .map(|(name, first, last)| Range { name, first, last })
-                            .collect();
-                        (f, list)
-                    })
-                    .collect(),
-            );
-        }
-        let code = changed_code(&changed, &texts, &ranges);
-        // 3. The coverage runs.
-        let mut runs = Vec::new();
-        let mut covs = Vec::new();
-        let mut reports = Vec::new();
-        for (i, c) in code.iter().enumerate() {
-            let (run, cov, report) = self.coverage_run(i, &changed, c)?;
+            let mut run = self.coverage_run(i, &changed)?;
+            if lang == Language::Python {
+                run.ranges = self.python_ranges(i, &present)?;
+            }
             runs.push(run);
-            covs.push(cov);
-            reports.push(report);
         }
-        Ok(self.decide(runs, &code, &covs, &reports))
+        let ranges: Vec<BTreeMap<String, Vec<Range>>> =
+            runs.iter().map(|r| r.ranges.clone()).collect();
+        let mut code = code::changed_code(lang, &changed, &texts, &ranges);
+        if lang == Language::Java {
+            for (c, r) in code.iter_mut().zip(&runs) {
+                let mut executed = r.cov.outside.clone();
+                for lines in r.cov.tests.values() {
+                    for (f, l) in lines {
+                        executed.entry(f.clone()).or_default().extend(l);
+                    }
+                }
+                code::drop_unexecuted_class_level(c, &executed);
+            }
+        }
+        for (r, c) in runs.iter_mut().zip(&code) {
+            r.run.changed = c.files.clone();
+        }
+        Ok(self.decide(runs, &code))
+    }
+
+    /// The functions of the Python files `files` in side `i` (`etip_select.py ranges`).
+    fn python_ranges(
+        &mut self,
+        i: usize,
+        files: &[String],
+    ) -> Result<BTreeMap<String, Vec<Range>>, String> {
+        let mut args = vec!["ranges".to_string(), self.sides[i].tree.clone()];
+        args.extend(files.iter().cloned());
+        let v = self.script(i, &args)?;
+        let raw: BTreeMap<String, Option<Vec<RawRange>>> = serde_json::from_value(v)
+            .map_err(|e| format!("etip_select.py ranges: unexpected output: {e}"))?;
+        Ok(raw
+            .into_iter()
+            .map(|(f, r)| {
+                let list = r
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(name, first, last)| Range { name, first, last })
+                    .collect();
+                (f, list)
+            })
+            .collect())
     }
 
     /// The text of `files` in side `i` (copied out of the session).
@@ -345,25 +360,55 @@ impl<'a> Selector<'a> {
         Ok(out)
     }
 
-    /// Runs the tests of side `i` with coverage and reads what they executed of `files`.
-    fn coverage_run(
-        &mut self,
-        i: usize,
-        files: &[String],
-        code: &VersionCode,
-    ) -> Result<(VersionRun, coverage_py::PyCoverage, reports::Report), String> {
-        let spec = self.spec;
+    /// Runs a command in side `i` that must succeed (`what` names it in the error).
+    fn must(&mut self, i: usize, argv: Vec<String>, what: &str) -> Result<(), String> {
         let side = &mut self.sides[i];
-        let selection = spec.default_selection();
-        let (cmd, env) = spec.coverage_command(side.version, &selection, &side.data_dir);
-        let prep = CommandRequest {
-            argv: vec!["mkdir".into(), "-p".into(), side.data_dir.clone()],
-            env: Vec::new(),
-            cwd: side.tree.clone(),
-            clean: vec![side.data_dir.clone()],
-            timeout: Duration::from_secs(60),
-        };
-        side.session.run(&prep).map_err(exec_err)?;
+        let out = side
+            .session
+            .run(&CommandRequest {
+                argv,
+                env: Vec::new(),
+                cwd: side.tree.clone(),
+                clean: Vec::new(),
+                timeout: Duration::from_secs(600),
+            })
+            .map_err(exec_err)?;
+        if out.success() {
+            return Ok(());
+        }
+        Err(format!(
+            "{}: {what} (exit {:?}): {}",
+            side.label,
+            out.exit_code,
+            etip_core::clip::clip(format!("{}{}", out.stdout, out.stderr).trim(), 2000)
+        ))
+    }
+
+    /// Runs the tests of side `i` with coverage and reads what they executed of `files`.
+    fn coverage_run(&mut self, i: usize, files: &[String]) -> Result<CoverageRun, String> {
+        let spec = self.spec;
+        let lang = self.status.language;
+        let data_dir = self.sides[i].data_dir.clone();
+        if lang == Language::Java {
+            let ext = format!("{}/etip-cov-ext.jar", java::COVERAGE_DIR);
+            self.must(
+                i,
+                vec!["test".into(), "-f".into(), ext],
+                "the image has no Java coverage tools (the env layer builds them from Debian's \
+                 libjacoco-java; rebuild the ETIP on a base image that has it)",
+            )?;
+        }
+        let rm = format!(
+            "rm -rf '{d}' && mkdir -p '{d}'",
+            d = data_dir.replace('\'', "")
+        );
+        self.must(
+            i,
+            vec!["sh".into(), "-c".into(), rm],
+            "preparing the data folder",
+        )?;
+        let side = &mut self.sides[i];
+        let (cmd, env) = spec.coverage_command(side.version, &spec.default_selection(), &data_dir);
         let out = side
             .session
             .run(&CommandRequest {
@@ -374,112 +419,209 @@ impl<'a> Selector<'a> {
                 timeout: self.cfg.timeout,
             })
             .map_err(exec_err)?;
-        let dest = self.dir.join(side.label);
-        let _ = std::fs::remove_dir_all(&dest);
+        let label = side.label;
+        std::fs::create_dir_all(self.dir)
+            .map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        let log_path = self.dir.join(format!("{label}.log"));
+        let shown: Vec<String> = cmd
+            .argv
+            .iter()
+            .map(|a| etip_build::spec::sh_quote(a))
+            .collect();
         let log = format!(
-            "# {}\n{}\n\n# stdout\n{}\n# stderr\n{}\n",
-            side.label,
-            cmd.argv
-                .iter()
-                .map(|a| etip_build::spec::sh_quote(a))
-                .collect::<Vec<_>>()
-                .join(" "),
+            "# {label}\n{}\n\n# stdout\n{}\n# stderr\n{}\n",
+            shown.join(" "),
             out.stdout,
             out.stderr
         );
-        std::fs::create_dir_all(self.dir)
-            .map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
-        let log_path = self.dir.join(format!("{}.log", side.label));
         let _ = std::fs::write(&log_path, log);
         if out.timed_out {
             return Err(format!(
-                "{}: the coverage run exceeded {} s",
-                side.label,
+                "{label}: the coverage run exceeded {} s",
                 self.cfg.timeout.as_secs()
             ));
         }
-        if !side
-            .session
-            .copy_out(&side.data_dir, &dest)
-            .map_err(exec_err)?
-        {
-            return Err(format!("{}: the coverage run wrote no data", side.label));
-        }
-        let report =
-            reports::read_report(ReportFormat::Pytest, &dest.join("pytest.xml")).map_err(|e| {
-                format!(
-                    "{}: the coverage run (exit {:?}) left no readable report: {e}; see {}",
-                    side.label,
-                    out.exit_code,
-                    log_path.display()
-                )
-            })?;
-        let db = dest.join("coverage.db");
-        if !db.is_file() {
-            return Err(format!(
-                "{}: the coverage run (exit {:?}) wrote no coverage data (is pytest-cov installed in the image?); see {}",
-                side.label,
+        let failed_run = |what: &str| {
+            format!(
+                "{label}: the coverage run (exit {:?}) {what}; see {}",
                 out.exit_code,
                 log_path.display()
+            )
+        };
+        let dest = self.dir.join(label);
+        let _ = std::fs::remove_dir_all(&dest);
+        let (report, cov, ranges) = match lang {
+            Language::Python => {
+                if !side.session.copy_out(&data_dir, &dest).map_err(exec_err)? {
+                    return Err(failed_run("wrote no data"));
+                }
+                let report = reports::read_report(ReportFormat::Pytest, &dest.join("pytest.xml"))
+                    .map_err(|e| failed_run(&format!("left no readable report: {e}")))?;
+                let db = dest.join("coverage.db");
+                if !db.is_file() {
+                    return Err(failed_run(
+                        "wrote no coverage data (is pytest-cov installed in the image?)",
+                    ));
+                }
+                let cov = coverage_py::read(&db, &side.tree, files)?;
+                (report, cov, BTreeMap::new())
+            }
+            Language::Java => {
+                let mut parts = Vec::new();
+                for (n, r) in cmd.reports.iter().enumerate() {
+                    let to = dest.join("surefire").join(n.to_string());
+                    if side.session.copy_out(&r.path, &to).map_err(exec_err)? {
+                        parts.push(
+                            reports::read_surefire_dir(&to).map_err(|e| {
+                                failed_run(&format!("left no readable report: {e}"))
+                            })?,
+                        );
+                    }
+                }
+                if parts.is_empty() {
+                    return Err(failed_run("left no Surefire report"));
+                }
+                let report = reports::merge(parts).map_err(|e| failed_run(&e.to_string()))?;
+                let text = self.java_report(i, files)?;
+                let side = &mut self.sides[i];
+                let _ = side.session.copy_out(&data_dir, &dest);
+                let (cov, ranges) = java::read_report(&text).map_err(|e| failed_run(&e))?;
+                (report, cov, ranges)
+            }
+        };
+        let tests: u32 = match lang {
+            Language::Python => report.classes.iter().map(|c| c.tests).sum(),
+            // A Java test is a class: what a covering run selects.
+            Language::Java => report.classes.len() as u32,
+        };
+        let failed: u32 = match lang {
+            Language::Python => report.classes.iter().map(|c| c.failures + c.errors).sum(),
+            Language::Java => report.classes.iter().filter(|c| !c.passed()).count() as u32,
+        };
+        Ok(CoverageRun {
+            run: VersionRun {
+                version: label.to_string(),
+                tests: tests as usize,
+                failed: failed as usize,
+                secs: out.wall.as_secs_f64(),
+                changed: Vec::new(),
+            },
+            cov,
+            report,
+            ranges,
+        })
+    }
+
+    /// The JaCoCo report of side `i`'s coverage run (`EtipCovReport.java`, JSON lines), for the
+    /// changed files, the sessions in the data folder and the changed modules' classes.
+    fn java_report(&mut self, i: usize, files: &[String]) -> Result<String, String> {
+        let side = &self.sides[i];
+        let d = side.data_dir.replace('\'', "");
+        let mut script = format!(
+            "J=/usr/share/java; java -cp $J/org.jacoco.core.jar:$J/asm.jar:$J/asm-commons.jar:$J/asm-tree.jar \
+             {cov}/EtipCovReport.java --exec '{d}'",
+            cov = java::COVERAGE_DIR
+        );
+        let modules = if self.spec.modules.is_empty() {
+            vec![String::new()]
+        } else {
+            self.spec.modules.clone()
+        };
+        for m in modules {
+            let m = m.trim_matches('/');
+            let classes = if m.is_empty() || m == "." {
+                "target/classes".to_string()
+            } else {
+                format!("{m}/target/classes")
+            };
+            script.push_str(&format!(
+                " --classes {}",
+                etip_build::spec::sh_quote(&classes)
             ));
         }
-        let cov = coverage_py::read(&db, &side.tree, files)?;
-        let tests: u32 = report.classes.iter().map(|c| c.tests).sum();
-        let failed: u32 = report.classes.iter().map(|c| c.failures + c.errors).sum();
-        let run = VersionRun {
-            version: side.label.to_string(),
-            tests: tests as usize,
-            failed: failed as usize,
-            secs: out.wall.as_secs_f64(),
-            changed: code.files.clone(),
-        };
-        Ok((run, cov, report))
+        script.push_str(&format!(
+            " --changed-list '{d}/changed.txt' > '{d}/report.jsonl'"
+        ));
+        let list = format!(
+            "printf '%s\\n' {} > '{d}/changed.txt'",
+            files
+                .iter()
+                .map(|f| etip_build::spec::sh_quote(f))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let both = format!("{list} && {script}");
+        self.must(
+            i,
+            vec!["sh".into(), "-c".into(), both],
+            "the JaCoCo report failed",
+        )?;
+        let side = &mut self.sides[i];
+        let tmp = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
+        let path = format!("{}/report.jsonl", side.data_dir);
+        if !side.session.copy_out(&path, tmp.path()).map_err(exec_err)? {
+            return Err(format!("{}: the JaCoCo report wrote nothing", side.label));
+        }
+        etip_core::bounded::read_to_string_capped(&tmp.path().join("report.jsonl"), 256 << 20)
+            .map_err(|e| format!("{}: reading the JaCoCo report: {e}", side.label))
     }
 
     /// The covering tests (see the module documentation) and the record.
-    fn decide(
-        &self,
-        runs: Vec<VersionRun>,
-        code: &[VersionCode],
-        covs: &[coverage_py::PyCoverage],
-        reports: &[reports::Report],
-    ) -> TestSelection {
+    fn decide(&self, runs: Vec<CoverageRun>, code: &[code::VersionCode]) -> TestSelection {
+        let lang = self.status.language;
         let mut tests: BTreeSet<&String> = BTreeSet::new();
-        for c in covs {
-            tests.extend(c.tests.keys());
+        for r in &runs {
+            tests.extend(r.cov.tests.keys());
         }
         let mut notes = Vec::new();
-        for (i, c) in code.iter().enumerate() {
+        for (r, c) in runs.iter().zip(code) {
             for m in &c.module_level {
-                let at_import = covs[i]
+                let at_import = r
+                    .cov
                     .outside
                     .get(m)
                     .is_some_and(|lines| c.lines_of(m).iter().any(|l| lines.contains(l)));
-                if at_import {
+                if at_import && lang == Language::Python {
                     notes.push(format!(
                         "{}: module-level changes of {m} run at import; tests executing any line of {m} count as covering",
-                        runs[i].version
+                        r.run.version
                     ));
                 }
             }
         }
-        let failed: BTreeSet<(&str, &str)> = reports
+        let failed: BTreeSet<(&str, &str)> = runs
             .iter()
-            .flat_map(|r| r.failed.iter().map(|f| (f.class.as_str(), f.name.as_str())))
+            .flat_map(|r| r.report.failed.iter())
+            .map(|f| (f.class.as_str(), f.name.as_str()))
+            .collect();
+        let failed_classes: BTreeSet<&str> = runs
+            .iter()
+            .flat_map(|r| r.report.classes.iter())
+            .filter(|c| !c.passed() && c.tests > c.skipped)
+            .map(|c| c.name.as_str())
             .collect();
         let mut covering = Vec::new();
         let mut failing = Vec::new();
         let mut not_covering = 0;
         for t in tests {
-            let hits: Vec<Hit> = (0..covs.len())
-                .map(|i| hit(&code[i], covs[i].tests.get(t), &covs[i].outside))
+            let hits: Vec<Hit> = runs
+                .iter()
+                .zip(code)
+                .map(|(r, c)| code::hit(c, r.cov.tests.get(t), &r.cov.outside))
                 .collect();
             if !hits.iter().any(Hit::any) {
                 not_covering += 1;
                 continue;
             }
-            let (class, name) = pytest_case(t);
-            if failed.contains(&(class.as_str(), name.as_str())) {
+            let (class, fails) = match lang {
+                Language::Python => {
+                    let (class, name) = python::pytest_case(t);
+                    let fails = failed.contains(&(class.as_str(), name.as_str()));
+                    (class, fails)
+                }
+                Language::Java => (t.clone(), failed_classes.contains(t.as_str())),
+            };
+            if fails {
                 failing.push(t.clone());
                 continue;
             }
@@ -498,40 +640,42 @@ impl<'a> Selector<'a> {
                 etip_core::clip::clip(&failing.join(" "), 600)
             ));
         }
-        let savings = savings(&covering, reports);
+        let reports: Vec<reports::Report> = runs.iter().map(|r| r.report.clone()).collect();
+        let savings = code::savings(lang, &covering, &reports);
         let outcome = if covering.is_empty() {
             SelectionOutcome::NoCoveringTests
         } else {
             SelectionOutcome::Selected
         };
+        let files = code
+            .iter()
+            .flat_map(|c| c.files.iter().map(|f| f.path.clone()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let detail = (outcome == SelectionOutcome::NoCoveringTests).then(|| {
+            if failing.is_empty() {
+                format!("none of the {not_covering} tests that ran executes the changed code of {files}")
+            } else {
+                format!(
+                    "the {} tests that execute the changed code of {files} fail in a selection run; the other {not_covering} do not execute it",
+                    failing.len()
+                )
+            }
+        });
         TestSelection {
             schema_version: SELECTION_SCHEMA_VERSION,
             id: self.status.id.clone(),
-            language: self.status.language,
+            language: lang,
             outcome,
-            detail: (outcome == SelectionOutcome::NoCoveringTests).then(|| {
-                let files = code
-                    .iter()
-                    .flat_map(|c| c.files.iter().map(|f| f.path.clone()))
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                if failing.is_empty() {
-                    format!("none of the {not_covering} tests that ran executes the changed code of {files}")
-                } else {
-                    format!(
-                        "the {} tests that execute the changed code of {files} fail in a selection run; the other {not_covering} do not execute it",
-                        failing.len()
-                    )
-                }
-            }),
+            detail,
             image: self.status.image.clone(),
             key: String::new(),
-            tool: PYTHON_COVERAGE_TOOL.into(),
+            tool: tool(lang).into(),
             covering,
             not_covering,
-            runs,
+            runs: runs.into_iter().map(|r| r.run).collect(),
             savings: Some(savings),
             secs: 0.0,
             notes,
@@ -539,175 +683,13 @@ impl<'a> Selector<'a> {
     }
 }
 
-/// One version's changed code: per file, the changed lines, the changed functions (with their
-/// ranges; `None` for module-level code) and the module name.
-#[derive(Debug, Default, Clone)]
-pub struct VersionCode {
-    pub files: Vec<ChangedFile>,
-    /// Per file: changed function name → its range (`None`: module-level).
-    pub functions: BTreeMap<String, BTreeMap<String, Option<Range>>>,
-    /// Files with module-level changes.
-    pub module_level: Vec<String>,
-}
-
-impl VersionCode {
-    fn lines_of(&self, file: &str) -> Vec<u32> {
-        self.files
-            .iter()
-            .find(|f| f.path == file)
-            .map(|f| f.lines.clone())
-            .unwrap_or_default()
-    }
-}
-
-/// The changed code of both versions from the files' texts and functions.
-pub fn changed_code(
-    changed: &[String],
-    texts: &[BTreeMap<String, String>],
-    ranges: &[BTreeMap<String, Vec<Range>>],
-) -> Vec<VersionCode> {
-    let mut out = vec![VersionCode::default(), VersionCode::default()];
-    for f in changed {
-        let c = changes::line_changes(
-            texts[0].get(f).map(String::as_str),
-            texts[1].get(f).map(String::as_str),
-        );
-        let module = changes::python_module(f);
-        let sides = [
-            (&c.original, &c.original_anchors),
-            (&c.patched, &c.patched_anchors),
-        ];
-        for (i, (lines, anchors)) in sides.into_iter().enumerate() {
-            if !texts[i].contains_key(f) {
-                continue;
-            }
-            let empty = Vec::new();
-            let r = ranges[i].get(f).unwrap_or(&empty);
-            let funcs =
-                changes::changed_functions(r, lines.iter().chain(anchors).copied(), &module);
-            if funcs.values().any(Option::is_none) && !lines.is_empty() {
-                out[i].module_level.push(f.clone());
-            }
-            out[i].files.push(ChangedFile {
-                path: f.clone(),
-                lines: lines.iter().copied().collect(),
-                functions: funcs.keys().cloned().collect(),
-            });
-            out[i].functions.insert(f.clone(), funcs);
-        }
-    }
-    out
-}
-
-/// What a test (its lines per file, `None` when it ran nothing of the files) hit of one version's
-/// changed code; `outside` is what ran outside tests (imports).
-pub fn hit(
-    code: &VersionCode,
-    test: Option<&coverage_py::FileLines>,
-    outside: &coverage_py::FileLines,
-) -> Hit {
-    let mut h = Hit::default();
-    let Some(lines) = test else {
-        return h;
-    };
-    for f in &code.files {
-        let Some(ran) = lines.get(&f.path) else {
-            continue;
-        };
-        h.lines += f.lines.iter().filter(|l| ran.contains(l)).count();
-        let funcs = code.functions.get(&f.path);
-        for (name, range) in funcs.into_iter().flatten() {
-            let executed = match range {
-                Some(r) => ran.range(r.first..=r.last).next().is_some(),
-                // Module level: the changed lines ran at import, and the test runs this file.
-                None => {
-                    f.lines.iter().any(|l| ran.contains(l))
-                        || (!ran.is_empty()
-                            && outside
-                                .get(&f.path)
-                                .is_some_and(|o| f.lines.iter().any(|l| o.contains(l))))
-                }
-            };
-            if executed && !h.functions.contains(name) {
-                h.functions.push(name.clone());
-            }
-        }
-    }
-    h.functions.sort();
-    h
-}
-
-/// The parts of a pytest node id, split at `::` outside parameter brackets
-/// (`t.py::test_a[http://[::1]]` → `t.py`, `test_a[http://[::1]]`).
-pub fn node_parts(node: &str) -> Vec<&str> {
-    let b = node.as_bytes();
-    let (mut parts, mut depth, mut start, mut i) = (Vec::new(), 0usize, 0, 0);
-    while i < b.len() {
-        match b[i] {
-            b'[' => depth += 1,
-            b']' => depth = depth.saturating_sub(1),
-            b':' if depth == 0 && b.get(i + 1) == Some(&b':') => {
-                parts.push(&node[start..i]);
-                start = i + 2;
-                i += 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    parts.push(&node[start..]);
-    parts
-}
-
-/// pytest's junit `classname` and `name` of a node id (`tests/test_a.py::TestB::test_c[x]` →
-/// `tests.test_a.TestB`, `test_c[x]`).
-pub fn pytest_case(node: &str) -> (String, String) {
-    let parts = node_parts(node);
-    let file = parts[0];
-    let module = file.strip_suffix(".py").unwrap_or(file).replace('/', ".");
-    match parts.len() {
-        1 => (module, String::new()),
-        n => {
-            let class = std::iter::once(module.as_str())
-                .chain(parts[1..n - 1].iter().copied())
-                .collect::<Vec<_>>()
-                .join(".");
-            (class, parts[n - 1].to_string())
-        }
-    }
-}
-
-/// pytest's junit `classname` of a node id (see [`pytest_case`]).
-pub fn pytest_class(node: &str) -> String {
-    pytest_case(node).0
-}
-
-/// Tests and time per round with and without selection, from the selection runs' reports (a
-/// class's time shared evenly among its tests), averaged over the versions.
-fn savings(covering: &[CoveringTest], reports: &[reports::Report]) -> Savings {
-    let mut per_class: BTreeMap<&str, usize> = BTreeMap::new();
-    for c in covering {
-        *per_class.entry(c.class.as_str()).or_default() += 1;
-    }
-    let n = reports.len().max(1) as f64;
-    let (mut all, mut sel, mut tests_all) = (0.0, 0.0, 0usize);
-    for r in reports {
-        for c in &r.classes {
-            all += c.secs;
-            tests_all += c.tests as usize;
-            if let Some(k) = per_class.get(c.name.as_str())
-                && c.tests > 0
-            {
-                sel += c.secs * (*k as f64 / c.tests as f64).min(1.0);
-            }
-        }
-    }
-    Savings {
-        tests_all: (tests_all as f64 / n).round() as usize,
-        tests_selected: covering.len(),
-        secs_all: all / n,
-        secs_selected: sel / n,
-    }
+/// What one version's coverage run gave.
+struct CoverageRun {
+    run: VersionRun,
+    cov: coverage_py::TestLines,
+    report: reports::Report,
+    /// Java: the methods of the changed files (from JaCoCo); Python: filled from `ast` after.
+    ranges: BTreeMap<String, Vec<Range>>,
 }
 
 #[cfg(test)]

@@ -1,4 +1,8 @@
+use super::changes::Range;
+use super::code::{VersionCode, changed_code, hit, savings};
+use super::python::{node_parts, pytest_case, pytest_class};
 use super::*;
+use etip_core::selection::CoveringTest;
 
 const ORIGINAL: &str = "\"\"\"Text.\"\"\"
 SEP = ','
@@ -62,7 +66,7 @@ fn code() -> Vec<VersionCode> {
         BTreeMap::from([(f.clone(), ranges(ORIGINAL))]),
         BTreeMap::from([(f.clone(), ranges(PATCHED))]),
     ];
-    changed_code(&[f], &texts, &ranges)
+    changed_code(Language::Python, &[f], &texts, &ranges)
 }
 
 fn lines(v: &[u32]) -> coverage_py::FileLines {
@@ -111,6 +115,17 @@ fn node_ids_map_to_the_classes_pytest_reports() {
         pytest_class("test_top.py::TestB::Inner::t"),
         "test_top.TestB.Inner"
     );
+    // `::` inside parameters (an IPv6 URL) is not a separator.
+    assert_eq!(
+        pytest_case(
+            "tests/test_requests.py::TestRequests::test_errors[http://fe80::5054:ff:fe5a:fc0]"
+        ),
+        (
+            "tests.test_requests.TestRequests".to_string(),
+            "test_errors[http://fe80::5054:ff:fe5a:fc0]".to_string()
+        )
+    );
+    assert_eq!(node_parts("a.py"), ["a.py"]);
 }
 
 #[test]
@@ -139,7 +154,14 @@ fn savings_share_a_class_time_among_its_tests() {
         original: Hit::default(),
         patched: Hit::default(),
     }];
-    let s = savings(&covering, &[report.clone(), report]);
+    let s = savings(
+        Language::Python,
+        &covering,
+        &[report.clone(), report.clone()],
+    );
+    let j = savings(Language::Java, &covering, &[report.clone(), report]);
+    assert_eq!((j.tests_all, j.tests_selected), (2, 1));
+    assert!((j.secs_selected - 2.0).abs() < 1e-9);
     assert_eq!((s.tests_all, s.tests_selected), (6, 1));
     assert!((s.secs_all - 8.0).abs() < 1e-9 && (s.secs_selected - 0.5).abs() < 1e-9);
 }
