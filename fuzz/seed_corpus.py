@@ -251,6 +251,12 @@ for p in sorted((ROOT / "harness" / "runner" / "tests" / "data" / "coverage").gl
 seed("coverage_py", "numbits.bin", bytes([0x00, 0x78, 0x12]))
 seed("coverage_py", "context.txt", "tests/test_a.py::TestB::test_c[x|y]|run")
 
+# --- jacoco_report: EtipCovReport's JSON lines, from the report test of etip-runner -------------------
+java_src = (ROOT / "harness" / "runner" / "src" / "select" / "java.rs").read_text(encoding="utf-8")
+m = re.search(r'const REPORT: &str = r#"(.*?)"#;', java_src, re.S)
+seed("jacoco_report", "fixture_report.jsonl", m.group(1))
+seed("jacoco_report", "session_only.jsonl", '{"test":"a.B c.D","classes_hit":0,"exclusive":false}\n')
+
 # --- changed_lines: the Python fixture's dedup change (original NUL patched) ----------------------
 FIX = ROOT / "harness" / "build" / "tests" / "fixtures" / "python"
 seed(

@@ -75,8 +75,12 @@ pub fn read_report(text: &str) -> Result<(TestLines, BTreeMap<String, Vec<Range>
                 etip_core::clip::clip(raw, 200)
             )
         })?;
-        let tests: Vec<&str> = line.test.split_whitespace().filter(|t| *t != "+").collect();
-        let pseudo = tests.is_empty() || tests.iter().all(|t| t.starts_with("etip.cov:"));
+        let tests: Vec<&str> = line
+            .test
+            .split_whitespace()
+            .filter(|t| *t != "+" && !t.starts_with("etip.cov:"))
+            .collect();
+        let pseudo = tests.is_empty();
         let (Some(file), Some(class)) = (&line.file, &line.class) else {
             // A session line: the test classes that ran, whatever they hit.
             if !pseudo {
