@@ -1,24 +1,25 @@
 //! `etip select` as a library: which tests execute an ETIP's changed code, by running them once
 //! per version with per-test coverage in the ETIP's own sessions (offline, like a timed round).
 //!
-//! For one built instance:
+//! For one built instance (rules §3.7):
 //! 1. a session per version ([`crate::executor`]); in each, `etip_select.py hash` lists the
-//!    source files with their SHA-256, and the files that differ are the changed files;
-//! 2. the changed files are copied out and diffed ([`changes`]); `etip_select.py ranges` gives
-//!    the functions of each changed file (Python's `ast`), so each changed line is named by the
-//!    innermost function holding it ([`changes::changed_functions`]);
-//! 3. the default tests (the instance spec's selection) run once per version with coverage
-//!    ([`etip_build::instance::InstanceSpec::coverage_command`]: pytest-cov, one context per
-//!    test); the data file is copied out and read ([`coverage_py`]);
+//!    source files (`.py`, `.java`) with their SHA-256, and the files that differ are the changed
+//!    files, copied out and diffed ([`changes`]);
+//! 2. the default tests (the instance spec's selection) run once per version with coverage
+//!    ([`etip_build::instance::InstanceSpec::coverage_command`]): Python, pytest-cov with one
+//!    context per test, read from its data file ([`coverage_py`]); Java, Surefire with etip's
+//!    coverage extension, one JaCoCo session per test class, read through `EtipCovReport.java`
+//!    ([`java`]);
+//! 3. each changed line is named by the innermost function holding it ([`code::changed_code`]):
+//!    Python's `ast` (`etip_select.py ranges`), JaCoCo's methods for Java;
 //! 4. a test *covers* the change when, in either version, it executes a changed line or a line
-//!    of a changed function's body; module-level changes run at import, outside any test, so a
-//!    test covers those when it executes any line of that file.
+//!    of a changed function's body ([`code::hit`]); tests that fail in a selection run are left
+//!    out.
 //!
 //! The result ([`TestSelection`]) keeps, per covering test, the changed functions and lines it
 //! hit in each version, plus the tests that cover nothing, the runs' times and the estimated
-//! savings per round. Its `key` (image layers, test arguments, tool version) lets a re-run reuse
-//! it. Java (JaCoCo per test class) is not available yet: such ETIPs get outcome `failed` with
-//! that reason.
+//! savings per round. Its `key` (image layers, test arguments, rules, helper script) lets a re-run
+//! reuse it.
 
 pub mod changes;
 pub mod code;
