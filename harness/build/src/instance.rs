@@ -191,19 +191,21 @@ impl InstanceSpec {
             // Extra arguments go before the test targets (pytest) or at the end (Maven).
             match self.language {
                 Language::Java => c.argv.extend(self.test_args.iter().cloned()),
-                Language::Python => {
-                    let at = c
-                        .argv
-                        .iter()
-                        .position(|a| a.starts_with("--junitxml="))
-                        .map_or(c.argv.len(), |i| i + 1);
-                    for (j, a) in self.test_args.iter().enumerate() {
-                        c.argv.insert(at + j, a.clone());
-                    }
-                }
+                Language::Python => after_junitxml(&mut c.argv, self.test_args.iter().cloned()),
             }
         }
         c
+    }
+}
+
+/// Puts `args` right after pytest's `--junitxml=` argument (before the test targets).
+fn after_junitxml(argv: &mut Vec<String>, args: impl IntoIterator<Item = String>) {
+    let at = argv
+        .iter()
+        .position(|a| a.starts_with("--junitxml="))
+        .map_or(argv.len(), |i| i + 1);
+    for (j, a) in args.into_iter().enumerate() {
+        argv.insert(at + j, a);
     }
 }
 
@@ -232,11 +234,6 @@ impl InstanceSpec {
         let mut c = self.test_command(v, selection, &format!("{dir}/pytest.xml"));
         match self.language {
             Language::Python => {
-                let at = c
-                    .argv
-                    .iter()
-                    .position(|a| a.starts_with("--junitxml="))
-                    .map_or(c.argv.len(), |i| i + 1);
                 let tree = &self.version(v).tree;
                 let cov = [
                     "-p".to_string(),
@@ -246,9 +243,7 @@ impl InstanceSpec {
                     "--cov-report=".into(),
                     "--cov-config=/dev/null".into(),
                 ];
-                for (j, a) in cov.into_iter().enumerate() {
-                    c.argv.insert(at + j, a);
-                }
+                after_junitxml(&mut c.argv, cov);
                 (c, vec![format!("COVERAGE_FILE={dir}/coverage.db")])
             }
             Language::Java => {
@@ -305,6 +300,49 @@ mod tests {
         assert_ne!(log_slug("a/b"), log_slug("A_B"));
         assert_ne!(log_slug("a/b"), log_slug("a b"));
         assert!(log_slug("a/b").starts_with("a-b-"));
+    }
+
+    #[test]
+    fn coverage_commands_add_per_test_coverage_outside_the_tree() {
+        let cfg = BuildConfig::default();
+        let py = InstanceSpec::new(
+            &cfg,
+            "p",
+            Language::Python,
+            "a",
+            "b",
+            ["pip", "pip"],
+            vec![],
+        );
+        let (c, env) = py.coverage_command(Version::Original, &py.default_selection(), "/tmp/s/");
+        let at = |a: &str| c.argv.iter().position(|x| x == a).unwrap_or(usize::MAX);
+        let junit = c
+            .argv
+            .iter()
+            .position(|a| a == "--junitxml=/tmp/s/pytest.xml");
+        assert_eq!(
+            junit.map(|j| j + 3),
+            Some(at("--cov=/work/original")),
+            "{:?}",
+            c.argv
+        );
+        assert!(
+            at("--cov-context=test") < c.argv.len() && at("--cov-config=/dev/null") < c.argv.len()
+        );
+        assert_eq!(env, ["COVERAGE_FILE=/tmp/s/coverage.db"]);
+        let java = InstanceSpec::new(&cfg, "j", Language::Java, "a", "b", ["mvn", "mvn"], vec![]);
+        let (c, env) = java.coverage_command(Version::Patched, &java.default_selection(), "/tmp/s");
+        assert!(env.is_empty());
+        assert!(c.argv.contains(&format!(
+            "-Dmaven.ext.class.path={}:{}/etip-cov-ext.jar",
+            spec::SUREFIRE_FIX_JAR,
+            spec::COVERAGE_DIR
+        )));
+        assert!(c.argv.contains(&"-Detip.coverage.dir=/tmp/s".to_string()));
+        assert!(
+            c.argv
+                .contains(&etip_toolchain::testcmd::SUREFIRE_TEST_GOAL.to_string())
+        );
     }
 
     #[test]

@@ -30,6 +30,16 @@ fn with_shout(body: &str) -> Step<'static> {
     )])
 }
 
+fn select_config(work: &std::path::Path) -> SelectConfig {
+    SelectConfig {
+        build: BuildConfig::default(),
+        resources: Resources::default(),
+        timeout: Duration::from_secs(300),
+        work: work.to_path_buf(),
+        force: false,
+    }
+}
+
 fn direction(m: &Measurement, class: &str) -> Direction {
     let c = m.classes.iter().find(|c| c.name == class);
     c.and_then(|c| c.sign_test.as_ref())
@@ -48,13 +58,7 @@ fn python_selection_keeps_the_covering_test_and_measure_times_only_it() {
     let c = repo(&dir, steps);
     let dedup = e.build("py-dedup", Language::Python, &dir, &c[0], &c[1]);
     let uncovered = e.build("py-uncovered", Language::Python, &dir, &c[4], &c[5]);
-    let cfg = SelectConfig {
-        build: BuildConfig::default(),
-        resources: Resources::default(),
-        timeout: Duration::from_secs(300),
-        work: e.dir.path().join("select"),
-        force: false,
-    };
+    let cfg = select_config(&e.dir.path().join("select"));
 
     let s = select_one(&e.executor, &dedup, &cfg, None);
     assert_eq!(s.outcome, SelectionOutcome::Selected, "{s:#?}");
@@ -142,13 +146,7 @@ fn maven_selection_keeps_the_covering_class_and_measure_times_only_it() {
     let dir = e.dir.path().join("maven");
     let c = repo(&dir, fixture_steps("maven"));
     let dedup = e.build("mvn-dedup", Language::Java, &dir, &c[0], &c[1]);
-    let cfg = SelectConfig {
-        build: BuildConfig::default(),
-        resources: Resources::default(),
-        timeout: Duration::from_secs(300),
-        work: e.dir.path().join("select"),
-        force: false,
-    };
+    let cfg = select_config(&e.dir.path().join("select"));
     let s = select_one(&e.executor, &dedup, &cfg, None);
     assert_eq!(s.outcome, SelectionOutcome::Selected, "{s:#?}");
     assert_eq!(s.tool, "jacoco");

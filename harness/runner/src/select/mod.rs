@@ -221,33 +221,18 @@ impl<'a> Selector<'a> {
 
     /// Runs the helper script in side `i`; its JSON output.
     fn script(&mut self, i: usize, args: &[String]) -> Result<serde_json::Value, String> {
-        let side = &mut self.sides[i];
         let mut argv = vec!["python3".to_string(), "-c".into(), SELECT_SCRIPT.into()];
         argv.extend(args.iter().cloned());
-        let out = side
-            .session
-            .run(&CommandRequest {
-                argv,
-                env: Vec::new(),
-                cwd: side.tree.clone(),
-                clean: Vec::new(),
-                timeout: Duration::from_secs(600),
-            })
-            .map_err(exec_err)?;
-        if !out.success() {
-            return Err(format!(
-                "{}: etip_select.py {} failed (exit {:?}): {}",
-                side.label,
-                args.first().map(String::as_str).unwrap_or(""),
-                out.exit_code,
-                etip_core::clip::clip(out.stderr.trim(), 2000)
-            ));
-        }
-        serde_json::from_str(out.stdout.trim()).map_err(|e| {
+        let what = format!(
+            "etip_select.py {} failed",
+            args.first().map(String::as_str).unwrap_or("")
+        );
+        let stdout = self.must(i, argv, &what)?;
+        serde_json::from_str(stdout.trim()).map_err(|e| {
             format!(
                 "{}: etip_select.py printed no JSON ({e}): {}",
-                side.label,
-                etip_core::clip::clip(out.stdout.trim(), 500)
+                self.sides[i].label,
+                etip_core::clip::clip(stdout.trim(), 500)
             )
         })
     }
@@ -361,8 +346,8 @@ impl<'a> Selector<'a> {
         Ok(out)
     }
 
-    /// Runs a command in side `i` that must succeed (`what` names it in the error).
-    fn must(&mut self, i: usize, argv: Vec<String>, what: &str) -> Result<(), String> {
+    /// Runs a command in side `i` that must succeed (`what` names it in the error); its output.
+    fn must(&mut self, i: usize, argv: Vec<String>, what: &str) -> Result<String, String> {
         let side = &mut self.sides[i];
         let out = side
             .session
@@ -375,7 +360,7 @@ impl<'a> Selector<'a> {
             })
             .map_err(exec_err)?;
         if out.success() {
-            return Ok(());
+            return Ok(out.stdout);
         }
         Err(format!(
             "{}: {what} (exit {:?}): {}",
