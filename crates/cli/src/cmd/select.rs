@@ -227,8 +227,8 @@ fn summary(results: &[TestSelection], format: OutputFormat) -> anyhow::Result<St
     if format != OutputFormat::Json {
         out.push_str(
             "\ncovering: tests that execute the changed code in either version; tests: tests run \
-             (mean of the two versions); secs/round: the tests' own times in the coverage runs (a \
-             class's time shared evenly among its tests), so compare the two columns, not with a \
+             (mean of the two versions); secs/round: the tests' own times in the coverage runs \
+             (Python: each test's, Java: whole classes), so compare the two columns, not with a \
              timed round\n",
         );
     }

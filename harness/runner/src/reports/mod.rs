@@ -150,6 +150,21 @@ pub struct Report {
     /// The testcases that failed or errored (at most [`MAX_FAILED_CASES`]).
     #[serde(default)]
     pub failed: Vec<FailedCase>,
+    /// pytest: every testcase's own time (at most [`MAX_CASES`]), for what a selection of tests
+    /// costs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases: Vec<CaseTime>,
+}
+
+/// Most testcases a pytest report lists with their times.
+pub const MAX_CASES: usize = 200_000;
+
+/// A testcase's class, name and time (seconds; 0 without a time attribute).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseTime {
+    pub class: String,
+    pub name: String,
+    pub secs: f64,
 }
 
 /// Most failed testcases a report lists by name.
@@ -310,8 +325,10 @@ pub fn merge(reports: impl IntoIterator<Item = Report>) -> Result<Report, Report
     let mut files = Vec::new();
     let mut warnings = Warnings::default();
     let mut failed = Vec::new();
+    let mut cases = Vec::new();
     for r in reports {
         failed.extend(r.failed);
+        cases.extend(r.cases);
         resolution = Some(resolution.map_or(r.resolution, |x| x.max(r.resolution)));
         files.extend(r.files);
         for w in r.warnings {
@@ -334,6 +351,7 @@ pub fn merge(reports: impl IntoIterator<Item = Report>) -> Result<Report, Report
         files,
         warnings: warnings.finish(),
         failed,
+        cases,
     })
 }
 

@@ -155,6 +155,7 @@ pub(super) struct Parser<'a> {
     pub(super) py_claimed_any: bool,
     pub(super) warnings: Warnings,
     pub(super) failed: Vec<FailedCase>,
+    pub(super) cases: Vec<CaseTime>,
 }
 
 impl<'a> Parser<'a> {
@@ -175,6 +176,7 @@ impl<'a> Parser<'a> {
             py_claimed_any: false,
             warnings: Warnings::default(),
             failed: Vec::new(),
+            cases: Vec::new(),
         }
     }
 
@@ -487,6 +489,13 @@ impl<'a> Parser<'a> {
             None => suite.cases_without_time = suite.cases_without_time.saturating_add(1),
         }
         if self.format == ReportFormat::Pytest {
+            if self.cases.len() < MAX_CASES {
+                self.cases.push(CaseTime {
+                    class: case.class.clone(),
+                    name: case.name.clone(),
+                    secs: case.secs.unwrap_or(0.0),
+                });
+            }
             let entry = self.py.entry(case.class.clone()).or_default();
             entry.secs += case.secs.unwrap_or(0.0);
             entry.counts.add_case(&case);
@@ -606,6 +615,7 @@ impl<'a> Parser<'a> {
             files: vec![self.source.to_string()],
             warnings: self.warnings.finish(),
             failed: self.failed,
+            cases: self.cases,
         })
     }
 }

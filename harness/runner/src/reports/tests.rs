@@ -170,6 +170,17 @@ fn pytest_report() {
         .map(|f| (f.class.as_str(), f.name.as_str()))
         .collect();
     assert_eq!(failed.len(), 3, "{failed:?}");
+    // Every testcase with its own time (what a selection of tests costs).
+    assert_eq!(r.cases.len(), 8);
+    let slow = r
+        .cases
+        .iter()
+        .find(|c| c.name == "test_bad")
+        .expect("test_bad");
+    assert_eq!(
+        (slow.class.as_str(), slow.secs),
+        ("tests.test_mod.TestParse", 0.2)
+    );
     assert!(
         failed.iter().all(|(c, n)| !n.is_empty()
             && (c.starts_with("tests.test_mod.TestParse") || *c == "tests.test_broken")),

@@ -122,8 +122,9 @@ pub fn hit(code: &VersionCode, test: Option<&FileLines>, outside: &FileLines) ->
     h
 }
 
-/// Tests and time per round with and without selection, from the selection runs' reports (Python:
-/// a class's time shared evenly among its tests; Java: whole classes), averaged over the versions.
+/// Tests and time per round with and without selection, from the selection runs' reports,
+/// averaged over the versions: Python, the covering testcases' own times (a class's time shared
+/// evenly among its tests when the report lists no testcase times); Java, whole classes.
 pub fn savings(
     language: Language,
     covering: &[CoveringTest],
@@ -133,9 +134,21 @@ pub fn savings(
     for c in covering {
         *per_class.entry(c.class.as_str()).or_default() += 1;
     }
+    let selected: std::collections::BTreeSet<(String, String)> = covering
+        .iter()
+        .map(|c| super::python::pytest_case(&c.test))
+        .collect();
     let n = reports.len().max(1) as f64;
     let (mut all, mut sel, mut tests_all) = (0.0, 0.0, 0usize);
     for r in reports {
+        let by_case = language == Language::Python && !r.cases.is_empty();
+        if by_case {
+            for c in &r.cases {
+                if selected.contains(&(c.class.clone(), c.name.clone())) {
+                    sel += c.secs;
+                }
+            }
+        }
         for c in &r.classes {
             all += c.secs;
             // A Java test is a class (what a covering run selects); a Python test a testcase.
@@ -143,6 +156,9 @@ pub fn savings(
                 Language::Java => 1,
                 Language::Python => c.tests as usize,
             };
+            if by_case {
+                continue;
+            }
             if let Some(k) = per_class.get(c.name.as_str())
                 && c.tests > 0
             {

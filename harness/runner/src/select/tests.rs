@@ -147,6 +147,7 @@ fn savings_share_a_class_time_among_its_tests() {
         files: Vec::new(),
         warnings: Vec::new(),
         failed: Vec::new(),
+        cases: Vec::new(),
     };
     let covering = vec![CoveringTest {
         test: "tests/test_a.py::t1".into(),
@@ -159,9 +160,25 @@ fn savings_share_a_class_time_among_its_tests() {
         &covering,
         &[report.clone(), report.clone()],
     );
-    let j = savings(Language::Java, &covering, &[report.clone(), report]);
+    let j = savings(Language::Java, &covering, &[report.clone(), report.clone()]);
     assert_eq!((j.tests_all, j.tests_selected), (2, 1));
     assert!((j.secs_selected - 2.0).abs() < 1e-9);
+    // With testcase times, the covering test's own time counts.
+    let mut timed = report.clone();
+    timed.cases = vec![
+        reports::CaseTime {
+            class: "tests.test_a".into(),
+            name: "t1".into(),
+            secs: 1.75,
+        },
+        reports::CaseTime {
+            class: "tests.test_a".into(),
+            name: "t2".into(),
+            secs: 0.25,
+        },
+    ];
+    let p = savings(Language::Python, &covering, &[timed]);
+    assert!((p.secs_selected - 1.75).abs() < 1e-9, "{p:?}");
     assert_eq!((s.tests_all, s.tests_selected), (6, 1));
     assert!((s.secs_all - 8.0).abs() < 1e-9 && (s.secs_selected - 0.5).abs() < 1e-9);
 }
