@@ -257,6 +257,13 @@ m = re.search(r'const REPORT: &str = r#"(.*?)"#;', java_src, re.S)
 seed("jacoco_report", "fixture_report.jsonl", m.group(1))
 seed("jacoco_report", "session_only.jsonl", '{"test":"a.B c.D","classes_hit":0,"exclusive":false}\n')
 
+# --- patch_check: the patches of etip-eval's tests (git diff, renames, binary, quoted paths) ---------
+patch_src = (ROOT / "harness" / "eval" / "src" / "patch" / "tests.rs").read_text(encoding="utf-8")
+m = re.search(r'const DEDUP: &str = "(.*?)";\n', patch_src, re.S)
+seed("patch_check", "dedup.diff", m.group(1).replace('\\"', '"'))
+for i, x in enumerate(re.findall(r'let \w+ = "(diff --git .*?)";', patch_src)):
+    seed("patch_check", f"eval_tests_{i:02}.diff", x.encode().decode("unicode_escape"))
+
 # --- changed_lines: the Python fixture's dedup change (original NUL patched) ----------------------
 FIX = ROOT / "harness" / "build" / "tests" / "fixtures" / "python"
 seed(
