@@ -5,6 +5,7 @@
 //! [`patch::check`], which reads a prediction's patch and refuses, each with its recorded category,
 //! an empty patch, a malformed diff, binary hunks, paths that leave the tree, and changes to
 //! protected files (tests, build descriptors, benchmark and test-infrastructure files) unless
-//! test changes are allowed.
+//! test changes are allowed; and [`predictions::parse`], SWE-bench's prediction format.
 
 pub mod patch;
+pub mod predictions;

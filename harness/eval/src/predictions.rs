@@ -1,0 +1,133 @@
+//! Predictions in SWE-bench's format: JSON lines with `instance_id`, `model_name_or_path` and
+//! `model_patch` (a unified diff; `null`, missing or blank when the agent produced none, which is
+//! the category `not_generated`). Other fields are ignored, as SWE-bench's harness does.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One prediction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prediction {
+    pub instance_id: String,
+    pub model: String,
+    /// The patch, `None` when the agent produced none.
+    pub patch: Option<String>,
+    /// The line of the file it was read from (1-based).
+    pub line: usize,
+}
+
+#[derive(Deserialize)]
+struct Raw {
+    instance_id: Option<String>,
+    model_name_or_path: Option<String>,
+    model_patch: Option<String>,
+}
+
+/// Why a predictions file cannot be used (exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PredictionsError {
+    #[error("line {line}: not a JSON object of SWE-bench's prediction format ({detail})")]
+    Parse { line: usize, detail: String },
+    #[error("line {line}: {field} is missing or empty")]
+    Missing { line: usize, field: &'static str },
+    #[error(
+        "line {line}: instance {instance} of model {model} was already predicted on line {first}"
+    )]
+    Duplicate {
+        line: usize,
+        first: usize,
+        instance: String,
+        model: String,
+    },
+    #[error("the predictions hold no line")]
+    Empty,
+}
+
+/// Reads the predictions of a JSON Lines text; one instance is predicted at most once per model.
+pub fn parse(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
+    let clip = |s: &str| etip_core::clip::clip(s, 120).into_owned();
+    let mut out = Vec::new();
+    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let r: Raw = serde_json::from_str(raw).map_err(|e| PredictionsError::Parse {
+            line,
+            detail: clip(&e.to_string()),
+        })?;
+        let nonblank = |v: Option<String>, field| {
+            v.filter(|s| !s.trim().is_empty())
+                .ok_or(PredictionsError::Missing { line, field })
+        };
+        let instance_id = nonblank(r.instance_id, "instance_id")?;
+        let model = nonblank(r.model_name_or_path, "model_name_or_path")?;
+        let key = (instance_id.clone(), model.clone());
+        if let Some(first) = seen.get(&key) {
+            return Err(PredictionsError::Duplicate {
+                line,
+                first: *first,
+                instance: clip(&instance_id),
+                model: clip(&model),
+            });
+        }
+        seen.insert(key, line);
+        out.push(Prediction {
+            instance_id,
+            model,
+            patch: r.model_patch.filter(|p| !p.trim().is_empty()),
+            line,
+        });
+    }
+    if out.is_empty() {
+        return Err(PredictionsError::Empty);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swe_bench_lines_are_read_and_a_missing_patch_is_not_generated() {
+        let text = r#"{"instance_id":"a","model_name_or_path":"m1","model_patch":"diff --git a/x b/x\n","extra":1}
+
+{"instance_id":"a","model_name_or_path":"m2","model_patch":null}
+{"instance_id":"b","model_name_or_path":"m1","model_patch":"   "}
+{"instance_id":"c","model_name_or_path":"m1"}
+"#;
+        let p = parse(text).unwrap();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].patch.as_deref(), Some("diff --git a/x b/x\n"));
+        assert_eq!((p[1].model.as_str(), p[1].line), ("m2", 3));
+        assert!(p[1].patch.is_none() && p[2].patch.is_none() && p[3].patch.is_none());
+    }
+
+    #[test]
+    fn bad_lines_name_their_line() {
+        let dup = "{\"instance_id\":\"a\",\"model_name_or_path\":\"m\",\"model_patch\":\"x\"}\n"
+            .repeat(2);
+        assert_eq!(
+            parse(&dup),
+            Err(PredictionsError::Duplicate {
+                line: 2,
+                first: 1,
+                instance: "a".into(),
+                model: "m".into()
+            })
+        );
+        let e = parse("{\"instance_id\":\"\",\"model_name_or_path\":\"m\"}\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 1: instance_id is missing or empty");
+        let e = parse("[1]\n").unwrap_err().to_string();
+        assert!(e.starts_with("line 1: not a JSON object"), "{e}");
+        assert_eq!(parse("\n\n"), Err(PredictionsError::Empty));
+        let long = format!(
+            "{{\"instance_id\":\"{}\",\"model_name_or_path\":\"m\"}}\n",
+            "x".repeat(5000)
+        );
+        let e = parse(&long.repeat(2)).unwrap_err().to_string();
+        assert!(e.len() < 400, "{} bytes", e.len());
+    }
+}
