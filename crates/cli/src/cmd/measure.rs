@@ -80,8 +80,8 @@ pub struct Args {
     seed: u64,
     /// Which tests run: `modules` (the changed modules; Python: all tests), `covering` (the
     /// tests `etip select` found executing the changed code; needs --selection), `auto`
-    /// (`covering` for ETIPs --selection selected, `modules` for the others), `all`, or a
-    /// comma-separated list of test classes (Java) or node ids/paths (Python).
+    /// (`covering` for the Python ETIPs --selection selected, `modules` for the others and for
+    /// Java), `all`, or a comma-separated list of test classes (Java) or node ids/paths (Python).
     #[arg(long, default_value = "auto")]
     tests: String,
     /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto.
@@ -219,8 +219,8 @@ impl MeasureProgress for Bars {
 }
 
 /// `--tests covering` / `auto`: the covering tests of each ETIP from `--selection`. `covering`
-/// needs a usable selection for every built ETIP; `auto` takes what there is (no `--selection`:
-/// every ETIP runs its modules).
+/// needs a usable selection for every built ETIP; `auto` takes what there is for Python ETIPs
+/// (Java keeps its modules; without `--selection` every ETIP runs its modules).
 fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
     use etip_core::selection::SelectionOutcome;
     use etip_runner::measure::Covering;
@@ -237,6 +237,10 @@ fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
     let selections = super::select::read_selections(path)?;
     let mut map = std::collections::BTreeMap::new();
     for st in statuses.iter().filter(|s| s.image.is_some()) {
+        // `auto`: Java keeps its modules until selection is proven on real Java repositories.
+        if !strict && st.language == etip_core::Language::Java {
+            continue;
+        }
         let usable = selections
             .get(&st.id)
             .filter(|s| s.outcome != SelectionOutcome::Failed);
