@@ -420,13 +420,21 @@ fn lock_holder(file: &File) -> Option<u32> {
     // glibc's gnu_dev_major / gnu_dev_minor.
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
     let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    let mut text = String::new();
-    File::open("/proc/locks")
-        .ok()?
-        .take(1 << 20)
-        .read_to_string(&mut text)
-        .ok()?;
-    flock_holder(&text, major, minor, meta.ino())
+    // /proc/locks is read page by page while other processes (or threads) take and drop locks,
+    // and a read can skip a line: ask a few times before saying nobody is known.
+    for attempt in 0..5 {
+        let mut text = String::new();
+        File::open("/proc/locks")
+            .ok()?
+            .take(1 << 20)
+            .read_to_string(&mut text)
+            .ok()?;
+        if let Some(pid) = flock_holder(&text, major, minor, meta.ino()) {
+            return Some(pid);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2 << attempt));
+    }
+    None
 }
 
 #[cfg(not(target_os = "linux"))]
