@@ -60,12 +60,13 @@ fn rounds(classes: &[Timing]) -> Vec<RoundResult> {
                 },
                 started: "2025-01-01T00:00:00Z".into(),
                 wall_secs: 11.0,
-                command_secs: [5.0, 5.0],
-                exit_codes: [Some(0), Some(0)],
+                sequence: Vec::new(),
+                command_secs: vec![5.0, 5.0],
+                exit_codes: vec![Some(0), Some(0)],
                 pressure: None,
                 repeats: 0,
             },
-            sides: [
+            sides: vec![
                 side(Version::Original, classes, k, false),
                 side(Version::Patched, classes, k, true),
             ],

@@ -120,6 +120,10 @@ pub struct InstanceStatus {
     pub layers: Vec<Layer>,
     pub base_commit: String,
     pub patched_commit: String,
+    /// The repository the trees came from (a local folder or a git URL): `etip eval` reads the
+    /// ground-truth patch from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Directory of the original tree inside the image.
     pub original_dir: String,
     /// Directory of the patched tree inside the image.

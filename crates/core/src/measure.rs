@@ -215,14 +215,20 @@ pub struct RoundSummary {
     pub warmup: bool,
     /// Which version ran first.
     pub first: Version,
+    /// The order the sides ran in, as side indices (`[1, 0]`: patched, then original); recorded for
+    /// runs of more than two sides (`etip eval`: original, candidate, reference), where `first`
+    /// alone does not say it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequence: Vec<usize>,
     /// UTC start, RFC 3339.
     pub started: String,
     /// Wall time of the whole round, harness included.
     pub wall_secs: f64,
-    /// Own wall time of each version's test command: `[original, patched]`.
-    pub command_secs: [f64; 2],
-    /// Exit codes of the test commands: `[original, patched]`.
-    pub exit_codes: [Option<i64>; 2],
+    /// Own wall time of each side's test command: `[original, patched]` (`[original, candidate,
+    /// reference]` in an evaluation).
+    pub command_secs: Vec<f64>,
+    /// Exit codes of the test commands, per side as `command_secs`.
+    pub exit_codes: Vec<Option<i64>>,
     /// Share of the round during which some task of the machine stalled on CPU, I/O or memory
     /// (pressure stall information), where the kernel reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

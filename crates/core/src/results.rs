@@ -56,6 +56,37 @@ pub struct TaskResult {
     /// Verdicts a benchmark's own report states (used when the data to recompute them is absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub official: Option<OfficialVerdict>,
+    /// The submission (`model_name_or_path` of the prediction), in `etip eval`'s output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The evaluation run (`etip eval --run-id`): GSO's opt@k groups runs of one model by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// `etip eval`'s category: `not_generated`, `malformed`, `protected`, `does_not_apply`,
+    /// `does_not_compile`, `tests_fail`, `correct_not_faster`, `correct_faster`, or `error` (the
+    /// harness failed, not the patch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// The patch check's finding when it refused the patch (`empty`, `malformed`, `binary`,
+    /// `protected`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// How the patch was applied (`git_apply`, `three_way`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<String>,
+    /// Every changed file's syntax tree equals the ground truth's (and the same files changed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact_match: Option<bool>,
+    /// The patch changes the functions (methods) the ground truth changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_location: Option<bool>,
+    /// What went wrong, or the verdict in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The order in which the versions ran in each timed round (`["candidate", "reference",
+    /// "original"]`, ...), as recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orders: Vec<Vec<String>>,
 }
 
 /// Timed runs of one performance test on the base, patched and reference versions.

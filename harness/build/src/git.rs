@@ -304,6 +304,33 @@ impl Repo {
         self.git(&["cat-file", "blob", blob])
     }
 
+    /// The unified diff from `base` to `patched` (`git diff`, no renames, full index lines, no
+    /// colour or external diff driver whatever the user's configuration says): a commit's patch as
+    /// `git apply` takes it.
+    pub fn diff(&self, base: &str, patched: &str) -> Result<String, GitError> {
+        let out = self
+            .git(&[
+                "-c",
+                "core.quotepath=true",
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-renames",
+                "--no-textconv",
+                "--full-index",
+                "--binary",
+                base,
+                patched,
+                "--",
+            ])
+            .map_err(|e| GitError::Checkout {
+                repo: self.dir.display().to_string(),
+                commit: format!("{base}..{patched}"),
+                detail: e.to_string(),
+            })?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
     /// Writes `git archive` of `commit` (paths prefixed with `prefix`) into the tar file `out`.
     pub fn archive(&self, commit: &str, prefix: &str, out: &Path) -> Result<(), GitError> {
         let out_s = out.to_string_lossy().to_string();

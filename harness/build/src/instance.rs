@@ -171,6 +171,17 @@ impl InstanceSpec {
         }
     }
 
+    /// An evaluated candidate (`etip eval`): a copy of the original tree with a prediction applied,
+    /// at [`spec::CANDIDATE_DIR`], built with the original's tool into its own environment (its
+    /// own venv for Python), by [`spec::candidate_script`].
+    pub fn candidate(&self, cfg: &BuildConfig) -> VersionSpec {
+        VersionSpec {
+            tree: spec::CANDIDATE_DIR.to_string(),
+            env: spec::run_env(cfg, self.language, "candidate", &self.original.build_tool),
+            build_tool: self.original.build_tool.clone(),
+        }
+    }
+
     /// The test command of version `v` for a selection (see [`etip_toolchain::testcmd`]).
     pub fn test_command(
         &self,
@@ -178,7 +189,16 @@ impl InstanceSpec {
         selection: &Selection,
         pytest_report: &str,
     ) -> TestCommand {
-        let vs = self.version(v);
+        self.test_command_in(self.version(v), selection, pytest_report)
+    }
+
+    /// The test command in a tree of this instance (a version's or a candidate's).
+    pub fn test_command_in(
+        &self,
+        vs: &VersionSpec,
+        selection: &Selection,
+        pytest_report: &str,
+    ) -> TestCommand {
         let mut c = test_command(&TestCommandSpec {
             language: self.language,
             tree: &vs.tree,
@@ -358,6 +378,7 @@ mod tests {
             vec![],
         );
         let status = InstanceStatus {
+            source: None,
             id: "p".into(),
             language: Language::Python,
             outcome: etip_core::instance::BuildOutcome::Built,

@@ -446,6 +446,7 @@ fn new_status(etip: &EtipInput) -> InstanceStatus {
         layers: Vec::new(),
         base_commit: etip.base_commit.clone(),
         patched_commit: etip.patched_commit.clone(),
+        source: Some(etip.source()),
         original_dir: spec::ORIGINAL_DIR.into(),
         patched_dir: spec::PATCHED_DIR.into(),
         env: BTreeMap::new(),

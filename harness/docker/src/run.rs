@@ -171,7 +171,7 @@ impl Engine {
     }
 
     /// Extracts `tar` at `/` of container `id` (nothing for an empty archive).
-    async fn upload_files(&self, id: &str, tar: Vec<u8>) -> Result<(), EngineError> {
+    pub(crate) async fn upload_files(&self, id: &str, tar: Vec<u8>) -> Result<(), EngineError> {
         if tar.iter().all(|b| *b == 0) {
             return Ok(());
         }

@@ -7,5 +7,8 @@
 //! protected files (tests, build descriptors, benchmark and test-infrastructure files) unless
 //! test changes are allowed; and [`predictions::parse`], SWE-bench's prediction format.
 
+pub mod candidate;
+pub mod evaluate;
+pub mod gold;
 pub mod patch;
 pub mod predictions;

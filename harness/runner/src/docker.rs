@@ -380,6 +380,22 @@ impl Session for DockerSession {
         Ok(true)
     }
 
+    fn put_file(&mut self, name: &str, data: &[u8]) -> Result<String, ExecError> {
+        let session = self.session()?;
+        let path = format!("/tmp/etip-in/{name}");
+        self.handle
+            .block_on(self.engine.put_files(
+                session,
+                &[etip_docker::TmpFile {
+                    path: path.clone(),
+                    data: data.to_vec(),
+                    mode: 0o644,
+                }],
+            ))
+            .map_err(engine_err)?;
+        Ok(path)
+    }
+
     fn stop(&mut self) -> Result<(), ExecError> {
         if let Some(s) = self.session.take() {
             self.handle

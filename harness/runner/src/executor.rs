@@ -148,6 +148,10 @@ pub trait Session: Send {
     /// does not exist.
     fn copy_out(&mut self, path: &str, dest: &Path) -> Result<bool, ExecError>;
 
+    /// Writes a file into the session's own scratch folder (outside every tree: a patch to apply)
+    /// and returns its absolute path inside the session. `name` is a plain file name.
+    fn put_file(&mut self, name: &str, data: &[u8]) -> Result<String, ExecError>;
+
     /// Stops the session and removes what it created; idempotent.
     fn stop(&mut self) -> Result<(), ExecError>;
 }

@@ -52,6 +52,7 @@ impl Executor for LocalExecutor {
         Ok(Box::new(LocalSession {
             tree,
             env: request.env.clone(),
+            scratch: None,
         }))
     }
 }
@@ -59,6 +60,8 @@ impl Executor for LocalExecutor {
 struct LocalSession {
     tree: PathBuf,
     env: Vec<String>,
+    /// The session's own folder for files put into it (removed with the session).
+    scratch: Option<tempfile::TempDir>,
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ExecError + 'a {
@@ -201,7 +204,32 @@ impl Session for LocalSession {
         Ok(true)
     }
 
+    fn put_file(&mut self, name: &str, data: &[u8]) -> Result<String, ExecError> {
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(ExecError::failed(
+                "local",
+                format!("{name:?} is not a file name"),
+            ));
+        }
+        if self.scratch.is_none() {
+            let dir = tempfile::Builder::new()
+                .prefix("etip-session-")
+                .tempdir()
+                .map_err(io("creating a scratch folder in", Path::new("/tmp")))?;
+            self.scratch = Some(dir);
+        }
+        let dir = self
+            .scratch
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default();
+        let path = dir.join(name);
+        std::fs::write(&path, data).map_err(io("writing", &path))?;
+        Ok(path.display().to_string())
+    }
+
     fn stop(&mut self) -> Result<(), ExecError> {
+        self.scratch = None;
         Ok(())
     }
 }

@@ -181,10 +181,9 @@ fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> (Str
     (hex::encode(h.finalize()), text)
 }
 
-/// The plan of one built instance.
-pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Plan {
-    let spec = InstanceSpec::from_status(status, &cfg.build);
-    let selection = match &cfg.tests {
+/// The tests a configuration runs for one instance (see [`Tests`]).
+pub fn selection(status: &InstanceStatus, spec: &InstanceSpec, cfg: &MeasureConfig) -> Selection {
+    match &cfg.tests {
         Tests::Modules => spec.default_selection(),
         Tests::All => Selection::All,
         Tests::Classes(c) => Selection::Classes(c.clone()),
@@ -199,7 +198,13 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
             // Not measured (measure_one stops first) or not selected: the default.
             Some(Covering::None(_)) | None => spec.default_selection(),
         },
-    };
+    }
+}
+
+/// The plan of one built instance.
+pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Plan {
+    let spec = InstanceSpec::from_status(status, &cfg.build);
+    let selection = selection(status, &spec, cfg);
     let versions = if cfg.aa {
         [Version::Original, Version::Original]
     } else {
@@ -240,13 +245,13 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
     };
     Plan {
         id: status.id.clone(),
-        sides: [side(0), side(1)],
+        sides: vec![side(0), side(1)],
         log_dir,
     }
 }
 
 /// The session of version `v` of a built instance, labelled `label`.
-pub(crate) fn session_request(
+pub fn session_request(
     status: &InstanceStatus,
     spec: &InstanceSpec,
     v: Version,
@@ -311,6 +316,8 @@ pub fn measure_one(
             &env,
             &[],
             Some(Stop {
+                side: None,
+                classes: Vec::new(),
                 reason: NotExecutable::BuildFailed,
                 detail: format!(
                     "the build failed: {}{}",
@@ -330,6 +337,8 @@ pub fn measure_one(
         && let Some(Covering::None(detail)) = map.get(&status.id)
     {
         let stop = Stop {
+            side: None,
+            classes: Vec::new(),
             reason: NotExecutable::NoCoveringTests,
             detail: format!("etip select: {detail}"),
         };
@@ -363,6 +372,8 @@ pub fn measure_one(
     let more = |r: &[RoundResult]| verdict::needs_more_rounds(r, &cfg.verdict);
     let stop = if let Some(s) = stored_stop {
         Some(Stop {
+            side: None,
+            classes: Vec::new(),
             reason: s.reason,
             detail: s.detail,
         })
@@ -465,6 +476,8 @@ pub fn record(
                 Vec::new(),
                 None,
                 Some(Stop {
+                    side: None,
+                    classes: Vec::new(),
                     reason: NotExecutable::ReportMissing,
                     detail: format!("the report times cannot be compared: {e}"),
                 }),
@@ -475,6 +488,8 @@ pub fn record(
     };
     let stop = match (stop, &overall) {
         (None, None) => Some(Stop {
+            side: None,
+            classes: Vec::new(),
             reason: NotExecutable::NoTests,
             detail: "no test class ran long enough in every round to be timed".into(),
         }),

@@ -74,6 +74,30 @@ impl Order {
             Order::Random { .. } => "random",
         }
     }
+
+    /// The order in which `n` sides run in round `k`, as side indices. Two sides follow
+    /// [`Order::first`] (side 1 is the patched one). More sides (an evaluation's original,
+    /// candidate and reference) rotate: round k starts with side `k mod n` and goes on in index
+    /// order, so over n consecutive rounds every side runs once in every position; a random order
+    /// is a shuffle drawn from the seed and the round.
+    pub fn sequence(&self, k: usize, n: usize) -> Vec<usize> {
+        if n == 2 {
+            return match self.first(k) {
+                Version::Original => vec![0, 1],
+                Version::Patched => vec![1, 0],
+            };
+        }
+        match self {
+            Order::Alternate => (0..n).map(|i| (k + i) % n.max(1)).collect(),
+            Order::Random { seed } => {
+                use rand::seq::SliceRandom;
+                let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed.wrapping_add(k as u64));
+                let mut v: Vec<usize> = (0..n).collect();
+                v.shuffle(&mut rng);
+                v
+            }
+        }
+    }
 }
 
 /// One side of the comparison.
@@ -85,11 +109,12 @@ pub struct SidePlan {
     pub command: TestCommand,
 }
 
-/// What to measure for one ETIP. `sides[0]` is the original side, `sides[1]` the patched side.
+/// What to measure for one ETIP. `sides[0]` is the original side, `sides[1]` the patched side
+/// (an evaluation adds a third: `[original, candidate, reference]`).
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub id: String,
-    pub sides: [SidePlan; 2],
+    pub sides: Vec<SidePlan>,
     /// Folder for raw reports of the first rounds and the commands (optional).
     pub log_dir: Option<PathBuf>,
 }
@@ -157,8 +182,8 @@ pub struct SideResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundResult {
     pub summary: RoundSummary,
-    /// `[original side, patched side]`.
-    pub sides: [SideResult; 2],
+    /// `[original side, patched side]` (in an evaluation `[original, candidate, reference]`).
+    pub sides: Vec<SideResult>,
 }
 
 /// Why the protocol stopped early.
@@ -166,6 +191,11 @@ pub struct RoundResult {
 pub struct Stop {
     pub reason: NotExecutable,
     pub detail: String,
+    /// The side (index in the plan) whose command stopped the run, when one did.
+    pub side: Option<usize>,
+    /// The classes its report named when it stopped on failing tests (an evaluation's pass
+    /// fraction), else empty.
+    pub classes: Vec<ClassTime>,
 }
 
 /// Result of [`run`]: every round (resumed and new, in order), and the stop if the ETIP is not
@@ -213,25 +243,56 @@ pub fn run(
     more: &dyn Fn(&[RoundResult]) -> bool,
     progress: &dyn Progress,
 ) -> Run {
-    let mut rounds = resumed;
-    rounds.sort_by_key(|r| r.summary.round);
-    let mut sessions = Sessions {
-        sessions: Vec::new(),
-    };
+    let mut sessions = Vec::new();
     for side in &plan.sides {
         match executor.start(&side.session) {
-            Ok(s) => sessions.sessions.push(s),
+            Ok(s) => sessions.push(s),
             Err(e) => {
-                sessions.stop();
+                Sessions { sessions }.stop();
+                let mut rounds = resumed;
+                rounds.sort_by_key(|r| r.summary.round);
                 return Run {
                     rounds,
                     stop: Some(Stop {
+                        side: None,
+                        classes: Vec::new(),
                         reason: NotExecutable::EngineError,
                         detail: format!("starting the {} session: {e}", side.session.label),
                     }),
                 };
             }
         }
+    }
+    run_in(plan, cfg, sessions, resumed, sink, more, progress)
+}
+
+/// [`run`] in sessions the caller started, one per side of the plan, in the plan's order (an
+/// evaluation prepares the candidate's session before the rounds: copy, apply, build). The
+/// sessions are stopped at the end, whatever happened.
+pub fn run_in(
+    plan: &Plan,
+    cfg: &ProtocolConfig,
+    sessions: Vec<Box<dyn Session>>,
+    resumed: Vec<RoundResult>,
+    sink: &mut dyn RoundSink,
+    more: &dyn Fn(&[RoundResult]) -> bool,
+    progress: &dyn Progress,
+) -> Run {
+    let mut rounds = resumed;
+    rounds.sort_by_key(|r| r.summary.round);
+    let mut sessions = Sessions { sessions };
+    if sessions.sessions.len() != plan.sides.len() {
+        let n = sessions.sessions.len();
+        sessions.stop();
+        return Run {
+            rounds,
+            stop: Some(Stop {
+                side: None,
+                classes: Vec::new(),
+                reason: NotExecutable::EngineError,
+                detail: format!("{}: {n} sessions for {} sides", plan.id, plan.sides.len()),
+            }),
+        };
     }
     let stop = run_rounds(
         plan,
@@ -259,6 +320,8 @@ fn run_rounds(
         Ok(d) => d,
         Err(e) => {
             return Some(Stop {
+                side: None,
+                classes: Vec::new(),
                 reason: NotExecutable::EngineError,
                 detail: format!("creating a temporary folder for reports: {e}"),
             });
@@ -308,6 +371,8 @@ fn run_rounds(
 
 fn store_stop(e: String) -> Stop {
     Stop {
+        side: None,
+        classes: Vec::new(),
         reason: NotExecutable::EngineError,
         detail: format!("recording a round: {e}"),
     }
@@ -333,20 +398,22 @@ fn one_round(
     warmup: bool,
     scratch: &Path,
 ) -> Result<RoundResult, Stop> {
-    let first = cfg.order.first(k);
+    let n = plan.sides.len();
+    let sequence = cfg.order.sequence(k, n);
+    let first = plan.sides[sequence[0]].version;
     let mut repeats = 0;
     loop {
         let started = now_rfc3339();
         let before = cfg.proc_root.as_deref().and_then(noise::read_pressure);
         let t0 = Instant::now();
-        let order = match first {
-            Version::Original => [0usize, 1],
-            Version::Patched => [1, 0],
-        };
-        let mut results: [Option<SideResult>; 2] = [None, None];
-        for i in order {
+        let mut results: Vec<Option<SideResult>> = vec![None; n];
+        for &i in &sequence {
             let dir = scratch.join(format!("r{k}-{i}-{repeats}"));
-            let r = run_side(plan, cfg, &mut *sessions[i], i, k, warmup, &dir)?;
+            let r =
+                run_side(plan, cfg, &mut *sessions[i], i, k, warmup, &dir).map_err(|mut s| {
+                    s.side = Some(i);
+                    s
+                })?;
             results[i] = Some(r);
         }
         let wall = t0.elapsed();
@@ -355,8 +422,10 @@ fn one_round(
             (Some(b), Some(a)) => Some(stall(b, a, wall)),
             _ => None,
         };
-        let [Some(o), Some(p)] = results else {
+        let Some(sides) = results.into_iter().collect::<Option<Vec<SideResult>>>() else {
             return Err(Stop {
+                side: None,
+                classes: Vec::new(),
                 reason: NotExecutable::EngineError,
                 detail: format!("{}: a side of round {k} did not run", plan.id),
             });
@@ -379,14 +448,15 @@ fn one_round(
                 round: k,
                 warmup,
                 first,
+                sequence: if n > 2 { sequence } else { Vec::new() },
                 started,
                 wall_secs: wall.as_secs_f64(),
-                command_secs: [o.command_secs, p.command_secs],
-                exit_codes: [o.exit_code, p.exit_code],
+                command_secs: sides.iter().map(|s| s.command_secs).collect(),
+                exit_codes: sides.iter().map(|s| s.exit_code).collect(),
                 pressure,
                 repeats,
             },
-            sides: [o, p],
+            sides,
         });
     }
 }
@@ -429,6 +499,8 @@ fn run_side(
     let label = &sp.session.label;
     let when = round_name(k, warmup);
     let engine = |e: crate::executor::ExecError| Stop {
+        side: None,
+        classes: Vec::new(),
         reason: NotExecutable::EngineError,
         detail: format!("{when}, {label}: {e}"),
     };
@@ -444,6 +516,8 @@ fn run_side(
         .map_err(engine)?;
     if out.timed_out {
         return Err(Stop {
+            side: None,
+            classes: Vec::new(),
             reason: NotExecutable::Timeout,
             detail: format!(
                 "{when}, {label}: the test command exceeded the round time limit of {} s",
@@ -493,11 +567,15 @@ fn run_side(
         Err(e) => {
             if out.success() {
                 return Err(Stop {
+                    side: None,
+                    classes: Vec::new(),
                     reason: NotExecutable::ReportMissing,
                     detail: format!("{when}, {label}: {e}"),
                 });
             }
             return Err(Stop {
+                side: None,
+                classes: Vec::new(),
                 reason: NotExecutable::TestFailed,
                 detail: format!(
                     "{when}, {label}: the test command exited {exit} and its report could not be read ({e})\n{}",
@@ -516,6 +594,8 @@ fn run_side(
             .all(|r| r.kind == ReportKind::JunitFile)
     {
         return Err(Stop {
+            side: None,
+            classes: Vec::new(),
             reason: NotExecutable::NoTests,
             detail: format!("{when}, {label}: pytest collected no test"),
         });
@@ -523,6 +603,8 @@ fn run_side(
     let failed: Vec<&ClassTime> = report.0.iter().filter(|c| !c.passed).collect();
     if !failed.is_empty() {
         return Err(Stop {
+            side: None,
+            classes: report.0.clone(),
             reason: NotExecutable::TestFailed,
             detail: format!(
                 "{when}, {label}, class {}: failed{}",
@@ -541,6 +623,8 @@ fn run_side(
     }
     if !out.success() {
         return Err(Stop {
+            side: None,
+            classes: Vec::new(),
             reason: NotExecutable::TestFailed,
             detail: format!(
                 "{when}, {label}: the test command exited {exit} although its reports show no failing class\n{}",
@@ -557,6 +641,8 @@ fn run_side(
             .iter()
             .any(|r| r.kind == ReportKind::JunitFile && missing.contains(&r.path));
         return Err(Stop {
+            side: None,
+            classes: Vec::new(),
             reason: if junit_missing {
                 NotExecutable::ReportMissing
             } else {

@@ -196,6 +196,13 @@ impl Session for ScriptedSession {
         Ok(true)
     }
 
+    fn put_file(&mut self, name: &str, data: &[u8]) -> Result<String, ExecError> {
+        let path = format!("/scratch/{name}");
+        self.files
+            .insert(path.clone(), vec![(name.to_string(), data.to_vec())]);
+        Ok(path)
+    }
+
     fn stop(&mut self) -> Result<(), ExecError> {
         if !self.stopped {
             self.stopped = true;

@@ -65,7 +65,7 @@ fn side(label: &str, version: Version) -> SidePlan {
 fn plan() -> Plan {
     Plan {
         id: "demo".into(),
-        sides: [
+        sides: vec![
             side("original", Version::Original),
             side("patched", Version::Patched),
         ],

@@ -217,6 +217,7 @@ fn row(
             speedup_ratio: Some(sr),
             ..OfficialVerdict::default()
         }),
+        ..TaskResult::default()
     })
 }
 

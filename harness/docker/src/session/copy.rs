@@ -1,6 +1,7 @@
 //! Copying files out of a session: [`Engine::copy_out`] gets a tar archive through the engine's
 //! archive API, and [`extract_tar`] writes its files and folders on the host without following
-//! links.
+//! links. [`Engine::put_files`] goes the other way, for files under `/tmp` only (a patch to
+//! apply in the session).
 
 use super::Session;
 use crate::{Engine, EngineError};
@@ -19,6 +20,26 @@ pub struct Extracted {
 }
 
 impl Engine {
+    /// Writes files under `/tmp/` of the session (their folders created), through the engine's
+    /// archive API: no argument-size limit, nothing passes through a shell.
+    pub async fn put_files(
+        &self,
+        session: &Session,
+        files: &[crate::TmpFile],
+    ) -> Result<(), EngineError> {
+        let pack = crate::BuildContainer {
+            files: files.to_vec(),
+            ..crate::BuildContainer::default()
+        };
+        let invalid = |detail: String| EngineError::Session {
+            id: session.id.clone(),
+            detail,
+        };
+        pack.check(&[]).map_err(invalid)?;
+        let tar = pack.files_tar().map_err(invalid)?;
+        self.upload_files(&session.id, tar).await
+    }
+
     /// A tar archive of `path` (file or folder) in the session, as the engine's archive API makes
     /// it (entries named from the last component of `path`: `/work/out` gives `out/...`), held in
     /// memory; `None` when the path does not exist.

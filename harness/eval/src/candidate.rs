@@ -1,0 +1,231 @@
+//! The candidate's session: a container of the instance image in which the original tree is
+//! copied to [`spec::CANDIDATE_DIR`], the prediction applied to the copy and the copy built and
+//! smoke-checked exactly as the instance layer built the original ([`spec::candidate_script`]).
+//!
+//! The reference tree is hidden from the session (an empty read-only mount) and the image is never
+//! changed: whatever the patch does happens in this container's own file system, which the
+//! original's and the reference's sessions (other containers) never see.
+
+use etip_build::config::BuildConfig;
+use etip_build::instance::InstanceSpec;
+use etip_build::spec;
+use etip_runner::executor::{
+    CommandOutput, CommandRequest, ExecError, Executor, Session, SessionRequest,
+};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How a patch was applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyMethod {
+    /// `git apply`: every hunk applied where the diff says.
+    GitApply,
+    /// `git apply --3way` on a throw-away repository of the original tree: needed when the hunks'
+    /// context has moved.
+    ThreeWay,
+}
+
+/// Why a candidate could not be prepared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrepareFailure {
+    /// Neither `git apply` nor a 3-way apply took the patch.
+    DoesNotApply(String),
+    /// The candidate does not build, or its smoke check fails.
+    DoesNotCompile(String),
+    /// Not the patch's fault: the engine, the copy, the harness's own time limit.
+    Infra(String),
+}
+
+/// A prepared candidate: its running session and what it took.
+pub struct Prepared {
+    pub session: Box<dyn Session>,
+    pub apply: ApplyMethod,
+}
+
+/// What the preparation printed, step by step (the log folder keeps it).
+#[derive(Debug, Default, Clone)]
+pub struct PrepareLog {
+    pub apply: String,
+    pub build: String,
+}
+
+/// Copies the original tree into the candidate's folder (`$1`: original tree, `$2`: candidate).
+const COPY: &str = r#"set -e
+rm -rf "$2"; mkdir -p "$2"
+cp -a "$1/." "$2/"
+echo "etip: copied $1 to $2""#;
+
+/// Applies `$1` in the current folder: `git apply`, else a 3-way apply on a throw-away repository
+/// kept outside the tree (`$2`). The last line says which worked (`etip-apply: git_apply` or
+/// `etip-apply: three_way`).
+const APPLY: &str = r#"P=$1
+if git apply --check --verbose "$P" 2>&1; then
+  git apply "$P" && echo "etip-apply: git_apply" && exit 0
+fi
+echo "etip: git apply refused the patch; trying a 3-way apply"
+export GIT_DIR="$2" GIT_WORK_TREE="$PWD"
+rm -rf "$GIT_DIR"
+git init -q && git add -A . >/dev/null 2>&1 && \
+  git -c user.name=etip -c user.email=etip@localhost -c commit.gpgsign=false commit -q --no-verify -m original || { echo "etip: the 3-way apply could not record the original tree"; exit 3; }
+if git apply --3way "$P" 2>&1; then
+  rm -rf "$GIT_DIR"; echo "etip-apply: three_way"; exit 0
+fi
+git reset -q --hard >/dev/null 2>&1
+rm -rf "$GIT_DIR"
+echo "etip: the patch does not apply"
+exit 1"#;
+
+/// The candidate's session request: the instance image, the candidate's tree and environment,
+/// the reference tree hidden.
+pub fn session_request(
+    base: &SessionRequest,
+    spec: &InstanceSpec,
+    cfg: &BuildConfig,
+) -> SessionRequest {
+    let cand = spec.candidate(cfg);
+    SessionRequest {
+        label: "candidate".into(),
+        tree: cand.tree.clone(),
+        hidden: vec![spec.patched.tree.clone()],
+        env: cand.env.clone(),
+        ..base.clone()
+    }
+}
+
+fn run(
+    session: &mut dyn Session,
+    argv: Vec<String>,
+    cwd: &str,
+    timeout: Duration,
+) -> Result<CommandOutput, ExecError> {
+    session.run(&CommandRequest {
+        argv,
+        env: Vec::new(),
+        cwd: cwd.to_string(),
+        clean: Vec::new(),
+        timeout,
+    })
+}
+
+fn text(out: &CommandOutput) -> String {
+    format!("{}{}", out.stdout, out.stderr)
+}
+
+fn sh(script: &str, args: &[&str]) -> Vec<String> {
+    let mut v = vec!["sh".to_string(), "-c".into(), script.into(), "sh".into()];
+    v.extend(args.iter().map(|a| a.to_string()));
+    v
+}
+
+/// Starts the candidate's session and prepares it (copy, apply, build, smoke check), within
+/// `limit` per step. The session is stopped on failure.
+pub fn prepare(
+    executor: &dyn Executor,
+    request: &SessionRequest,
+    spec: &InstanceSpec,
+    cfg: &BuildConfig,
+    patch: &str,
+    limit: Duration,
+    log: &mut PrepareLog,
+) -> Result<Prepared, PrepareFailure> {
+    let mut session = executor
+        .start(request)
+        .map_err(|e| PrepareFailure::Infra(format!("starting the candidate's session: {e}")))?;
+    let result = prepare_in(&mut *session, request, spec, cfg, patch, limit, log);
+    match result {
+        Ok(apply) => Ok(Prepared { session, apply }),
+        Err(f) => {
+            if let Err(e) = session.stop() {
+                tracing::warn!("stopping the candidate's session: {e}");
+            }
+            Err(f)
+        }
+    }
+}
+
+fn prepare_in(
+    session: &mut dyn Session,
+    request: &SessionRequest,
+    spec: &InstanceSpec,
+    cfg: &BuildConfig,
+    patch: &str,
+    limit: Duration,
+    log: &mut PrepareLog,
+) -> Result<ApplyMethod, PrepareFailure> {
+    let infra = |what: &str, e: ExecError| PrepareFailure::Infra(format!("{what}: {e}"));
+    let tree = request.tree.as_str();
+    let out = run(session, sh(COPY, &[&spec.original.tree, tree]), "/", limit)
+        .map_err(|e| infra("copying the original tree", e))?;
+    if !out.success() {
+        return Err(PrepareFailure::Infra(format!(
+            "copying the original tree failed{}: {}",
+            if out.timed_out { " (time limit)" } else { "" },
+            etip_core::clip::clip(&text(&out), 2000)
+        )));
+    }
+    let path = session
+        .put_file("prediction.diff", patch.as_bytes())
+        .map_err(|e| infra("putting the patch into the session", e))?;
+    let out = run(
+        session,
+        sh(APPLY, &[&path, "/tmp/etip-3way.git"]),
+        tree,
+        limit,
+    )
+    .map_err(|e| infra("applying the patch", e))?;
+    log.apply = text(&out);
+    let method = if out.success() && out.stdout.contains("etip-apply: three_way") {
+        ApplyMethod::ThreeWay
+    } else if out.success() && out.stdout.contains("etip-apply: git_apply") {
+        ApplyMethod::GitApply
+    } else if out.timed_out || out.exit_code != Some(1) {
+        return Err(PrepareFailure::Infra(format!(
+            "applying the patch ended {}: {}",
+            if out.timed_out {
+                "at the time limit".to_string()
+            } else {
+                format!("with exit code {:?}", out.exit_code)
+            },
+            etip_core::clip::clip(&log.apply, 2000)
+        )));
+    } else {
+        return Err(PrepareFailure::DoesNotApply(tail(&log.apply, 20)));
+    };
+    let script = spec::candidate_script(cfg, spec.language, &spec.modules);
+    let path = session
+        .put_file("build-candidate.sh", script.as_bytes())
+        .map_err(|e| infra("putting the build script into the session", e))?;
+    let out = run(session, vec!["sh".into(), path], "/", limit)
+        .map_err(|e| infra("building the candidate", e))?;
+    log.build = text(&out);
+    if out.success() {
+        return Ok(method);
+    }
+    if out.timed_out {
+        return Err(PrepareFailure::DoesNotCompile(format!(
+            "the candidate's build exceeded the time limit of {} s",
+            limit.as_secs()
+        )));
+    }
+    match out.exit_code {
+        Some(spec::EXIT_CANDIDATE) => Err(PrepareFailure::DoesNotCompile(format!(
+            "the candidate does not build:\n{}",
+            tail(&log.build, 25)
+        ))),
+        Some(spec::EXIT_SMOKE_CANDIDATE) => Err(PrepareFailure::DoesNotCompile(format!(
+            "the candidate's smoke check failed:\n{}",
+            tail(&log.build, 25)
+        ))),
+        other => Err(PrepareFailure::Infra(format!(
+            "the candidate's build script ended with exit code {other:?}:\n{}",
+            tail(&log.build, 25)
+        ))),
+    }
+}
+
+/// The last `n` lines of `s`.
+pub(crate) fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}

@@ -1,0 +1,418 @@
+//! One prediction on one built ETIP, start to end: the patch checks, the candidate's session
+//! ([`crate::candidate`]), then the rounds of `etip measure`'s protocol with three sides —
+//! original, candidate, reference (the ground-truth patched version) — in rotated order, and the
+//! verdicts of `etip measure` on the candidate against the original (SPEC 3.1).
+//!
+//! The result is a line of etip's task results ([`TaskResult`]), with the category, the per-test
+//! runs of the three versions and the speedups, so that `etip score` and `etip audit` read an
+//! evaluation's output directly.
+
+use crate::candidate::{self, PrepareFailure, PrepareLog};
+use crate::patch::{self, PatchProblem};
+use crate::predictions::Prediction;
+use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
+use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::measure::{Direction, NotExecutable, Version};
+use etip_core::results::{TaskResult, TestRuns};
+use etip_runner::executor::{Executor, Session};
+use etip_runner::measure::{self, MeasureConfig};
+use etip_runner::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, Stop};
+use etip_runner::verdict;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What an evaluation decides about a prediction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// The agent produced no patch (or an empty one).
+    NotGenerated,
+    /// Not a well-formed unified diff, binary hunks, or paths that leave the tree.
+    Malformed,
+    /// Changes tests, benchmark or build files (refused unless test changes are allowed).
+    Protected,
+    DoesNotApply,
+    /// The candidate does not build, or its smoke check fails.
+    DoesNotCompile,
+    /// Some test fails (or times out) on the candidate.
+    TestsFail,
+    /// Every test passes; the sign test does not find the candidate significantly faster.
+    CorrectNotFaster,
+    /// Every test passes and the sign test finds the candidate significantly faster (SPEC 3.1).
+    CorrectFaster,
+    /// The harness failed, not the patch (engine, the harness's own limits, an instance that is
+    /// not executable here): retried by the next run, reported apart.
+    Error,
+}
+
+impl Category {
+    pub const ALL: [Category; 9] = [
+        Category::NotGenerated,
+        Category::Malformed,
+        Category::Protected,
+        Category::DoesNotApply,
+        Category::DoesNotCompile,
+        Category::TestsFail,
+        Category::CorrectNotFaster,
+        Category::CorrectFaster,
+        Category::Error,
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Category::NotGenerated => "not_generated",
+            Category::Malformed => "malformed",
+            Category::Protected => "protected",
+            Category::DoesNotApply => "does_not_apply",
+            Category::DoesNotCompile => "does_not_compile",
+            Category::TestsFail => "tests_fail",
+            Category::CorrectNotFaster => "correct_not_faster",
+            Category::CorrectFaster => "correct_faster",
+            Category::Error => "error",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    fn of_problem(p: &PatchProblem) -> Category {
+        match p {
+            PatchProblem::Empty => Category::NotGenerated,
+            PatchProblem::Malformed { .. } | PatchProblem::Binary { .. } => Category::Malformed,
+            PatchProblem::Protected { .. } => Category::Protected,
+        }
+    }
+}
+
+/// Everything an evaluation is asked to do.
+#[derive(Debug, Clone)]
+pub struct EvalConfig {
+    /// The protocol, verdicts, tests, resources and build configuration, as `etip measure` has
+    /// them. `logs` is unused: the evaluation's log folder is given per prediction.
+    pub measure: MeasureConfig,
+    /// Let patches change tests and other protected files.
+    pub allow_test_changes: bool,
+    /// Time limit of each preparation step of the candidate (copy, apply, build).
+    pub setup_timeout: Duration,
+    /// The run's id, copied into every result.
+    pub run_id: Option<String>,
+}
+
+/// Progress of one evaluation.
+pub trait EvalProgress: Sync {
+    fn stage(&self, _stage: &str) {}
+    fn round(&self, _round: usize, _total: usize) {}
+}
+
+impl EvalProgress for () {}
+
+struct Rounds<'a>(&'a dyn EvalProgress);
+
+impl protocol::Progress for Rounds<'_> {
+    fn round_started(&self, round: usize, total: usize) {
+        self.0.round(round, total);
+    }
+}
+
+/// Keeps the rounds in the log folder as they complete (one JSON line each).
+struct LogSink(Option<PathBuf>);
+
+impl RoundSink for LogSink {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
+        let Some(path) = &self.0 else {
+            return Ok(());
+        };
+        use std::io::Write;
+        let line = serde_json::to_string(round).map_err(|e| e.to_string())?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        writeln!(f, "{line}").map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Side labels of an evaluation's rounds, by index.
+pub const SIDES: [&str; 3] = ["original", "candidate", "reference"];
+
+/// Evaluates one prediction on one built instance (see the module docs). `log_dir`, when given,
+/// receives the patch, the apply and build logs and the rounds. Never fails: what went wrong is
+/// the result's category and detail.
+pub fn evaluate(
+    executor: &dyn Executor,
+    status: &InstanceStatus,
+    prediction: &Prediction,
+    cfg: &EvalConfig,
+    log_dir: Option<&Path>,
+    progress: &dyn EvalProgress,
+) -> TaskResult {
+    let mut result = TaskResult {
+        instance_id: status.id.clone(),
+        model: Some(prediction.model.clone()),
+        run_id: cfg.run_id.clone(),
+        ..TaskResult::default()
+    };
+    let finish = |mut r: TaskResult, c: Category, detail: Option<String>| {
+        r.category = Some(c.name().to_string());
+        r.status = Some(c.name().to_string());
+        if r.correct.is_none() && c != Category::Error {
+            r.correct = Some(false);
+        }
+        r.detail = detail;
+        r
+    };
+    if let Some(dir) = log_dir {
+        let _ = std::fs::create_dir_all(dir);
+        if let Some(p) = &prediction.patch {
+            let _ = std::fs::write(dir.join("patch.diff"), p);
+        }
+    }
+    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
+        let why = status.reason.as_deref().unwrap_or("no image");
+        return finish(
+            result,
+            Category::Error,
+            Some(format!("the instance was not built: {why}")),
+        );
+    }
+    let Some(text) = prediction.patch.as_deref().filter(|p| !p.trim().is_empty()) else {
+        return finish(result, Category::NotGenerated, Some("no patch".into()));
+    };
+    progress.stage("checking the patch");
+    if let Err(p) = patch::check(status.language, text, cfg.allow_test_changes) {
+        result.check = Some(p.category().to_string());
+        let c = Category::of_problem(&p);
+        return finish(result, c, Some(p.to_string()));
+    }
+    let spec = InstanceSpec::from_status(status, &cfg.measure.build);
+    let plan = measure::plan(status, &cfg.measure, executor.name());
+    let request = candidate::session_request(&plan.sides[0].session, &spec, &cfg.measure.build);
+    progress.stage("applying and building the candidate");
+    let mut log = PrepareLog::default();
+    let prepared = candidate::prepare(
+        executor,
+        &request,
+        &spec,
+        &cfg.measure.build,
+        text,
+        cfg.setup_timeout,
+        &mut log,
+    );
+    if let Some(dir) = log_dir {
+        let _ = std::fs::write(dir.join("apply.log"), &log.apply);
+        let _ = std::fs::write(dir.join("build.log"), &log.build);
+    }
+    let prepared = match prepared {
+        Ok(p) => p,
+        Err(f) => {
+            let (c, d) = match f {
+                PrepareFailure::DoesNotApply(d) => (Category::DoesNotApply, d),
+                PrepareFailure::DoesNotCompile(d) => (Category::DoesNotCompile, d),
+                PrepareFailure::Infra(d) => (Category::Error, d),
+            };
+            return finish(result, c, Some(d));
+        }
+    };
+    result.apply = serde_json::to_value(prepared.apply)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string));
+    let selection = measure::selection(status, &spec, &cfg.measure);
+    let cand_side = SidePlan {
+        version: Version::Patched,
+        command: spec.test_command_in(
+            &spec.candidate(&cfg.measure.build),
+            &selection,
+            PYTEST_REPORT,
+        ),
+        session: request,
+    };
+    let [original, reference] = match <[SidePlan; 2]>::try_from(plan.sides) {
+        Ok(s) => s,
+        Err(_) => {
+            return finish(
+                result,
+                Category::Error,
+                Some("a plan without two sides".into()),
+            );
+        }
+    };
+    let three = Plan {
+        id: plan.id.clone(),
+        sides: vec![original, cand_side, reference],
+        log_dir: log_dir.map(Path::to_path_buf),
+    };
+    let sessions = match start_others(executor, &three, prepared.session) {
+        Ok(s) => s,
+        Err(d) => return finish(result, Category::Error, Some(d)),
+    };
+    progress.stage("timing original, candidate and reference");
+    let mut sink = LogSink(log_dir.map(|d| d.join("rounds.jsonl")));
+    if let Some(p) = &sink.0 {
+        let _ = std::fs::remove_file(p);
+    }
+    let run = protocol::run_in(
+        &three,
+        &cfg.measure.protocol,
+        sessions,
+        Vec::new(),
+        &mut sink,
+        &|_| false,
+        &Rounds(progress),
+    );
+    judge(result, &run.rounds, run.stop, cfg, finish)
+}
+
+/// Starts the original's and the reference's sessions around the prepared candidate's, in the
+/// plan's order; on failure every started session (the candidate's too) is stopped.
+fn start_others(
+    executor: &dyn Executor,
+    plan: &Plan,
+    candidate: Box<dyn Session>,
+) -> Result<Vec<Box<dyn Session>>, String> {
+    let mut started: Vec<Box<dyn Session>> = vec![candidate];
+    let mut out: Vec<Option<Box<dyn Session>>> = vec![None, None, None];
+    for i in [0usize, 2] {
+        match executor.start(&plan.sides[i].session) {
+            Ok(s) => out[i] = Some(s),
+            Err(e) => {
+                for s in started.iter_mut().chain(out.iter_mut().flatten()) {
+                    let _ = s.stop();
+                }
+                return Err(format!("starting the {} session: {e}", SIDES[i]));
+            }
+        }
+    }
+    out[1] = started.pop();
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// Rounds with the sides `[0, i]` only: the candidate (`i` = 1) or the reference (`i` = 2)
+/// against the original, as `etip measure`'s verdicts read them.
+fn pair(rounds: &[RoundResult], i: usize) -> Vec<RoundResult> {
+    rounds
+        .iter()
+        .filter(|r| r.sides.len() > i)
+        .map(|r| RoundResult {
+            summary: r.summary.clone(),
+            sides: vec![r.sides[0].clone(), r.sides[i].clone()],
+        })
+        .collect()
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+fn judge(
+    mut result: TaskResult,
+    rounds: &[RoundResult],
+    stop: Option<Stop>,
+    cfg: &EvalConfig,
+    finish: impl Fn(TaskResult, Category, Option<String>) -> TaskResult,
+) -> TaskResult {
+    result.orders = rounds
+        .iter()
+        .filter(|r| !r.summary.warmup)
+        .map(|r| {
+            r.summary
+                .sequence
+                .iter()
+                .map(|i| SIDES[*i].to_string())
+                .collect()
+        })
+        .collect();
+    if let Some(s) = stop {
+        if s.side == Some(1) && s.reason != NotExecutable::EngineError {
+            let total = s.classes.len();
+            let passed = s.classes.iter().filter(|c| c.passed).count();
+            result.pass_fraction = Some(if total == 0 {
+                0.0
+            } else {
+                passed as f64 / total as f64
+            });
+            return finish(result, Category::TestsFail, Some(s.detail));
+        }
+        let who = s.side.map_or("the harness", |i| SIDES[i]);
+        return finish(
+            result,
+            Category::Error,
+            Some(format!("{who}: {} ({:?})", s.detail, s.reason)),
+        );
+    }
+    let cand = pair(rounds, 1);
+    let gold = pair(rounds, 2);
+    let (classes, overall) = match verdict::verdicts(&cand, &cfg.measure.verdict) {
+        Ok(v) => v,
+        Err(e) => {
+            return finish(
+                result,
+                Category::Error,
+                Some(format!("the times cannot be compared: {e}")),
+            );
+        }
+    };
+    let gold_series = verdict::series(&gold);
+    result.correct = Some(true);
+    result.pass_fraction = Some(1.0);
+    result.tests = classes
+        .iter()
+        .filter(|c| c.eligible)
+        .map(|c| TestRuns {
+            name: c.name.clone(),
+            base: c.original.clone(),
+            patched: c.patched.clone(),
+            reference: gold_series
+                .classes
+                .get(&c.name)
+                .map(|(_, r)| r.clone())
+                .unwrap_or_default(),
+            passed: true,
+        })
+        .collect();
+    let sum = |f: &dyn Fn(&TestRuns) -> &Vec<f64>| -> f64 {
+        result.tests.iter().map(|t| mean(f(t))).sum()
+    };
+    let (b, p, r) = (
+        sum(&|t| &t.base),
+        sum(&|t| &t.patched),
+        sum(&|t| &t.reference),
+    );
+    if b > 0.0 && p > 0.0 {
+        result.speedup = Some(b / p);
+    }
+    if b > 0.0 && r > 0.0 && result.tests.iter().all(|t| !t.reference.is_empty()) {
+        result.gold_speedup = Some(b / r);
+    }
+    let Some(overall) = overall else {
+        return finish(
+            result,
+            Category::CorrectNotFaster,
+            Some(
+                "every test passed; no test class ran long enough in every round to be timed"
+                    .into(),
+            ),
+        );
+    };
+    let sign = overall.sign_test.as_ref();
+    let faster = sign.is_some_and(|s| s.direction == Direction::PatchedFaster);
+    let words = sign.map_or(String::new(), |s| {
+        format!(
+            "sign test over {} rounds: candidate faster in {} (p = {:.2e}), original faster in {} (p = {:.2e}); improvement {:.1}%",
+            s.n,
+            s.wins_patched,
+            s.p_patched,
+            s.wins_original,
+            s.p_original,
+            s.improvement * 100.0
+        )
+    });
+    let c = if faster {
+        Category::CorrectFaster
+    } else {
+        Category::CorrectNotFaster
+    };
+    finish(result, c, Some(words))
+}

@@ -1,0 +1,204 @@
+//! `etip eval` on a real built ETIP (the Python fixture: `dedup` made linear) with the real Docker
+//! engine: the ground-truth patch, an equivalent rewrite, a patch that breaks a test, a correct
+//! but slower one and one that does not apply, each with its category; nothing left running.
+
+#[path = "../../runner/tests/common/mod.rs"]
+mod common;
+
+use common::{Env, Step};
+use etip_core::Language;
+use etip_eval::evaluate::{EvalConfig, evaluate};
+use etip_eval::predictions::Prediction;
+use std::time::Duration;
+
+const EQUIVALENT: &str = r#"--- a/textutil/__init__.py
++++ b/textutil/__init__.py
+@@ -3,9 +3,11 @@
+ 
+ def dedup(values):
+     """The distinct values, in first-seen order."""
++    seen = set()
+     out = []
+     for v in values:
+-        if v not in out:
++        if v not in seen:
++            seen.add(v)
+             out.append(v)
+     return out
+ 
+"#;
+
+const BREAKS_A_TEST: &str = r#"--- a/textutil/__init__.py
++++ b/textutil/__init__.py
+@@ -3,11 +3,7 @@
+ 
+ def dedup(values):
+     """The distinct values, in first-seen order."""
+-    out = []
+-    for v in values:
+-        if v not in out:
+-            out.append(v)
+-    return out
++    return sorted(set(values))
+ 
+ 
+ def join(parts, sep):
+"#;
+
+const SLOWER: &str = r#"--- a/textutil/__init__.py
++++ b/textutil/__init__.py
+@@ -5,7 +5,7 @@
+     """The distinct values, in first-seen order."""
+     out = []
+     for v in values:
+-        if v not in out:
++        if v not in list(out) + list(out):
+             out.append(v)
+     return out
+ 
+"#;
+
+const DOES_NOT_APPLY: &str = r#"--- a/textutil/__init__.py
++++ b/textutil/__init__.py
+@@ -3,7 +3,7 @@
+ 
+ def dedup(items):
+     """Distinct items."""
+-    result = []
++    result = list()
+     for v in items:
+         if v not in result:
+             result.append(v)
+"#;
+
+fn prediction(model: &str, patch: Option<String>) -> Prediction {
+    Prediction {
+        instance_id: "py-dedup".into(),
+        model: model.into(),
+        patch,
+        line: 1,
+    }
+}
+
+fn config() -> EvalConfig {
+    EvalConfig {
+        measure: common::config(8, false),
+        allow_test_changes: false,
+        setup_timeout: Duration::from_secs(300),
+        run_id: Some("test".into()),
+    }
+}
+
+fn leftovers(env: &Env) -> usize {
+    let out = std::process::Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=etip.namespace={}", env.ns),
+        ])
+        .output()
+        .expect("docker ps");
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+#[test]
+fn predictions_on_a_python_etip_get_their_categories() {
+    let _serial = common::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = common::env("eval-py");
+    let repo = env.dir.path().join("repo");
+    let steps: Vec<Step> = common::fixture_steps("python")
+        .into_iter()
+        .take(2)
+        .collect();
+    let commits = common::repo(&repo, steps);
+    let status = env.build(
+        "py-dedup",
+        Language::Python,
+        &repo,
+        &commits[0],
+        &commits[1],
+    );
+    let gold = etip_eval::gold::patch(&status, &env.dir.path().join("cache")).unwrap();
+    assert!(
+        gold.contains("+    return list(dict.fromkeys(values))"),
+        "{gold}"
+    );
+    let cfg = config();
+    let logs = env.dir.path().join("logs");
+    let cases: Vec<(&str, Option<String>, &str)> = vec![
+        ("gold", Some(gold.clone()), "correct_faster"),
+        ("equivalent", Some(EQUIVALENT.into()), "correct_faster"),
+        ("breaks-a-test", Some(BREAKS_A_TEST.into()), "tests_fail"),
+        ("slower", Some(SLOWER.into()), "correct_not_faster"),
+        (
+            "does-not-apply",
+            Some(DOES_NOT_APPLY.into()),
+            "does_not_apply",
+        ),
+        ("none", None, "not_generated"),
+    ];
+    for (model, patch, want) in cases {
+        let dir = logs.join(model);
+        let r = evaluate(
+            &env.executor,
+            &status,
+            &prediction(model, patch),
+            &cfg,
+            Some(&dir),
+            &(),
+        );
+        assert_eq!(
+            r.category.as_deref(),
+            Some(want),
+            "{model}: {:?}\n{}",
+            r.detail,
+            std::fs::read_to_string(dir.join("build.log")).unwrap_or_default()
+        );
+        assert_eq!(r.model.as_deref(), Some(model));
+        assert_eq!(r.run_id.as_deref(), Some("test"));
+        match want {
+            "correct_faster" | "correct_not_faster" => {
+                assert_eq!(r.correct, Some(true));
+                assert_eq!(r.apply.as_deref(), Some("git_apply"));
+                // Every eligible class has 8 paired runs of each version.
+                assert!(!r.tests.is_empty());
+                for t in &r.tests {
+                    assert_eq!(
+                        (t.base.len(), t.patched.len(), t.reference.len()),
+                        (8, 8, 8)
+                    );
+                }
+                // The rounds rotate: each version runs first in some round.
+                assert_eq!(r.orders.len(), 8);
+                for side in ["original", "candidate", "reference"] {
+                    assert!(r.orders.iter().any(|o| o[0] == side), "{:?}", r.orders);
+                }
+                let (s, g) = (r.speedup.unwrap(), r.gold_speedup.unwrap());
+                assert!(g > 1.1, "gold speedup {g}");
+                if want == "correct_faster" {
+                    assert!(s > 1.1, "{model}: speedup {s}");
+                } else {
+                    assert!(s < 1.0, "{model}: speedup {s}");
+                }
+                assert!(dir.join("rounds.jsonl").is_file());
+            }
+            "tests_fail" => {
+                assert_eq!(r.correct, Some(false));
+                let f = r.pass_fraction.unwrap();
+                assert!(f > 0.0 && f < 1.0, "pass fraction {f}");
+                assert!(
+                    r.detail.as_deref().unwrap().contains("candidate"),
+                    "{:?}",
+                    r.detail
+                );
+            }
+            "does_not_apply" => {
+                let log = std::fs::read_to_string(dir.join("apply.log")).unwrap();
+                assert!(log.contains("3-way"), "{log}");
+            }
+            _ => {}
+        }
+        assert_eq!(leftovers(&env), 0, "{model}: containers left");
+    }
+}
