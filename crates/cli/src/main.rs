@@ -40,6 +40,10 @@ enum Command {
     /// Run the tests of built ETIPs once per version with per-test coverage and keep those that
     /// execute the changed code (for `etip measure --tests covering`).
     Select(cmd::select::Args),
+    /// Evaluate agent patches (SWE-bench predictions), the ETIPs' own patches (`gold`) or no change
+    /// (`empty`) on built ETIPs: apply, build, time against the original and the ground truth,
+    /// categorise; results in the schema `etip score` reads.
+    Eval(Box<cmd::eval::Args>),
     /// Remove the images and containers etip created.
     Clean(cmd::clean::Args),
 }
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => cmd::clean::run(args),
         Command::Measure(args) => cmd::measure::run(*args),
         Command::Select(args) => cmd::select::run(args, &mut std::io::stdout().lock()),
+        Command::Eval(args) => cmd::eval::run(*args, &mut std::io::stdout().lock()),
     };
     cmd::finish(result)
 }

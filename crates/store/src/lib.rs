@@ -19,6 +19,9 @@
 //!   identified by a key derived from every parameter that influences results; it holds, per ETIP,
 //!   each completed round of timings (each committed on its own, so that a killed run resumes from
 //!   the stored rounds) and the ETIP's final outcome (so that a rerun skips finished ETIPs).
+//! - **evaluation** ([`Store::record_eval`], [`Store::eval_results`]): per `etip eval` run id,
+//!   submission and instance, the result and the key of what shaped it (a rerun skips results
+//!   whose key is unchanged and that did not end in a harness error).
 //!
 //! # Schema versions
 //!
@@ -31,6 +34,7 @@
 //! | 0 | nothing (a new file), or a store of an etip older than versioning (no `user_version`) |
 //! | 1 | mining: `mine_runs`, `mine_decisions` (a store that still has the older `mine_commits` table has its decisions moved over) |
 //! | 2 | measurement: `measure_runs`, `measure_rounds`, `measure_outcomes` |
+//! | 3 | evaluation: `eval_results` |
 //!
 //! A store whose version is newer than [`SCHEMA_VERSION`] was written by a newer etip and is
 //! refused ([`StoreError::NewerSchema`]) rather than misread.
@@ -65,6 +69,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+mod eval;
 mod measure;
 mod mine;
 
@@ -158,7 +163,7 @@ type Migration = fn(&Transaction) -> rusqlite::Result<()>;
 
 /// The migrations, in order: `MIGRATIONS[i]` brings a store from version `i` to version `i + 1`.
 /// Append only; never edit one that has been released.
-const MIGRATIONS: &[Migration] = &[migrate_v1_mining, migrate_v2_measurement];
+const MIGRATIONS: &[Migration] = &[migrate_v1_mining, migrate_v2_measurement, migrate_v3_eval];
 
 /// Version 1: the mining tables.
 ///
@@ -227,6 +232,22 @@ fn migrate_v2_measurement(tx: &Transaction) -> rusqlite::Result<()> {
              payload TEXT NOT NULL,
              recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
              UNIQUE (run, etip)
+         );",
+    )
+}
+
+/// Version 3: evaluation results (`etip eval`), one per run id, submission and instance.
+fn migrate_v3_eval(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE eval_results (
+             id INTEGER PRIMARY KEY,
+             run_id TEXT NOT NULL,
+             model TEXT NOT NULL,
+             instance TEXT NOT NULL,
+             key TEXT NOT NULL,
+             payload TEXT NOT NULL,
+             recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+             UNIQUE (run_id, model, instance)
          );",
     )
 }
@@ -497,12 +518,13 @@ mod tests {
         let path = dir.path().join("new.sqlite");
         let s = Store::open(&path).unwrap();
         assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 2);
+        assert_eq!(SCHEMA_VERSION, 3);
         drop(s);
-        assert_eq!(version_of(&path), 2);
+        assert_eq!(version_of(&path), 3);
         assert_eq!(
             tables(&path),
             [
+                "eval_results",
                 "measure_outcomes",
                 "measure_rounds",
                 "measure_runs",
@@ -512,7 +534,7 @@ mod tests {
         );
         // Reopening changes nothing.
         drop(Store::open(&path).unwrap());
-        assert_eq!(version_of(&path), 2);
+        assert_eq!(version_of(&path), 3);
     }
 
     /// A store of an etip from before versioning (user_version 0, today's mining tables) keeps its
@@ -535,7 +557,7 @@ mod tests {
             assert_eq!(user_version(&conn).unwrap(), 0);
         }
         let mut s = Store::open(&path).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 2);
+        assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
         let run = s.mine_run("k", "{}").unwrap();
         assert_eq!(run, 1);
         assert!(s.commit(run, "aaa").unwrap().unwrap().kept);
@@ -577,7 +599,7 @@ mod tests {
         }
         {
             let mut s = Store::open(&path).unwrap();
-            assert_eq!(s.schema_version().unwrap(), 2);
+            assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
             let a = s.mine_run("a", "{}").unwrap();
             let b = s.mine_run("b", "{}").unwrap();
             assert_eq!((a, b), (1, 2));

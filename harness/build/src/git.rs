@@ -304,6 +304,16 @@ impl Repo {
         self.git(&["cat-file", "blob", blob])
     }
 
+    /// The content of `path` in `commit`, `None` when the commit has no such file.
+    pub fn file_at(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let spec = format!("{commit}:{path}");
+        let exists = run_git(Some(&self.dir), &["cat-file", "-e", &spec]).is_ok();
+        if !exists {
+            return Ok(None);
+        }
+        self.git(&["cat-file", "blob", &spec]).map(Some)
+    }
+
     /// The unified diff from `base` to `patched` (`git diff`, no renames, full index lines, no
     /// colour or external diff driver whatever the user's configuration says): a commit's patch as
     /// `git apply` takes it.

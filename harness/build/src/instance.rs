@@ -171,17 +171,6 @@ impl InstanceSpec {
         }
     }
 
-    /// An evaluated candidate (`etip eval`): a copy of the original tree with a prediction applied,
-    /// at [`spec::CANDIDATE_DIR`], built with the original's tool into its own environment (its
-    /// own venv for Python), by [`spec::candidate_script`].
-    pub fn candidate(&self, cfg: &BuildConfig) -> VersionSpec {
-        VersionSpec {
-            tree: spec::CANDIDATE_DIR.to_string(),
-            env: spec::run_env(cfg, self.language, "candidate", &self.original.build_tool),
-            build_tool: self.original.build_tool.clone(),
-        }
-    }
-
     /// The test command of version `v` for a selection (see [`etip_toolchain::testcmd`]).
     pub fn test_command(
         &self,

@@ -1,10 +1,16 @@
-//! The candidate's session: a container of the instance image in which the original tree is
-//! copied to [`spec::CANDIDATE_DIR`], the prediction applied to the copy and the copy built and
-//! smoke-checked exactly as the instance layer built the original ([`spec::candidate_script`]).
+//! The candidate's session: a container of the instance image in which the prediction is applied
+//! to the container's own copy of the original tree, which is then built and smoke-checked exactly
+//! as the instance layer built the original ([`spec::candidate_script`]).
+//!
+//! The candidate runs at the original's path, with the original's environment: a candidate
+//! differs from the original by its patch only. (A copy under another path made the copy's
+//! quadratic string-building test four times faster in some runs and never the original's: the
+//! paths' lengths change what the interpreter allocates before the test, and with it where glibc
+//! serves the test's large strings from. An unchanged candidate must time like the original.)
 //!
 //! The reference tree is hidden from the session (an empty read-only mount) and the image is never
 //! changed: whatever the patch does happens in this container's own file system, which the
-//! original's and the reference's sessions (other containers) never see.
+//! original's and the reference's sessions (other containers of the same image) never see.
 
 use etip_build::config::BuildConfig;
 use etip_build::instance::InstanceSpec;
@@ -40,7 +46,8 @@ pub enum PrepareFailure {
 /// A prepared candidate: its running session and what it took.
 pub struct Prepared {
     pub session: Box<dyn Session>,
-    pub apply: ApplyMethod,
+    /// How the patch was applied (`None`: an empty patch, nothing to apply).
+    pub apply: Option<ApplyMethod>,
 }
 
 /// What the preparation printed, step by step (the log folder keeps it).
@@ -49,12 +56,6 @@ pub struct PrepareLog {
     pub apply: String,
     pub build: String,
 }
-
-/// Copies the original tree into the candidate's folder (`$1`: original tree, `$2`: candidate).
-const COPY: &str = r#"set -e
-rm -rf "$2"; mkdir -p "$2"
-cp -a "$1/." "$2/"
-echo "etip: copied $1 to $2""#;
 
 /// Applies `$1` in the current folder: `git apply`, else a 3-way apply on a throw-away repository
 /// kept outside the tree (`$2`). The last line says which worked (`etip-apply: git_apply` or
@@ -76,20 +77,12 @@ rm -rf "$GIT_DIR"
 echo "etip: the patch does not apply"
 exit 1"#;
 
-/// The candidate's session request: the instance image, the candidate's tree and environment,
-/// the reference tree hidden.
-pub fn session_request(
-    base: &SessionRequest,
-    spec: &InstanceSpec,
-    cfg: &BuildConfig,
-) -> SessionRequest {
-    let cand = spec.candidate(cfg);
+/// The candidate's session request: the original's (`original`: its request), labelled
+/// `candidate`.
+pub fn session_request(original: &SessionRequest) -> SessionRequest {
     SessionRequest {
         label: "candidate".into(),
-        tree: cand.tree.clone(),
-        hidden: vec![spec.patched.tree.clone()],
-        env: cand.env.clone(),
-        ..base.clone()
+        ..original.clone()
     }
 }
 
@@ -118,8 +111,8 @@ fn sh(script: &str, args: &[&str]) -> Vec<String> {
     v
 }
 
-/// Starts the candidate's session and prepares it (copy, apply, build, smoke check), within
-/// `limit` per step. The session is stopped on failure.
+/// Starts the candidate's session and prepares it (apply, build, smoke check), within `limit`
+/// per step. The session is stopped on failure.
 pub fn prepare(
     executor: &dyn Executor,
     request: &SessionRequest,
@@ -132,7 +125,7 @@ pub fn prepare(
     let mut session = executor
         .start(request)
         .map_err(|e| PrepareFailure::Infra(format!("starting the candidate's session: {e}")))?;
-    let result = prepare_in(&mut *session, request, spec, cfg, patch, limit, log);
+    let result = prepare_in(&mut *session, &request.tree, spec, cfg, patch, limit, log);
     match result {
         Ok(apply) => Ok(Prepared { session, apply }),
         Err(f) => {
@@ -146,24 +139,30 @@ pub fn prepare(
 
 fn prepare_in(
     session: &mut dyn Session,
-    request: &SessionRequest,
+    tree: &str,
     spec: &InstanceSpec,
     cfg: &BuildConfig,
     patch: &str,
     limit: Duration,
     log: &mut PrepareLog,
+) -> Result<Option<ApplyMethod>, PrepareFailure> {
+    let method = if patch.is_empty() {
+        None
+    } else {
+        Some(apply(session, tree, patch, limit, log)?)
+    };
+    build(session, spec, cfg, limit, log).map(|()| method)
+}
+
+/// Applies the patch in the candidate's tree (see [`APPLY`]).
+fn apply(
+    session: &mut dyn Session,
+    tree: &str,
+    patch: &str,
+    limit: Duration,
+    log: &mut PrepareLog,
 ) -> Result<ApplyMethod, PrepareFailure> {
     let infra = |what: &str, e: ExecError| PrepareFailure::Infra(format!("{what}: {e}"));
-    let tree = request.tree.as_str();
-    let out = run(session, sh(COPY, &[&spec.original.tree, tree]), "/", limit)
-        .map_err(|e| infra("copying the original tree", e))?;
-    if !out.success() {
-        return Err(PrepareFailure::Infra(format!(
-            "copying the original tree failed{}: {}",
-            if out.timed_out { " (time limit)" } else { "" },
-            etip_core::clip::clip(&text(&out), 2000)
-        )));
-    }
     let path = session
         .put_file("prediction.diff", patch.as_bytes())
         .map_err(|e| infra("putting the patch into the session", e))?;
@@ -192,6 +191,18 @@ fn prepare_in(
     } else {
         return Err(PrepareFailure::DoesNotApply(tail(&log.apply, 20)));
     };
+    Ok(method)
+}
+
+/// Builds and smoke-checks the candidate's tree ([`spec::candidate_script`]).
+fn build(
+    session: &mut dyn Session,
+    spec: &InstanceSpec,
+    cfg: &BuildConfig,
+    limit: Duration,
+    log: &mut PrepareLog,
+) -> Result<(), PrepareFailure> {
+    let infra = |what: &str, e: ExecError| PrepareFailure::Infra(format!("{what}: {e}"));
     let script = spec::candidate_script(cfg, spec.language, &spec.modules);
     let path = session
         .put_file("build-candidate.sh", script.as_bytes())
@@ -200,7 +211,7 @@ fn prepare_in(
         .map_err(|e| infra("building the candidate", e))?;
     log.build = text(&out);
     if out.success() {
-        return Ok(method);
+        return Ok(());
     }
     if out.timed_out {
         return Err(PrepareFailure::DoesNotCompile(format!(

@@ -9,8 +9,8 @@
 
 use crate::candidate::{self, PrepareFailure, PrepareLog};
 use crate::patch::{self, PatchProblem};
-use crate::predictions::Prediction;
-use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
+use crate::predictions::{Kind, Prediction};
+use etip_build::instance::InstanceSpec;
 use etip_core::instance::{BuildOutcome, InstanceStatus};
 use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_core::results::{TaskResult, TestRuns};
@@ -178,18 +178,29 @@ pub fn evaluate(
             Some(format!("the instance was not built: {why}")),
         );
     }
-    let Some(text) = prediction.patch.as_deref().filter(|p| !p.trim().is_empty()) else {
-        return finish(result, Category::NotGenerated, Some("no patch".into()));
+    let empty = prediction.kind == Kind::Empty;
+    let text = match prediction.patch.as_deref().filter(|p| !p.trim().is_empty()) {
+        Some(t) => t,
+        None if empty => "",
+        None => return finish(result, Category::NotGenerated, Some("no patch".into())),
     };
     progress.stage("checking the patch");
-    if let Err(p) = patch::check(status.language, text, cfg.allow_test_changes) {
-        result.check = Some(p.category().to_string());
-        let c = Category::of_problem(&p);
-        return finish(result, c, Some(p.to_string()));
-    }
+    let allow = cfg.allow_test_changes || prediction.kind == Kind::Gold;
+    let files = if empty {
+        Vec::new()
+    } else {
+        match patch::check(status.language, text, allow) {
+            Ok(v) => v.files,
+            Err(p) => {
+                result.check = Some(p.category().to_string());
+                let c = Category::of_problem(&p);
+                return finish(result, c, Some(p.to_string()));
+            }
+        }
+    };
     let spec = InstanceSpec::from_status(status, &cfg.measure.build);
     let plan = measure::plan(status, &cfg.measure, executor.name());
-    let request = candidate::session_request(&plan.sides[0].session, &spec, &cfg.measure.build);
+    let request = candidate::session_request(&plan.sides[0].session);
     progress.stage("applying and building the candidate");
     let mut log = PrepareLog::default();
     let prepared = candidate::prepare(
@@ -205,7 +216,7 @@ pub fn evaluate(
         let _ = std::fs::write(dir.join("apply.log"), &log.apply);
         let _ = std::fs::write(dir.join("build.log"), &log.build);
     }
-    let prepared = match prepared {
+    let mut prepared = match prepared {
         Ok(p) => p,
         Err(f) => {
             let (c, d) = match f {
@@ -216,17 +227,23 @@ pub fn evaluate(
             return finish(result, c, Some(d));
         }
     };
-    result.apply = serde_json::to_value(prepared.apply)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string));
-    let selection = measure::selection(status, &spec, &cfg.measure);
+    if !empty {
+        result.apply = prepared
+            .apply
+            .and_then(|a| serde_json::to_value(a).ok())
+            .and_then(|v| v.as_str().map(str::to_string));
+    }
+    if let Some(dir) = log_dir {
+        copy_changed(
+            &mut *prepared.session,
+            &request.tree,
+            &files,
+            &dir.join(CHANGED_FILES),
+        );
+    }
     let cand_side = SidePlan {
         version: Version::Patched,
-        command: spec.test_command_in(
-            &spec.candidate(&cfg.measure.build),
-            &selection,
-            PYTEST_REPORT,
-        ),
+        command: plan.sides[0].command.clone(),
         session: request,
     };
     let [original, reference] = match <[SidePlan; 2]>::try_from(plan.sides) {
@@ -263,6 +280,23 @@ pub fn evaluate(
         &Rounds(progress),
     );
     judge(result, &run.rounds, run.stop, cfg, finish)
+}
+
+/// Folder of an evaluation's log folder holding the candidate's version of every file its patch
+/// changes (a deleted file is absent), as applied in the candidate's tree.
+pub const CHANGED_FILES: &str = "files";
+
+/// Copies the candidate's version of the files its patch changes out of its session.
+fn copy_changed(session: &mut dyn Session, tree: &str, files: &[patch::FilePatch], dest: &Path) {
+    for path in files.iter().filter_map(|f| f.new_path.as_deref()) {
+        let to = match Path::new(path).parent() {
+            Some(p) => dest.join(p),
+            None => dest.to_path_buf(),
+        };
+        if let Err(e) = session.copy_out(&format!("{tree}/{path}"), &to) {
+            tracing::warn!("copying {path} out of the candidate's session: {e}");
+        }
+    }
 }
 
 /// Starts the original's and the reference's sessions around the prepared candidate's, in the

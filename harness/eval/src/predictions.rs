@@ -12,8 +12,46 @@ pub struct Prediction {
     pub model: String,
     /// The patch, `None` when the agent produced none.
     pub patch: Option<String>,
-    /// The line of the file it was read from (1-based).
+    /// The line of the file it was read from (1-based; 0 for `gold` and `empty`).
     pub line: usize,
+    pub kind: Kind,
+}
+
+/// Where a prediction comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A submission's patch: untrusted, checked before anything runs.
+    Agent,
+    /// The ETIP's own ground-truth patch (`--predictions gold`, the harness's self-check): it may
+    /// change any file its commit changed.
+    Gold,
+    /// No change at all (`--predictions empty`): the original tree evaluated as a candidate, the
+    /// harness's false-positive check (it should never be `correct_faster`).
+    Empty,
+}
+
+impl Prediction {
+    /// The ground-truth patch of an instance as a prediction of model `gold`.
+    pub fn gold(instance_id: &str, patch: String) -> Prediction {
+        Prediction {
+            instance_id: instance_id.to_string(),
+            model: "gold".into(),
+            patch: Some(patch),
+            line: 0,
+            kind: Kind::Gold,
+        }
+    }
+
+    /// The unchanged original as a prediction of model `empty`.
+    pub fn empty(instance_id: &str) -> Prediction {
+        Prediction {
+            instance_id: instance_id.to_string(),
+            model: "empty".into(),
+            patch: Some(String::new()),
+            line: 0,
+            kind: Kind::Empty,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -78,6 +116,7 @@ pub fn parse(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
             model,
             patch: r.model_patch.filter(|p| !p.trim().is_empty()),
             line,
+            kind: Kind::Agent,
         });
     }
     if out.is_empty() {

@@ -8,7 +8,7 @@ mod common;
 use common::{Env, Step};
 use etip_core::Language;
 use etip_eval::evaluate::{EvalConfig, evaluate};
-use etip_eval::predictions::Prediction;
+use etip_eval::predictions::{Kind, Prediction};
 use std::time::Duration;
 
 const EQUIVALENT: &str = r#"--- a/textutil/__init__.py
@@ -77,6 +77,11 @@ fn prediction(model: &str, patch: Option<String>) -> Prediction {
         model: model.into(),
         patch,
         line: 1,
+        kind: if model == "gold" {
+            Kind::Gold
+        } else {
+            Kind::Agent
+        },
     }
 }
 
@@ -137,17 +142,16 @@ fn predictions_on_a_python_etip_get_their_categories() {
             "does_not_apply",
         ),
         ("none", None, "not_generated"),
+        ("empty", None, "correct_not_faster"),
     ];
     for (model, patch, want) in cases {
         let dir = logs.join(model);
-        let r = evaluate(
-            &env.executor,
-            &status,
-            &prediction(model, patch),
-            &cfg,
-            Some(&dir),
-            &(),
-        );
+        let p = if model == "empty" {
+            Prediction::empty("py-dedup")
+        } else {
+            prediction(model, patch)
+        };
+        let r = evaluate(&env.executor, &status, &p, &cfg, Some(&dir), &());
         assert_eq!(
             r.category.as_deref(),
             Some(want),
@@ -160,7 +164,15 @@ fn predictions_on_a_python_etip_get_their_categories() {
         match want {
             "correct_faster" | "correct_not_faster" => {
                 assert_eq!(r.correct, Some(true));
-                assert_eq!(r.apply.as_deref(), Some("git_apply"));
+                if model == "empty" {
+                    assert_eq!(r.apply, None);
+                } else {
+                    assert_eq!(r.apply.as_deref(), Some("git_apply"));
+                    // The candidate's version of the changed file is kept for the labels.
+                    let kept =
+                        std::fs::read_to_string(dir.join("files/textutil/__init__.py")).unwrap();
+                    assert!(kept.contains("def dedup"), "{kept}");
+                }
                 // Every eligible class has 8 paired runs of each version.
                 assert!(!r.tests.is_empty());
                 for t in &r.tests {
@@ -178,6 +190,9 @@ fn predictions_on_a_python_etip_get_their_categories() {
                 assert!(g > 1.1, "gold speedup {g}");
                 if want == "correct_faster" {
                     assert!(s > 1.1, "{model}: speedup {s}");
+                } else if model == "empty" {
+                    // An unchanged candidate times like the original (no harness bias).
+                    assert!((0.9..1.1).contains(&s), "{model}: speedup {s}");
                 } else {
                     assert!(s < 1.0, "{model}: speedup {s}");
                 }

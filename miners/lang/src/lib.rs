@@ -17,6 +17,7 @@
 //! ```
 
 pub mod java_layout;
+pub mod labels;
 /// Path knowledge lives in `etip-toolchain` (shared with the harness); re-exported here.
 pub use etip_toolchain::paths as profile;
 pub mod semantic;

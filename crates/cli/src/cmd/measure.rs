@@ -44,8 +44,49 @@ pub enum TimerArg {
     Literal,
 }
 
+/// What `etip measure` and `etip eval` share: the rounds, the verdicts' parameters, the sessions'
+/// limits and CPUs.
+#[derive(Debug, clap::Args)]
+pub struct TimingArgs {
+    /// Timed rounds (warm-up excluded).
+    #[arg(long, default_value_t = 30)]
+    pub rounds: usize,
+    /// Warm-up rounds, discarded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Minimum relative improvement for a round to count as a win.
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
+          value_parser = |s: &str| param::MIN_IMPR.parse(s))]
+    pub min_impr: f64,
+    /// Significance threshold of the sign test (strict: p < p-val).
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
+          value_parser = |s: &str| param::P_VAL.parse(s))]
+    pub p_val: f64,
+    /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
+    #[arg(long)]
+    pub conservative: bool,
+    /// The sign test's pair rule.
+    #[arg(long, value_enum, default_value_t = TimerArg::Resolution)]
+    pub timer_rule: TimerArg,
+    /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
+    #[arg(long, default_value_t = 10.0)]
+    pub min_class_ms: f64,
+    /// Memory limit of each session in MB.
+    #[arg(long, default_value_t = 4096)]
+    pub memory: u64,
+    /// Time limit of each version's test command in a round, seconds.
+    #[arg(long, default_value_t = 1800)]
+    pub round_timeout: u64,
+    /// CPUs the sessions may use (e.g. `2-3`); default: whole physical cores, one left to the
+    /// system on machines with more than two.
+    #[arg(long)]
+    pub cpus: Option<String>,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// The status.jsonl that `etip build` wrote (later lines of an id replace earlier ones).
     #[arg(long)]
     etips: PathBuf,
@@ -55,23 +96,6 @@ pub struct Args {
     /// Output folder: measurements.jsonl, executable.jsonl, logs/<id>/, report.html, state.sqlite.
     #[arg(long)]
     out: PathBuf,
-    /// Timed rounds (warm-up excluded).
-    #[arg(long, default_value_t = 30)]
-    rounds: usize,
-    /// Warm-up rounds, discarded.
-    #[arg(long, default_value_t = 1)]
-    warmup: usize,
-    /// Minimum relative improvement for a round to count as a win.
-    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
-          value_parser = |s: &str| param::MIN_IMPR.parse(s))]
-    min_impr: f64,
-    /// Significance threshold of the sign test (strict: p < p-val).
-    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
-          value_parser = |s: &str| param::P_VAL.parse(s))]
-    p_val: f64,
-    /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
-    #[arg(long)]
-    conservative: bool,
     /// Order of the two versions within a round.
     #[arg(long, value_enum, default_value_t = OrderArg::Alternate)]
     order: OrderArg,
@@ -94,22 +118,6 @@ pub struct Args {
     /// A/A calibration: both sides run the original version.
     #[arg(long)]
     aa: bool,
-    /// CPUs the sessions may use (e.g. `2-3`); default: whole physical cores, one left to the
-    /// system on machines with more than two.
-    #[arg(long)]
-    cpus: Option<String>,
-    /// Memory limit of each session in MB.
-    #[arg(long, default_value_t = 4096)]
-    memory: u64,
-    /// Time limit of each version's test command in a round, seconds.
-    #[arg(long, default_value_t = 1800)]
-    round_timeout: u64,
-    /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
-    #[arg(long, default_value_t = 10.0)]
-    min_class_ms: f64,
-    /// The sign test's pair rule.
-    #[arg(long, value_enum, default_value_t = TimerArg::Resolution)]
-    timer_rule: TimerArg,
     /// Where the tests run.
     #[arg(long, value_enum, default_value_t = ExecutorArg::Auto)]
     executor: ExecutorArg,
@@ -159,26 +167,79 @@ pub(crate) fn read_statuses(path: &Path) -> anyhow::Result<Vec<InstanceStatus>> 
     Ok(out)
 }
 
+impl TimingArgs {
+    /// Refuses values no run can use.
+    pub fn check(&self) -> Result<(), UsageError> {
+        let bad = |m: String| Err(UsageError(m));
+        if self.rounds == 0 {
+            return bad("--rounds must be at least 1".into());
+        }
+        if self.round_timeout == 0 || self.memory < 64 {
+            return bad("--round-timeout must be positive and --memory at least 64 MB".into());
+        }
+        if !(self.min_class_ms.is_finite() && self.min_class_ms >= 0.0) {
+            return bad(format!(
+                "--min-class-ms must be a non-negative number, got {}",
+                self.min_class_ms
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sign test's parameters (`--conservative` or `--min-impr`/`--p-val`).
+    pub fn sign(&self) -> SignTestConfig {
+        if self.conservative {
+            SignTestConfig::conservative()
+        } else {
+            SignTestConfig {
+                min_impr: self.min_impr,
+                p_val: self.p_val,
+            }
+        }
+    }
+
+    /// The verdicts' parameters.
+    pub fn verdict(&self, sequential: Option<SequentialDesign>) -> VerdictConfig {
+        VerdictConfig {
+            sign: self.sign(),
+            timer: match self.timer_rule {
+                TimerArg::Resolution => TimerKind::Resolution,
+                TimerArg::Literal => TimerKind::Literal,
+            },
+            min_class_secs: self.min_class_ms / 1000.0,
+            sequential,
+            ..VerdictConfig::default()
+        }
+    }
+
+    /// The protocol's parameters (fixed rounds, the given order).
+    pub fn protocol(&self, order: Order) -> ProtocolConfig {
+        ProtocolConfig {
+            rounds: self.rounds,
+            warmup: self.warmup,
+            order,
+            round_timeout: Duration::from_secs(self.round_timeout),
+            ..ProtocolConfig::default()
+        }
+    }
+
+    pub fn resources(&self) -> Resources {
+        Resources {
+            memory_mb: self.memory,
+            ..Resources::default()
+        }
+    }
+}
+
 fn check_args(args: &Args) -> Result<(), UsageError> {
     let bad = |m: String| Err(UsageError(m));
-    if args.rounds == 0 {
-        return bad("--rounds must be at least 1".into());
-    }
+    args.timing.check()?;
     if let Some(m) = args.max_rounds
-        && m < args.rounds
+        && m < args.timing.rounds
     {
         return bad(format!(
             "--max-rounds ({m}) must be at least --rounds ({})",
-            args.rounds
-        ));
-    }
-    if args.round_timeout == 0 || args.memory < 64 {
-        return bad("--round-timeout must be positive and --memory at least 64 MB".into());
-    }
-    if !(args.min_class_ms.is_finite() && args.min_class_ms >= 0.0) {
-        return bad(format!(
-            "--min-class-ms must be a non-negative number, got {}",
-            args.min_class_ms
+            args.timing.rounds
         ));
     }
     Ok(())
@@ -280,16 +341,20 @@ fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
     Ok(Tests::Covering(map))
 }
 
-/// Whole physical cores for the sessions: both sessions get the same CPU set (they never run at
-/// the same time, and giving each version its own core would confound the version with the core).
-fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, Vec<String>)> {
+/// Whole physical cores for the sessions (`cpus`: `--cpus`): every session gets the same CPU set
+/// (they never run at the same time, and giving each version its own core would confound the
+/// version with the core).
+pub(crate) fn pinning(
+    cpus: Option<&str>,
+    can_pin: bool,
+) -> anyhow::Result<(Option<String>, Vec<String>)> {
     if !can_pin {
         return Ok((
             None,
             vec!["the executor cannot pin sessions to CPUs".to_string()],
         ));
     }
-    let allowed = match &args.cpus {
+    let allowed = match cpus {
         Some(list) => Some(
             etip_runner::noise::parse_cpu_list(list)
                 .map_err(|e| UsageError(format!("--cpus {list}: {e}")))?,
@@ -318,7 +383,7 @@ fn pinning(args: &Args, can_pin: bool) -> anyhow::Result<(Option<[String; 2]>, V
          for both keeps the version from being confounded with the core"
             .to_string(),
     );
-    Ok((plan.cpusets.first().map(|c| [c.clone(), c.clone()]), notes))
+    Ok((plan.cpusets.first().cloned(), notes))
 }
 
 fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
@@ -419,24 +484,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         statuses.retain(|s| args.id.contains(&s.id));
     }
-    let sign = if args.conservative {
-        SignTestConfig::conservative()
-    } else {
-        SignTestConfig {
-            min_impr: args.min_impr,
-            p_val: args.p_val,
-        }
-    };
+    let sign = args.timing.sign();
     // Adaptive rounds: the recommended design's batches, spending and futility, up to --max-rounds.
     let sequential = match args.max_rounds {
-        Some(m) if m > args.rounds => {
+        Some(m) if m > args.timing.rounds => {
             let bad = |e: etip_stats::StatsError| UsageError(format!("--max-rounds {m}: {e}"));
-            let p = SequentialDesign::recommended(args.rounds, sign.p_val)
+            let p = SequentialDesign::recommended(args.timing.rounds, sign.p_val)
                 .map_err(bad)?
                 .params();
             Some(
-                SequentialDesign::new(args.rounds, p.batch, m, sign.p_val, p.spending, p.futility)
-                    .map_err(bad)?,
+                SequentialDesign::new(
+                    args.timing.rounds,
+                    p.batch,
+                    m,
+                    sign.p_val,
+                    p.spending,
+                    p.futility,
+                )
+                .map_err(bad)?,
             )
         }
         _ => None,
@@ -455,40 +520,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ),
     };
     // Before anything starts: can these rounds give a significant outcome at all?
-    etip_runner::measure::check_feasible(args.max_rounds.unwrap_or(args.rounds), sign.p_val)
+    etip_runner::measure::check_feasible(args.max_rounds.unwrap_or(args.timing.rounds), sign.p_val)
         .map_err(|e| UsageError(e.to_string()))?;
     let ex = executor(&args)?;
-    let (cpusets, notes) = pinning(&args, ex.info().can_pin)?;
+    let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
     let cfg = MeasureConfig {
         protocol: ProtocolConfig {
-            rounds: args.rounds,
-            warmup: args.warmup,
             max_rounds: args.max_rounds,
             batch,
-            order: match args.order {
+            ..args.timing.protocol(match args.order {
                 OrderArg::Alternate => Order::Alternate,
                 OrderArg::Random => Order::Random { seed: args.seed },
-            },
-            round_timeout: Duration::from_secs(args.round_timeout),
-            ..ProtocolConfig::default()
+            })
         },
-        verdict: VerdictConfig {
-            sign,
-            timer: match args.timer_rule {
-                TimerArg::Resolution => TimerKind::Resolution,
-                TimerArg::Literal => TimerKind::Literal,
-            },
-            min_class_secs: args.min_class_ms / 1000.0,
-            sequential,
-            ..VerdictConfig::default()
-        },
+        verdict: args.timing.verdict(sequential),
         tests,
         aa: args.aa,
-        resources: Resources {
-            memory_mb: args.memory,
-            ..Resources::default()
-        },
-        cpusets,
+        resources: args.timing.resources(),
+        cpusets: cpuset.map(|c| [c.clone(), c]),
         notes,
         build,
         logs: Some(args.out.join("logs")),

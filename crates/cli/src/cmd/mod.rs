@@ -3,6 +3,8 @@
 pub mod base_image;
 pub mod build;
 pub mod clean;
+pub mod eval;
+pub mod eval_labels;
 pub mod input;
 pub mod measure;
 pub mod measure_html;

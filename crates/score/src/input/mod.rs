@@ -123,6 +123,15 @@ pub struct Loaded {
 pub fn load_file(path: &Path, name: Option<&str>) -> Result<Submission> {
     match read_any(path, name)? {
         AnyFile::Submission(sub) => Ok(*sub),
+        AnyFile::Several(subs) => Err(ScoreError::InvalidParameter(format!(
+            "{} holds {} submissions ({}); read it with load_files",
+            path.display(),
+            subs.len(),
+            subs.iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
         AnyFile::Manifest(_) => Err(ScoreError::UnknownFormat {
             path: path.to_path_buf(),
             why: "it is a GSO manifest (official scores), not a per-submission report".into(),
@@ -154,7 +163,12 @@ pub fn load_files(paths: &[PathBuf], names: &[String]) -> Result<Loaded> {
         .collect::<Result<Vec<_>>>()?;
     let mut first: Option<(&Path, Format)> = None;
     for (path, file) in &files {
-        if let AnyFile::Submission(sub) = file {
+        let sub = match file {
+            AnyFile::Submission(sub) => Some(&**sub),
+            AnyFile::Several(subs) => subs.first(),
+            AnyFile::Manifest(_) => None,
+        };
+        if let Some(sub) = sub {
             match first {
                 None => first = Some((path, sub.format)),
                 Some((first_path, kind)) if kind.benchmark() != sub.format.benchmark() => {
@@ -211,18 +225,12 @@ fn assemble(files: Vec<(PathBuf, AnyFile)>, group: fn(Format) -> Format) -> Resu
                 manifests.push(path);
             }
             AnyFile::Submission(sub) => {
-                if let Some(prev) = seen.insert(sub.name.clone(), path.clone()) {
-                    return Err(ScoreError::DuplicateSubmission {
-                        name: sub.name,
-                        first: prev,
-                        second: path,
-                    });
+                add(&mut groups, &mut seen, group, &path, *sub)?;
+            }
+            AnyFile::Several(subs) => {
+                for sub in subs {
+                    add(&mut groups, &mut seen, group, &path, sub)?;
                 }
-                groups
-                    .entry(group(sub.format))
-                    .or_default()
-                    .submissions
-                    .push(*sub);
             }
         }
     }
@@ -245,8 +253,33 @@ fn assemble(files: Vec<(PathBuf, AnyFile)>, group: fn(Format) -> Format) -> Resu
     Ok(groups.into_values().collect())
 }
 
+/// Adds a submission to its benchmark's group, refusing a name seen before.
+fn add(
+    groups: &mut BTreeMap<Format, Loaded>,
+    seen: &mut BTreeMap<String, PathBuf>,
+    group: fn(Format) -> Format,
+    path: &Path,
+    sub: Submission,
+) -> Result<()> {
+    if let Some(prev) = seen.insert(sub.name.clone(), path.to_path_buf()) {
+        return Err(ScoreError::DuplicateSubmission {
+            name: sub.name,
+            first: prev,
+            second: path.to_path_buf(),
+        });
+    }
+    groups
+        .entry(group(sub.format))
+        .or_default()
+        .submissions
+        .push(sub);
+    Ok(())
+}
+
 enum AnyFile {
     Submission(Box<Submission>),
+    /// An `etip eval` results file holding several submissions (models or runs).
+    Several(Vec<Submission>),
     Manifest(BTreeMap<String, f64>),
 }
 
@@ -261,7 +294,16 @@ fn read_any(path: &Path, name: Option<&str>) -> Result<AnyFile> {
             return Ok(AnyFile::Manifest(gso::read_manifest(path, &value)?));
         }
         Sniffed::Jsonl => match sniff::jsonl_kind(path, &text)? {
-            JsonlKind::TaskResults => etip::read(path, &text, name)?,
+            JsonlKind::TaskResults => {
+                let mut subs = etip::read(path, &text, name, given.is_some())?;
+                if subs.len() > 1 {
+                    return Ok(AnyFile::Several(subs));
+                }
+                subs.pop().ok_or_else(|| ScoreError::Empty {
+                    path: path.to_path_buf(),
+                    expected: "one JSON task result per line",
+                })?
+            }
             JsonlKind::Measurements => {
                 let name = given.unwrap_or_else(|| measurements::default_name(path, name));
                 measurements::read(path, &text, name)?

@@ -100,6 +100,7 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
         let mut opt_base = 0usize;
         let mut recomputed = 0usize;
         let mut from_official = 0usize;
+        let mut incorrect_without_runs = 0usize;
         let mut disagreements = Vec::new();
         for (i, task) in sub.tasks.iter().enumerate() {
             let correct = task.correct == Some(true);
@@ -121,6 +122,13 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
                         from_official += 1;
                         (correct && b, correct && c)
                     }
+                    // An incorrect patch is never opt (GSO's harness: a failed equivalence
+                    // check), whatever it would time like; `etip eval` records no runs for one
+                    // that failed before the rounds.
+                    None if task.correct == Some(false) => {
+                        incorrect_without_runs += 1;
+                        (false, false)
+                    }
                     None => {
                         return Err(ScoreError::NotApplicable {
                             submission: sub.name.clone(),
@@ -139,6 +147,10 @@ pub(super) fn score(sub: &Submission, params: &Params) -> Result<ScoreRow> {
         }
         details.insert("recomputed_from_means".into(), json!(recomputed));
         details.insert("from_official_verdict".into(), json!(from_official));
+        details.insert(
+            "incorrect_without_runs".into(),
+            json!(incorrect_without_runs),
+        );
         details.insert("disagreements".into(), json!(disagreements));
         (
             opt_commit,

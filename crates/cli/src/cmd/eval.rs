@@ -1,0 +1,563 @@
+//! `etip eval`: agent patches (SWE-bench predictions), the ETIPs' own patches (`gold`) or no
+//! change (`empty`) evaluated on built ETIPs, each in its own container, timed against the
+//! original and the ground truth by `etip measure`'s protocol, categorised, labelled and written
+//! in the task-result schema that `etip score` and `etip audit` read.
+
+use super::UsageError;
+use super::format::{FormatArg, num, render};
+use super::measure::{TimingArgs, pinning, read_statuses, write_atomic};
+use anyhow::Context;
+use etip_build::config::BuildConfig;
+use etip_core::instance::InstanceStatus;
+use etip_core::results::TaskResult;
+use etip_eval::evaluate::{CHANGED_FILES, Category, EvalConfig, EvalProgress, evaluate};
+use etip_eval::predictions::{Kind, Prediction};
+use etip_report::{Align, OutputFormat, Table};
+use etip_runner::executor::Executor;
+use etip_runner::measure::{MeasureConfig, Tests};
+use etip_runner::protocol::Order;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Predictions in SWE-bench's format (JSON lines with instance_id, model_name_or_path,
+    /// model_patch), or `gold` (each ETIP's own patch: the harness's self-check) or `empty` (no
+    /// change: the false-positive check).
+    #[arg(long)]
+    predictions: String,
+    /// The status.jsonl that `etip build` wrote.
+    #[arg(long)]
+    etips: PathBuf,
+    /// Output folder: results.jsonl, summary.json, logs/<etip>/<model>/, state.sqlite.
+    #[arg(long)]
+    out: PathBuf,
+    /// Evaluate only these ETIPs (repeatable).
+    #[arg(long)]
+    id: Vec<String>,
+    /// Name of this run (GSO's opt@k groups runs of one model by it); a re-run with the same id
+    /// skips what is done.
+    #[arg(long, default_value = "default")]
+    run_id: String,
+    /// Predictions evaluated at once. More than one shares the machine's CPUs between timings.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    #[command(flatten)]
+    timing: TimingArgs,
+    /// Which tests time the versions: `modules` (the changed modules; Python: all tests), `all`,
+    /// or a comma-separated list of test classes (Java) or node ids/paths (Python).
+    #[arg(long, default_value = "modules")]
+    tests: String,
+    /// Let patches change tests, benchmark and build files (refused by default).
+    #[arg(long)]
+    allow_test_changes: bool,
+    /// Time limit of each step preparing a candidate (copy, apply, build), seconds.
+    #[arg(long, default_value_t = 1800)]
+    setup_timeout: u64,
+    /// The build configuration the instances were built with.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Evaluate again what this run id already evaluated.
+    #[arg(long)]
+    force: bool,
+    /// Namespace label of the containers.
+    #[arg(long, default_value = "etip")]
+    namespace: String,
+    /// How to print the summary.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+}
+
+/// One prediction to evaluate on one built instance.
+struct Job {
+    status: usize,
+    prediction: Prediction,
+    /// The result, when it is known before anything runs (the gold patch cannot be read).
+    decided: Option<String>,
+}
+
+/// The predictions of `--predictions` for the selected statuses; unknown instances are reported
+/// and left out.
+fn jobs(args: &Args, statuses: &[InstanceStatus], cache: &Path) -> anyhow::Result<Vec<Job>> {
+    let mut out = Vec::new();
+    match args.predictions.as_str() {
+        "gold" | "empty" => {
+            for (i, s) in statuses.iter().enumerate() {
+                let (prediction, decided) = if args.predictions == "empty" {
+                    (Prediction::empty(&s.id), None)
+                } else if s.image.is_none() {
+                    (Prediction::gold(&s.id, String::new()), None)
+                } else {
+                    match etip_eval::gold::patch(s, cache) {
+                        Ok(p) => (Prediction::gold(&s.id, p), None),
+                        Err(e) => (
+                            Prediction::gold(&s.id, String::new()),
+                            Some(format!("the ground-truth patch cannot be read: {e}")),
+                        ),
+                    }
+                };
+                out.push(Job {
+                    status: i,
+                    prediction,
+                    decided,
+                });
+            }
+        }
+        path => {
+            let text =
+                super::input::read_text_capped(Path::new(path), super::input::MAX_INPUT_BYTES)?;
+            let preds = etip_eval::predictions::parse(&text)
+                .map_err(|e| UsageError(format!("{path}: {e}")))?;
+            let mut unknown = BTreeMap::new();
+            for p in preds {
+                match statuses.iter().position(|s| s.id == p.instance_id) {
+                    Some(i) => out.push(Job {
+                        status: i,
+                        prediction: p,
+                        decided: None,
+                    }),
+                    None => *unknown.entry(p.instance_id).or_insert(0usize) += 1,
+                }
+            }
+            if !unknown.is_empty() && args.id.is_empty() {
+                eprintln!(
+                    "warning: {} prediction(s) name instances that {} does not hold (left out): {}",
+                    unknown.values().sum::<usize>(),
+                    args.etips.display(),
+                    unknown
+                        .keys()
+                        .take(5)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(UsageError(format!(
+            "no prediction names an instance of {}",
+            args.etips.display()
+        ))
+        .into());
+    }
+    Ok(out)
+}
+
+/// The key of everything that shapes a result: a stored result with another key is evaluated again.
+fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> String {
+    let params = serde_json::json!({
+        "patch": p.patch,
+        "kind": format!("{:?}", p.kind),
+        "image": status.image,
+        "layers": status.layers.iter().map(|l| l.image_id.clone()).collect::<Vec<_>>(),
+        "rounds": cfg.measure.protocol.rounds,
+        "warmup": cfg.measure.protocol.warmup,
+        "min_impr": cfg.measure.verdict.sign.min_impr,
+        "p_val": cfg.measure.verdict.sign.p_val,
+        "timer": cfg.measure.verdict.timer.name(),
+        "min_class_secs": cfg.measure.verdict.min_class_secs,
+        "memory_mb": cfg.measure.resources.memory_mb,
+        "cpusets": cfg.measure.cpusets,
+        "allow_test_changes": cfg.allow_test_changes,
+        "tests": cfg.measure.tests.describe(),
+    });
+    hex::encode(Sha256::digest(params.to_string().as_bytes()))
+}
+
+fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Result<EvalConfig> {
+    let build = match &args.config {
+        Some(p) => BuildConfig::load(p).map_err(|e| UsageError(e.to_string()))?,
+        None => BuildConfig::default(),
+    };
+    Ok(EvalConfig {
+        measure: MeasureConfig {
+            protocol: args.timing.protocol(Order::Alternate),
+            verdict: args.timing.verdict(None),
+            tests: match args.tests.as_str() {
+                "modules" => Tests::Modules,
+                "all" => Tests::All,
+                list => Tests::Classes(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                ),
+            },
+            aa: false,
+            resources: args.timing.resources(),
+            cpusets: cpuset.map(|c| [c.clone(), c]),
+            notes,
+            build,
+            logs: None,
+            force: false,
+        },
+        allow_test_changes: args.allow_test_changes,
+        setup_timeout: Duration::from_secs(args.setup_timeout),
+        run_id: Some(args.run_id.clone()),
+    })
+}
+
+fn docker(namespace: &str) -> anyhow::Result<Box<dyn Executor>> {
+    let rt = super::runtime()?;
+    let engine = rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
+        anyhow::anyhow!(
+            "etip eval runs patches only inside containers, and the Docker engine does not answer: {e}"
+        )
+    })?;
+    Ok(Box::new(etip_runner::docker::DockerExecutor::new(
+        engine,
+        rt.handle().clone(),
+        namespace,
+    )))
+}
+
+struct Bar<'a> {
+    bar: &'a indicatif::ProgressBar,
+    what: String,
+}
+
+impl EvalProgress for Bar<'_> {
+    fn stage(&self, stage: &str) {
+        self.bar.set_message(format!("{}: {stage}", self.what));
+    }
+
+    fn round(&self, round: usize, total: usize) {
+        if round == 0 {
+            self.bar.set_message(format!("{}: warm-up", self.what));
+        } else {
+            self.bar
+                .set_message(format!("{}: round {round}/{total}", self.what));
+        }
+    }
+}
+
+/// What the workers share.
+struct Shared<'a> {
+    store: Mutex<etip_store::Store>,
+    /// Results of this call's predictions, by job.
+    results: Mutex<Vec<Option<TaskResult>>>,
+    /// Results of the run's earlier calls for other predictions (kept in results.jsonl).
+    others: Vec<TaskResult>,
+    out: &'a Path,
+}
+
+impl Shared<'_> {
+    fn done(&self, i: usize, r: TaskResult, key: &str, run_id: &str) -> anyhow::Result<()> {
+        let json = serde_json::to_string(&r)?;
+        self.store
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a worker panicked"))?
+            .record_eval(
+                run_id,
+                r.model.as_deref().unwrap_or(""),
+                &r.instance_id,
+                key,
+                &json,
+            )?;
+        let mut all = self
+            .results
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+        all[i] = Some(r);
+        write_results(self.out, &self.others, &all)
+    }
+}
+
+/// Writes results.jsonl (every result of the run: earlier calls' and this one's) and summary.json.
+fn write_results(
+    out: &Path,
+    others: &[TaskResult],
+    results: &[Option<TaskResult>],
+) -> anyhow::Result<()> {
+    let mut done: Vec<TaskResult> = others
+        .iter()
+        .chain(results.iter().flatten())
+        .cloned()
+        .collect();
+    fill_gold(&mut done);
+    let done: Vec<&TaskResult> = done.iter().collect();
+    let mut text = String::new();
+    for r in &done {
+        text.push_str(&serde_json::to_string(r)?);
+        text.push('\n');
+    }
+    write_atomic(&out.join("results.jsonl"), &text)?;
+    write_atomic(
+        &out.join("summary.json"),
+        &serde_json::to_string_pretty(&summary_json(&done))?,
+    )
+}
+
+/// Gives every result of an instance without a measured gold speedup (a patch that failed before
+/// the rounds) the instance's gold speedup as this run measured it elsewhere: the `gold`
+/// prediction's own speedup when it was evaluated, else the mean of the reference's speedups in
+/// the instance's other evaluations. SWE-fficiency credits a failed patch with 1 / gold speedup.
+fn fill_gold(results: &mut [TaskResult]) {
+    let mut known: BTreeMap<String, (Option<f64>, Vec<f64>)> = BTreeMap::new();
+    for r in results.iter() {
+        let e = known.entry(r.instance_id.clone()).or_default();
+        if r.model.as_deref() == Some("gold") && r.correct == Some(true) {
+            e.0 = r.speedup.or(e.0);
+        }
+        e.1.extend(r.gold_speedup);
+    }
+    for r in results.iter_mut().filter(|r| r.gold_speedup.is_none()) {
+        if let Some((own, seen)) = known.get(&r.instance_id) {
+            r.gold_speedup = own.or_else(|| {
+                (!seen.is_empty()).then(|| seen.iter().sum::<f64>() / seen.len() as f64)
+            });
+        }
+    }
+}
+
+/// Per model: the count of each category, and the instances whose evaluation failed in the
+/// harness (SWE-bench's `infra_failure_ids`), apart from the patches' failures.
+fn summary_json(results: &[&TaskResult]) -> serde_json::Value {
+    let mut models: BTreeMap<String, (BTreeMap<String, usize>, Vec<String>)> = BTreeMap::new();
+    for r in results {
+        let m = models
+            .entry(r.model.clone().unwrap_or_default())
+            .or_default();
+        let c = r.category.clone().unwrap_or_default();
+        *m.0.entry(c.clone()).or_default() += 1;
+        if c == Category::Error.name() {
+            m.1.push(r.instance_id.clone());
+        }
+    }
+    serde_json::json!({
+        "schema": "etip.eval-summary",
+        "models": models.into_iter().map(|(m, (counts, infra))| (m, serde_json::json!({
+            "categories": counts,
+            "infra_failure_ids": infra,
+        }))).collect::<serde_json::Map<String, serde_json::Value>>(),
+    })
+}
+
+/// Evaluates one job and labels it.
+fn run_job(
+    job: &Job,
+    status: &InstanceStatus,
+    ex: &dyn Executor,
+    cfg: &EvalConfig,
+    logs: &Path,
+    cache: &Path,
+    bar: &indicatif::ProgressBar,
+) -> TaskResult {
+    let dir = logs
+        .join(etip_build::instance::log_slug(&status.id))
+        .join(etip_build::instance::log_slug(&job.prediction.model));
+    if let Some(why) = &job.decided {
+        return TaskResult {
+            instance_id: status.id.clone(),
+            model: Some(job.prediction.model.clone()),
+            run_id: cfg.run_id.clone(),
+            category: Some(Category::Error.name().into()),
+            detail: Some(why.clone()),
+            ..TaskResult::default()
+        };
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let progress = Bar {
+        bar,
+        what: format!("{} / {}", status.id, job.prediction.model),
+    };
+    let mut r = evaluate(ex, status, &job.prediction, cfg, Some(&dir), &progress);
+    if r.apply.is_some() || job.prediction.kind == Kind::Gold && r.correct.is_some() {
+        let cand = job.prediction.patch.as_deref().unwrap_or("");
+        let labelled = etip_eval::gold::patch(status, cache).and_then(|gold| {
+            super::eval_labels::label(status, &gold, cand, &dir.join(CHANGED_FILES), cache)
+        });
+        match labelled {
+            Ok(l) => {
+                r.exact_match = Some(l.exact_match);
+                r.same_location = Some(l.same_location);
+            }
+            Err(e) => tracing::warn!("{}: labels: {e}", status.id),
+        }
+    }
+    if let Ok(json) = serde_json::to_string_pretty(&r) {
+        let _ = std::fs::write(dir.join("result.json"), json);
+    }
+    r
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
+    args.timing.check()?;
+    if args.workers == 0 {
+        return Err(UsageError("--workers must be at least 1".into()).into());
+    }
+    etip_runner::measure::check_feasible(args.timing.rounds, args.timing.sign().p_val)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let mut statuses = read_statuses(&args.etips)?;
+    if !args.id.is_empty() {
+        statuses.retain(|s| args.id.contains(&s.id));
+        if statuses.is_empty() {
+            return Err(UsageError(format!("no ETIP of --id in {}", args.etips.display())).into());
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| UsageError(format!("creating {}: {e}", args.out.display())))?;
+    let store =
+        etip_store::Store::open_exclusive(&args.out.join("state.sqlite")).map_err(|e| match e {
+            etip_store::StoreError::Locked { .. } | etip_store::StoreError::NewerSchema { .. } => {
+                anyhow::Error::from(UsageError(e.to_string()))
+            }
+            other => anyhow::Error::from(other),
+        })?;
+    let cache = args.out.join("repos");
+    let jobs = jobs(&args, &statuses, &cache)?;
+    let ex = docker(&args.namespace)?;
+    let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
+    let cfg = config(&args, cpuset, notes)?;
+    let mut stored: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
+    let mut order = Vec::new();
+    for e in store.eval_results(&args.run_id)? {
+        order.push((e.model.clone(), e.instance.clone()));
+        stored.insert((e.model, e.instance), (e.key, e.payload));
+    }
+    let asked: std::collections::BTreeSet<(String, String)> = jobs
+        .iter()
+        .map(|j| (j.prediction.model.clone(), j.prediction.instance_id.clone()))
+        .collect();
+    let others: Vec<TaskResult> = order
+        .iter()
+        .filter(|k| !asked.contains(*k))
+        .filter_map(|k| stored.get(k))
+        .filter_map(|(_, payload)| serde_json::from_str(payload).ok())
+        .collect();
+    let mut results: Vec<Option<TaskResult>> = vec![None; jobs.len()];
+    let mut todo = Vec::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let k = key(&statuses[job.status], &job.prediction, &cfg);
+        let again = stored
+            .get(&(
+                job.prediction.model.clone(),
+                job.prediction.instance_id.clone(),
+            ))
+            .filter(|(sk, _)| *sk == k && !args.force)
+            .and_then(|(_, payload)| serde_json::from_str::<TaskResult>(payload).ok())
+            .filter(|r| r.category.as_deref() != Some(Category::Error.name()));
+        match again {
+            Some(r) => results[i] = Some(r),
+            None => todo.push((i, k)),
+        }
+    }
+    let skipped = jobs.len() - todo.len();
+    if skipped > 0 {
+        eprintln!(
+            "{skipped} prediction(s) already evaluated in run {} (--force to redo)",
+            args.run_id
+        );
+    }
+    let shared = Shared {
+        store: Mutex::new(store),
+        results: Mutex::new(results),
+        others,
+        out: &args.out,
+    };
+    let bar = indicatif::ProgressBar::new(todo.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("the template is valid"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(500));
+    let next = AtomicUsize::new(0);
+    let logs = args.out.join("logs");
+    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..args.workers.min(todo.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    let Some((i, k)) = todo.get(n) else { break };
+                    let job = &jobs[*i];
+                    let status = &statuses[job.status];
+                    let r = run_job(job, status, ex.as_ref(), &cfg, &logs, &cache, &bar);
+                    bar.inc(1);
+                    let line = format!(
+                        "{} / {}: {}",
+                        status.id,
+                        job.prediction.model,
+                        r.category.as_deref().unwrap_or("-")
+                    );
+                    bar.suspend(|| eprintln!("{line}"));
+                    if let Err(e) = shared.done(*i, r, k, &args.run_id)
+                        && let Ok(mut f) = failure.lock()
+                    {
+                        f.get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e.context("recording the results"));
+    }
+    let results = shared
+        .results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
+    write_results(&args.out, &shared.others, &results).context("writing the results")?;
+    let done: Vec<TaskResult> = results.into_iter().flatten().collect();
+    out.write_all(table(&done, OutputFormat::from(args.format))?.as_bytes())?;
+    let errors = done
+        .iter()
+        .filter(|r| r.category.as_deref() == Some(Category::Error.name()))
+        .count();
+    eprintln!(
+        "results in {} (score them: etip score --rule jeto|swefficiency|gso|sweperf {})",
+        args.out.join("results.jsonl").display(),
+        args.out.join("results.jsonl").display()
+    );
+    if errors > 0 {
+        return Err(anyhow::anyhow!(
+            "{errors} evaluation(s) failed in the harness, not in the patch (see summary.json, infra_failure_ids); run again to retry them"
+        ));
+    }
+    Ok(())
+}
+
+fn yes_no(v: Option<bool>) -> String {
+    v.map_or("-".into(), |b| if b { "yes" } else { "no" }.into())
+}
+
+/// The printed summary: one row per prediction (JSON: the results themselves).
+fn table(results: &[TaskResult], format: OutputFormat) -> anyhow::Result<String> {
+    if format == OutputFormat::Json {
+        return Ok(etip_report::to_json(results)?);
+    }
+    let mut t = Table::new(vec![
+        ("etip", Align::Left),
+        ("model", Align::Left),
+        ("category", Align::Left),
+        ("speedup", Align::Right),
+        ("gold", Align::Right),
+        ("exact", Align::Left),
+        ("same loc.", Align::Left),
+        ("detail", Align::Left),
+    ]);
+    for r in results {
+        t.push(vec![
+            r.instance_id.clone(),
+            r.model.clone().unwrap_or_default(),
+            r.category.clone().unwrap_or_default(),
+            num(r.speedup, 2),
+            num(r.gold_speedup, 2),
+            yes_no(r.exact_match),
+            yes_no(r.same_location),
+            r.detail
+                .as_deref()
+                .map(|d| d.lines().next().unwrap_or("").chars().take(90).collect())
+                .unwrap_or_default(),
+        ]);
+    }
+    render(&t, format)
+}
