@@ -217,3 +217,78 @@ fn predictions_on_a_python_etip_get_their_categories() {
         assert_eq!(leftovers(&env), 0, "{model}: containers left");
     }
 }
+
+/// A patch replacing `dedup`'s body (the original algorithm stays after `prefix`).
+fn hostile(prefix: &str) -> String {
+    let mut body = String::new();
+    for l in prefix.lines() {
+        body.push_str(&format!("+    {l}\n"));
+    }
+    format!(
+        "--- a/textutil/__init__.py\n+++ b/textutil/__init__.py\n@@ -4,6 +4,{} @@\n def dedup(values):\n     \"\"\"The distinct values, in first-seen order.\"\"\"\n{body}     out = []\n     for v in values:\n         if v not in out:\n             out.append(v)\n",
+        6 + prefix.lines().count()
+    )
+}
+
+/// Untrusted code is contained: it sees no network but loopback, cannot write the reference
+/// tree, cannot outlive the time limit or fork without bound; each gets its category, the
+/// reference's timings stay those of the ground truth, and no container is left.
+#[test]
+fn hostile_patches_are_contained() {
+    let _serial = common::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = common::env("eval-hostile");
+    let repo = env.dir.path().join("repo");
+    let steps: Vec<Step> = common::fixture_steps("python")
+        .into_iter()
+        .take(2)
+        .collect();
+    let commits = common::repo(&repo, steps);
+    let status = env.build(
+        "py-dedup",
+        Language::Python,
+        &repo,
+        &commits[0],
+        &commits[1],
+    );
+    let mut cfg = config();
+    cfg.measure.protocol.rounds = 6;
+    cfg.measure.protocol.round_timeout = Duration::from_secs(20);
+    cfg.measure.resources.pids = 256;
+    let network = "import socket\nnames = sorted(n for _, n in socket.if_nameindex())\nif names != ['lo']:\n    raise RuntimeError('a network beyond loopback: %s' % names)";
+    let reference = "try:\n    open('/work/patched/textutil/__init__.py', 'w').write('def dedup(v):\\n    raise SystemExit(1)\\n')\nexcept OSError:\n    pass";
+    let sleep = "import time\ntime.sleep(100000)";
+    let fork = "import os\nn = 0\ntry:\n    while n < 100000:\n        if os.fork() == 0:\n            import time\n            time.sleep(60)\n            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nraise RuntimeError('forked %d processes' % n)";
+    for (model, prefix, want) in [
+        ("network", network, "correct_not_faster"),
+        ("reference-tree", reference, "correct_not_faster"),
+        ("sleeps", sleep, "tests_fail"),
+        ("fork-bomb", fork, "tests_fail"),
+    ] {
+        let r = evaluate(
+            &env.executor,
+            &status,
+            &prediction(model, Some(hostile(prefix))),
+            &cfg,
+            None,
+            &(),
+        );
+        assert_eq!(r.category.as_deref(), Some(want), "{model}: {:?}", r.detail);
+        match model {
+            "reference-tree" => {
+                let g = r.gold_speedup.unwrap();
+                assert!(g > 1.1, "the reference kept its speed: {g}");
+            }
+            "sleeps" => assert!(
+                r.detail.as_deref().unwrap().contains("time limit"),
+                "{:?}",
+                r.detail
+            ),
+            "fork-bomb" => {
+                let d = r.detail.as_deref().unwrap();
+                assert!(d.contains("candidate"), "{d}");
+            }
+            _ => {}
+        }
+        assert_eq!(leftovers(&env), 0, "{model}: containers left");
+    }
+}
