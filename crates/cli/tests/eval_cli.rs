@@ -6,7 +6,6 @@
 mod common;
 
 use assert_cmd::Command;
-use common::python_fixture;
 use predicates::prelude::*;
 
 fn etip() -> Command {
@@ -78,28 +77,8 @@ fn results(path: &std::path::Path) -> Vec<serde_json::Value> {
 #[test]
 fn gold_and_a_submission_are_evaluated_resumed_and_scored() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let c = python_fixture(&repo);
-    let etips = tmp.path().join("etips.jsonl");
-    std::fs::write(
-        &etips,
-        format!(
-            "{{\"id\":\"ev-py\",\"language\":\"python\",\"base_commit\":\"{}\",\"patched_commit\":\"{}\",\"source\":\"repo\"}}\n",
-            c[0], c[1]
-        ),
-    )
-    .unwrap();
     let ns = format!("etiptest-evalcli-{}", std::process::id());
-    let build = tmp.path().join("build");
-    etip()
-        .args(["build", "--namespace", &ns, "--etips"])
-        .arg(&etips)
-        .arg("--out")
-        .arg(&build)
-        .assert()
-        .success();
-    let status = build.join("status.jsonl");
+    let status = common::build_python(tmp.path(), "ev-py", &ns);
     let out = tmp.path().join("eval");
     let eval = |predictions: &str| {
         let mut c = etip();

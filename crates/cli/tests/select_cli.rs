@@ -5,7 +5,6 @@
 mod common;
 
 use assert_cmd::Command;
-use common::python_fixture;
 use predicates::prelude::*;
 
 fn etip() -> Command {
@@ -58,28 +57,8 @@ fn covering_without_a_selection_and_a_malformed_selection_exit_2() {
 #[test]
 fn select_then_measure_times_only_the_covering_test() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let c = python_fixture(&repo);
-    let etips = tmp.path().join("etips.jsonl");
-    std::fs::write(
-        &etips,
-        format!(
-            "{{\"id\":\"sel-py\",\"language\":\"python\",\"base_commit\":\"{}\",\"patched_commit\":\"{}\",\"source\":\"repo\"}}\n",
-            c[0], c[1]
-        ),
-    )
-    .unwrap();
     let ns = format!("etiptest-selectcli-{}", std::process::id());
-    let build = tmp.path().join("build");
-    etip()
-        .args(["build", "--namespace", &ns, "--etips"])
-        .arg(&etips)
-        .arg("--out")
-        .arg(&build)
-        .assert()
-        .success();
-    let status = build.join("status.jsonl");
+    let status = common::build_python(tmp.path(), "sel-py", &ns);
     let sel = tmp.path().join("sel");
     let first = etip()
         .args(["select", "--namespace", &ns, "--etips"])

@@ -94,6 +94,25 @@ fn config() -> EvalConfig {
     }
 }
 
+/// The Python fixture's dedup ETIP, built in a test namespace.
+fn built(name: &str) -> (Env, etip_core::instance::InstanceStatus) {
+    let env = common::env(name);
+    let repo = env.dir.path().join("repo");
+    let steps: Vec<Step> = common::fixture_steps("python")
+        .into_iter()
+        .take(2)
+        .collect();
+    let commits = common::repo(&repo, steps);
+    let status = env.build(
+        "py-dedup",
+        Language::Python,
+        &repo,
+        &commits[0],
+        &commits[1],
+    );
+    (env, status)
+}
+
 fn leftovers(env: &Env) -> usize {
     let out = std::process::Command::new("docker")
         .args([
@@ -110,20 +129,7 @@ fn leftovers(env: &Env) -> usize {
 #[test]
 fn predictions_on_a_python_etip_get_their_categories() {
     let _serial = common::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let env = common::env("eval-py");
-    let repo = env.dir.path().join("repo");
-    let steps: Vec<Step> = common::fixture_steps("python")
-        .into_iter()
-        .take(2)
-        .collect();
-    let commits = common::repo(&repo, steps);
-    let status = env.build(
-        "py-dedup",
-        Language::Python,
-        &repo,
-        &commits[0],
-        &commits[1],
-    );
+    let (env, status) = built("eval-py");
     let gold = etip_eval::gold::patch(&status, &env.dir.path().join("cache")).unwrap();
     assert!(
         gold.contains("+    return list(dict.fromkeys(values))"),
@@ -236,20 +242,7 @@ fn hostile(prefix: &str) -> String {
 #[test]
 fn hostile_patches_are_contained() {
     let _serial = common::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let env = common::env("eval-hostile");
-    let repo = env.dir.path().join("repo");
-    let steps: Vec<Step> = common::fixture_steps("python")
-        .into_iter()
-        .take(2)
-        .collect();
-    let commits = common::repo(&repo, steps);
-    let status = env.build(
-        "py-dedup",
-        Language::Python,
-        &repo,
-        &commits[0],
-        &commits[1],
-    );
+    let (env, status) = built("eval-hostile");
     let mut cfg = config();
     cfg.measure.protocol.rounds = 6;
     cfg.measure.protocol.round_timeout = Duration::from_secs(20);

@@ -7,21 +7,7 @@ use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
 use std::time::Instant;
 
 fn rows(old: &[u8], new: &[u8]) -> (Vec<usize>, Vec<usize>) {
-    let (o, n) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-    let diff = similar::TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_lines(o.as_ref(), n.as_ref());
-    let (mut del, mut add) = (Vec::new(), Vec::new());
-    for op in diff.ops() {
-        for c in diff.iter_changes(op) {
-            match c.tag() {
-                similar::ChangeTag::Delete => del.extend(c.old_index()),
-                similar::ChangeTag::Insert => add.extend(c.new_index()),
-                similar::ChangeTag::Equal => {}
-            }
-        }
-    }
-    (del, add)
+    etip_lang::labels::changed_rows(old, new)
 }
 
 fn main() {

@@ -43,8 +43,9 @@ pub struct Labels {
     pub candidate_units: Vec<String>,
 }
 
-/// Changed rows (0-based) of `old` and of `new`, from a line diff.
-fn rows(old: &[u8], new: &[u8]) -> (Vec<usize>, Vec<usize>) {
+/// Rows (0-based) removed from `old` and added in `new`, from a Myers line diff: the rows a
+/// [`Side`] names.
+pub fn changed_rows(old: &[u8], new: &[u8]) -> (Vec<usize>, Vec<usize>) {
     let (o, n) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
     let diff = similar::TextDiff::configure()
         .algorithm(similar::Algorithm::Myers)
@@ -80,7 +81,7 @@ fn changed_units(
     let (ro, rn) = match (old, new) {
         (None, Some(n)) => (Vec::new(), (0..line_count(n)).collect()),
         (Some(o), None) => ((0..line_count(o)).collect(), Vec::new()),
-        _ => rows(old.unwrap_or_default(), new.unwrap_or_default()),
+        _ => changed_rows(old.unwrap_or_default(), new.unwrap_or_default()),
     };
     let old_side = so.as_ref().map(|summary| Side {
         summary,

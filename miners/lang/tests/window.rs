@@ -10,20 +10,7 @@ const CORPUS: &str = include_str!("data/Corpus.java");
 
 /// Rows removed and added by a Myers line diff.
 fn rows(old: &str, new: &str) -> (Vec<usize>, Vec<usize>) {
-    let diff = similar::TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_lines(old, new);
-    let (mut del, mut add) = (Vec::new(), Vec::new());
-    for op in diff.ops() {
-        for c in diff.iter_changes(op) {
-            match c.tag() {
-                similar::ChangeTag::Delete => del.extend(c.old_index()),
-                similar::ChangeTag::Insert => add.extend(c.new_index()),
-                similar::ChangeTag::Equal => {}
-            }
-        }
-    }
-    (del, add)
+    etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes())
 }
 
 /// A small deterministic generator (64-bit LCG, high bits).
