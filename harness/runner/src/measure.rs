@@ -315,11 +315,9 @@ pub fn measure_one(
             cfg,
             &env,
             &[],
-            Some(Stop {
-                side: None,
-                classes: Vec::new(),
-                reason: NotExecutable::BuildFailed,
-                detail: format!(
+            Some(Stop::new(
+                NotExecutable::BuildFailed,
+                format!(
                     "the build failed: {}{}",
                     status.reason.as_deref().unwrap_or("no image"),
                     status
@@ -328,7 +326,7 @@ pub fn measure_one(
                         .map(|d| format!(" ({})", first_line(d)))
                         .unwrap_or_default()
                 ),
-            }),
+            )),
         );
         progress.etip_finished(&m);
         return Ok(m);
@@ -336,12 +334,10 @@ pub fn measure_one(
     if let Tests::Covering(map) = &cfg.tests
         && let Some(Covering::None(detail)) = map.get(&status.id)
     {
-        let stop = Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: NotExecutable::NoCoveringTests,
-            detail: format!("etip select: {detail}"),
-        };
+        let stop = Stop::new(
+            NotExecutable::NoCoveringTests,
+            format!("etip select: {detail}"),
+        );
         let m = record(status, cfg, &env, &[], Some(stop));
         progress.etip_finished(&m);
         return Ok(m);
@@ -371,12 +367,7 @@ pub fn measure_one(
     }
     let more = |r: &[RoundResult]| verdict::needs_more_rounds(r, &cfg.verdict);
     let stop = if let Some(s) = stored_stop {
-        Some(Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: s.reason,
-            detail: s.detail,
-        })
+        Some(Stop::new(s.reason, s.detail))
     } else if protocol::timed(&rounds) >= cfg.protocol.rounds
         && (cfg
             .protocol
@@ -475,24 +466,20 @@ pub fn record(
             Err(e) => (
                 Vec::new(),
                 None,
-                Some(Stop {
-                    side: None,
-                    classes: Vec::new(),
-                    reason: NotExecutable::ReportMissing,
-                    detail: format!("the report times cannot be compared: {e}"),
-                }),
+                Some(Stop::new(
+                    NotExecutable::ReportMissing,
+                    format!("the report times cannot be compared: {e}"),
+                )),
             ),
         }
     } else {
         (Vec::new(), None, stop)
     };
     let stop = match (stop, &overall) {
-        (None, None) => Some(Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: NotExecutable::NoTests,
-            detail: "no test class ran long enough in every round to be timed".into(),
-        }),
+        (None, None) => Some(Stop::new(
+            NotExecutable::NoTests,
+            "no test class ran long enough in every round to be timed",
+        )),
         (s, _) => s,
     };
     let detectors = classes

@@ -198,6 +198,18 @@ pub struct Stop {
     pub classes: Vec<ClassTime>,
 }
 
+impl Stop {
+    /// A stop not tied to a side's report (the side is set where a side's command stopped it).
+    pub fn new(reason: NotExecutable, detail: impl Into<String>) -> Stop {
+        Stop {
+            reason,
+            detail: detail.into(),
+            side: None,
+            classes: Vec::new(),
+        }
+    }
+}
+
 /// Result of [`run`]: every round (resumed and new, in order), and the stop if the ETIP is not
 /// executable.
 #[derive(Debug, Clone)]
@@ -253,12 +265,10 @@ pub fn run(
                 rounds.sort_by_key(|r| r.summary.round);
                 return Run {
                     rounds,
-                    stop: Some(Stop {
-                        side: None,
-                        classes: Vec::new(),
-                        reason: NotExecutable::EngineError,
-                        detail: format!("starting the {} session: {e}", side.session.label),
-                    }),
+                    stop: Some(Stop::new(
+                        NotExecutable::EngineError,
+                        format!("starting the {} session: {e}", side.session.label),
+                    )),
                 };
             }
         }
@@ -286,12 +296,10 @@ pub fn run_in(
         sessions.stop();
         return Run {
             rounds,
-            stop: Some(Stop {
-                side: None,
-                classes: Vec::new(),
-                reason: NotExecutable::EngineError,
-                detail: format!("{}: {n} sessions for {} sides", plan.id, plan.sides.len()),
-            }),
+            stop: Some(Stop::new(
+                NotExecutable::EngineError,
+                format!("{}: {n} sessions for {} sides", plan.id, plan.sides.len()),
+            )),
         };
     }
     let stop = run_rounds(
@@ -319,12 +327,10 @@ fn run_rounds(
     let scratch = match tempfile::Builder::new().prefix("etip-measure-").tempdir() {
         Ok(d) => d,
         Err(e) => {
-            return Some(Stop {
-                side: None,
-                classes: Vec::new(),
-                reason: NotExecutable::EngineError,
-                detail: format!("creating a temporary folder for reports: {e}"),
-            });
+            return Some(Stop::new(
+                NotExecutable::EngineError,
+                format!("creating a temporary folder for reports: {e}"),
+            ));
         }
     };
     // Warm-up rounds run whenever sessions start (also on resume: the new sessions are cold), but
@@ -370,12 +376,10 @@ fn run_rounds(
 }
 
 fn store_stop(e: String) -> Stop {
-    Stop {
-        side: None,
-        classes: Vec::new(),
-        reason: NotExecutable::EngineError,
-        detail: format!("recording a round: {e}"),
-    }
+    Stop::new(
+        NotExecutable::EngineError,
+        format!("recording a round: {e}"),
+    )
 }
 
 /// Timed rounds in `rounds`.
@@ -423,12 +427,10 @@ fn one_round(
             _ => None,
         };
         let Some(sides) = results.into_iter().collect::<Option<Vec<SideResult>>>() else {
-            return Err(Stop {
-                side: None,
-                classes: Vec::new(),
-                reason: NotExecutable::EngineError,
-                detail: format!("{}: a side of round {k} did not run", plan.id),
-            });
+            return Err(Stop::new(
+                NotExecutable::EngineError,
+                format!("{}: a side of round {k} did not run", plan.id),
+            ));
         };
         let hot = pressure
             .as_ref()
@@ -498,11 +500,8 @@ fn run_side(
     let sp = &plan.sides[side];
     let label = &sp.session.label;
     let when = round_name(k, warmup);
-    let engine = |e: crate::executor::ExecError| Stop {
-        side: None,
-        classes: Vec::new(),
-        reason: NotExecutable::EngineError,
-        detail: format!("{when}, {label}: {e}"),
+    let engine = |e: crate::executor::ExecError| {
+        Stop::new(NotExecutable::EngineError, format!("{when}, {label}: {e}"))
     };
     let t_run = Instant::now();
     let out = session
@@ -515,15 +514,13 @@ fn run_side(
         })
         .map_err(engine)?;
     if out.timed_out {
-        return Err(Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: NotExecutable::Timeout,
-            detail: format!(
+        return Err(Stop::new(
+            NotExecutable::Timeout,
+            format!(
                 "{when}, {label}: the test command exceeded the round time limit of {} s",
                 cfg.round_timeout.as_secs()
             ),
-        });
+        ));
     }
     let t_copy = Instant::now();
     // Reports are read even when the command failed: they name the failing class.
@@ -566,22 +563,18 @@ fn run_side(
         Ok(r) => r,
         Err(e) => {
             if out.success() {
-                return Err(Stop {
-                    side: None,
-                    classes: Vec::new(),
-                    reason: NotExecutable::ReportMissing,
-                    detail: format!("{when}, {label}: {e}"),
-                });
+                return Err(Stop::new(
+                    NotExecutable::ReportMissing,
+                    format!("{when}, {label}: {e}"),
+                ));
             }
-            return Err(Stop {
-                side: None,
-                classes: Vec::new(),
-                reason: NotExecutable::TestFailed,
-                detail: format!(
+            return Err(Stop::new(
+                NotExecutable::TestFailed,
+                format!(
                     "{when}, {label}: the test command exited {exit} and its report could not be read ({e})\n{}",
                     tail(&format!("{}{}", out.stdout, out.stderr))
                 ),
-            });
+            ));
         }
     };
     // pytest's exit code 5: no test was collected.
@@ -593,12 +586,10 @@ fn run_side(
             .iter()
             .all(|r| r.kind == ReportKind::JunitFile)
     {
-        return Err(Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: NotExecutable::NoTests,
-            detail: format!("{when}, {label}: pytest collected no test"),
-        });
+        return Err(Stop::new(
+            NotExecutable::NoTests,
+            format!("{when}, {label}: pytest collected no test"),
+        ));
     }
     let failed: Vec<&ClassTime> = report.0.iter().filter(|c| !c.passed).collect();
     if !failed.is_empty() {
@@ -622,15 +613,13 @@ fn run_side(
         });
     }
     if !out.success() {
-        return Err(Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: NotExecutable::TestFailed,
-            detail: format!(
+        return Err(Stop::new(
+            NotExecutable::TestFailed,
+            format!(
                 "{when}, {label}: the test command exited {exit} although its reports show no failing class\n{}",
                 tail(&format!("{}{}", out.stdout, out.stderr))
             ),
-        });
+        ));
     }
     if report.0.is_empty() {
         // Surefire writes no report folder when no test ran; pytest always writes its file, so
@@ -640,15 +629,13 @@ fn run_side(
             .reports
             .iter()
             .any(|r| r.kind == ReportKind::JunitFile && missing.contains(&r.path));
-        return Err(Stop {
-            side: None,
-            classes: Vec::new(),
-            reason: if junit_missing {
+        return Err(Stop::new(
+            if junit_missing {
                 NotExecutable::ReportMissing
             } else {
                 NotExecutable::NoTests
             },
-            detail: format!(
+            format!(
                 "{when}, {label}: {} (no report in {})",
                 if junit_missing {
                     "the test command succeeded but wrote no report"
@@ -662,7 +649,7 @@ fn run_side(
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-        });
+        ));
     }
     Ok(SideResult {
         version: sp.version,

@@ -553,10 +553,7 @@ fn table(results: &[TaskResult], format: OutputFormat) -> anyhow::Result<String>
             num(r.gold_speedup, 2),
             yes_no(r.exact_match),
             yes_no(r.same_location),
-            r.detail
-                .as_deref()
-                .map(|d| d.lines().next().unwrap_or("").chars().take(90).collect())
-                .unwrap_or_default(),
+            super::format::first_line(r.detail.as_deref(), 90),
         ]);
     }
     render(&t, format)

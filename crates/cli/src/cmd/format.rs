@@ -32,6 +32,14 @@ pub fn num(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
 }
 
+/// The first line of a detail, at most `chars` characters (empty when absent): a table cell.
+pub fn first_line(detail: Option<&str>, chars: usize) -> String {
+    detail
+        .and_then(|d| d.lines().next())
+        .map(|l| l.chars().take(chars).collect())
+        .unwrap_or_default()
+}
+
 /// Renders a table in a non-JSON format.
 pub fn render(table: &etip_report::Table, format: OutputFormat) -> anyhow::Result<String> {
     Ok(match format {

@@ -673,10 +673,7 @@ fn summary(results: &[Measurement], format: OutputFormat) -> anyhow::Result<Stri
             } else {
                 m.detectors.join(", ")
             },
-            m.detail
-                .as_deref()
-                .map(|d| d.lines().next().unwrap_or("").chars().take(100).collect())
-                .unwrap_or_default(),
+            super::format::first_line(m.detail.as_deref(), 100),
         ]);
     }
     render(&t, format)

@@ -217,10 +217,7 @@ fn summary(results: &[TestSelection], format: OutputFormat) -> anyhow::Result<St
             num(sv.map(|v| v.secs_all), 2),
             num(sv.map(|v| v.secs_selected), 2),
             format!("{:.1}", s.secs),
-            s.detail
-                .as_deref()
-                .map(|d| d.lines().next().unwrap_or("").chars().take(100).collect())
-                .unwrap_or_default(),
+            super::format::first_line(s.detail.as_deref(), 100),
         ]);
     }
     let mut out = render(&t, format)?;
