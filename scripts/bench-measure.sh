@@ -40,7 +40,7 @@ mkdir -p "$REPO"
 export GIT_AUTHOR_NAME=etip GIT_AUTHOR_EMAIL=etip@example.invalid GIT_COMMITTER_NAME=etip GIT_COMMITTER_EMAIL=etip@example.invalid
 git -C "$REPO" init -q -b main
 COMMITS=()
-for step in "$ROOT"/harness/build/tests/fixtures/"$KIND"/*/; do
+for step in "$ROOT"/crates/fixtures/repos/"$KIND"/*/; do
   cp -r "$step". "$REPO"/
   git -C "$REPO" add -A
   git -C "$REPO" commit -q -m "$(basename "$step")"

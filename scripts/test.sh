@@ -9,16 +9,7 @@ cd "$(dirname "$0")/.."
 
 # The Docker tests bootstrap etip's offline base image (once per machine) with debootstrap; the
 # online build tests make a throw-away certificate authority with openssl.
-missing=()
-command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing ${missing[*]} (the Docker tests need them)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  else
-    echo "warning: ${missing[*]} missing; the tests that need them will say how to install them" >&2
-  fi
-fi
+source scripts/prereqs.sh
+install_missing "the Docker tests need them" debootstrap openssl
 
 cargo test --workspace --locked "$@"

@@ -24,6 +24,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the whole pipeline on the embedded Java and Python fixture repositories: mine, build,
+    /// measure, evaluate sample agent patches, score under every rule, write an HTML report.
+    Demo(cmd::demo::Args),
     /// Score per-task results under a benchmark's rule (SWE-fficiency, GSO, SWE-Perf, JETO).
     Score(cmd::score::Args),
     /// Diagnose a leaderboard: tail weight, bounded penalty, tolerance, rescoring, rankings, coverage.
@@ -51,16 +54,18 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cmd::init_logging(cli.verbose);
+    let stdout = &mut std::io::stdout().lock();
     let result = match cli.command {
-        Command::Score(args) => cmd::score::run(args),
-        Command::Audit(args) => cmd::audit::run(args),
-        Command::Mine(args) => cmd::mine::run(args),
-        Command::BaseImage(args) => cmd::base_image::run(args),
-        Command::Build(args) => cmd::build::run(args),
+        Command::Demo(args) => cmd::demo::run(args, stdout),
+        Command::Score(args) => cmd::score::run(args, stdout),
+        Command::Audit(args) => cmd::audit::run(args, stdout),
+        Command::Mine(args) => cmd::mine::run(args, stdout),
+        Command::BaseImage(args) => cmd::base_image::run(args, stdout),
+        Command::Build(args) => cmd::build::run(args, stdout),
         Command::Clean(args) => cmd::clean::run(args),
-        Command::Measure(args) => cmd::measure::run(*args),
-        Command::Select(args) => cmd::select::run(args, &mut std::io::stdout().lock()),
-        Command::Eval(args) => cmd::eval::run(*args, &mut std::io::stdout().lock()),
+        Command::Measure(args) => cmd::measure::run(*args, stdout),
+        Command::Select(args) => cmd::select::run(args, stdout),
+        Command::Eval(args) => cmd::eval::run(*args, stdout),
     };
     cmd::finish(result)
 }

@@ -1,6 +1,6 @@
 //! Helpers the test suites share: git, index entries for repositories written through libgit2,
 //! copying trees, and the fixture repositories of `etip build`
-//! and `etip measure` (`harness/build/tests/fixtures/<kind>/<step>/`, one commit per step folder,
+//! and `etip measure` (`crates/fixtures/repos/<kind>/<step>/`, one commit per step folder,
 //! each step's files written over the previous tree). A dev-dependency only; it panics with a
 //! clear message where a test could not go on.
 //!
@@ -15,7 +15,7 @@ use std::process::Command;
 
 /// The fixture folders (`maven/`, `python/`).
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../harness/build/tests/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/repos")
 }
 
 /// Runs git in `dir` with a fixed author, committer and date; returns its trimmed stdout.

@@ -16,7 +16,7 @@
 # ETIP_COV_IMAGE (default etip-scratch/covjava:dev).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-FIXTURE=$(cd "$HERE/../tests/fixtures/maven" && pwd)
+FIXTURE=$(cd "$HERE/../../../crates/fixtures/repos/maven" && pwd)
 BASE=${ETIP_BASE_IMAGE:-etip/base:bookworm-297a457e4d04}
 IMAGE=${ETIP_COV_IMAGE:-etip-scratch/covjava:dev}
 ROUNDS=3

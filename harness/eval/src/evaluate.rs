@@ -406,6 +406,13 @@ fn judge(
             passed: true,
         })
         .collect();
+    // A report with a timer resolution (Surefire: 1 ms) says 0 for a test faster than it; the
+    // scoring rules need times above 0, so such runs count at the resolution, an upper bound:
+    // the speedups below are then lower bounds, and the detail says so.
+    let resolution = verdict::series(&cand)
+        .resolution
+        .max(gold_series.resolution);
+    let floored = floor_at_resolution(&mut result.tests, resolution);
     let sum = |f: &dyn Fn(&TestRuns) -> &Vec<f64>| -> f64 {
         result.tests.iter().map(|t| mean(f(t))).sum()
     };
@@ -448,5 +455,60 @@ fn judge(
     } else {
         Category::CorrectNotFaster
     };
+    let words = if floored > 0 {
+        format!(
+            "{words}; {floored} run(s) reported 0 s, below the report's resolution of {:.0} ms, are counted at the resolution (the speedups are lower bounds)",
+            resolution * 1000.0
+        )
+    } else {
+        words
+    };
     finish(result, c, Some(words))
+}
+
+/// Replaces times of 0 (below the report's `resolution`) by the resolution; returns how many.
+fn floor_at_resolution(tests: &mut [TestRuns], resolution: f64) -> usize {
+    if resolution <= 0.0 {
+        return 0;
+    }
+    let mut n = 0;
+    for t in tests.iter_mut() {
+        for v in t
+            .base
+            .iter_mut()
+            .chain(t.patched.iter_mut())
+            .chain(t.reference.iter_mut())
+        {
+            if *v <= 0.0 {
+                *v = resolution;
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_times_count_at_the_resolution_and_nothing_else_changes() {
+        let mut tests = vec![TestRuns {
+            name: "demo.TextDedupTest".into(),
+            base: vec![0.15, 0.16],
+            patched: vec![0.0, 0.001],
+            reference: vec![0.0, 0.0],
+            passed: true,
+        }];
+        assert_eq!(floor_at_resolution(&mut tests, 0.001), 3);
+        assert_eq!(tests[0].base, [0.15, 0.16]);
+        assert_eq!(tests[0].patched, [0.001, 0.001]);
+        assert_eq!(tests[0].reference, [0.001, 0.001]);
+        // Without a known resolution (pytest's float durations) nothing is replaced.
+        let mut t = tests.clone();
+        t[0].patched[0] = 0.0;
+        assert_eq!(floor_at_resolution(&mut t, 0.0), 0);
+        assert_eq!(t[0].patched[0], 0.0);
+    }
 }

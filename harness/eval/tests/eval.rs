@@ -1,6 +1,6 @@
 //! `etip eval` on a real built ETIP (the Python fixture: `dedup` made linear) with the real Docker
-//! engine: the ground-truth patch, an equivalent rewrite, a patch that breaks a test, a correct
-//! but slower one and one that does not apply, each with its category; nothing left running.
+//! engine: the ground-truth patch and the sample patches of `etip demo` (`etip-fixtures`), each
+//! with its category; nothing left running.
 
 #[path = "../../runner/tests/common/mod.rs"]
 mod common;
@@ -10,66 +10,6 @@ use etip_core::Language;
 use etip_eval::evaluate::{EvalConfig, evaluate};
 use etip_eval::predictions::{Kind, Prediction};
 use std::time::Duration;
-
-const EQUIVALENT: &str = r#"--- a/textutil/__init__.py
-+++ b/textutil/__init__.py
-@@ -3,9 +3,11 @@
- 
- def dedup(values):
-     """The distinct values, in first-seen order."""
-+    seen = set()
-     out = []
-     for v in values:
--        if v not in out:
-+        if v not in seen:
-+            seen.add(v)
-             out.append(v)
-     return out
- 
-"#;
-
-const BREAKS_A_TEST: &str = r#"--- a/textutil/__init__.py
-+++ b/textutil/__init__.py
-@@ -3,11 +3,7 @@
- 
- def dedup(values):
-     """The distinct values, in first-seen order."""
--    out = []
--    for v in values:
--        if v not in out:
--            out.append(v)
--    return out
-+    return sorted(set(values))
- 
- 
- def join(parts, sep):
-"#;
-
-const SLOWER: &str = r#"--- a/textutil/__init__.py
-+++ b/textutil/__init__.py
-@@ -5,7 +5,7 @@
-     """The distinct values, in first-seen order."""
-     out = []
-     for v in values:
--        if v not in out:
-+        if v not in list(out) + list(out):
-             out.append(v)
-     return out
- 
-"#;
-
-const DOES_NOT_APPLY: &str = r#"--- a/textutil/__init__.py
-+++ b/textutil/__init__.py
-@@ -3,7 +3,7 @@
- 
- def dedup(items):
-     """Distinct items."""
--    result = []
-+    result = list()
-     for v in items:
-         if v not in result:
-             result.append(v)
-"#;
 
 fn prediction(model: &str, patch: Option<String>) -> Prediction {
     Prediction {
@@ -137,19 +77,18 @@ fn predictions_on_a_python_etip_get_their_categories() {
     );
     let cfg = config();
     let logs = env.dir.path().join("logs");
-    let cases: Vec<(&str, Option<String>, &str)> = vec![
-        ("gold", Some(gold.clone()), "correct_faster"),
-        ("equivalent", Some(EQUIVALENT.into()), "correct_faster"),
-        ("breaks-a-test", Some(BREAKS_A_TEST.into()), "tests_fail"),
-        ("slower", Some(SLOWER.into()), "correct_not_faster"),
-        (
-            "does-not-apply",
-            Some(DOES_NOT_APPLY.into()),
-            "does_not_apply",
-        ),
-        ("none", None, "not_generated"),
-        ("empty", None, "correct_not_faster"),
-    ];
+    // The demo's sample patches (an exact match with a comment, an equivalent rewrite, one that
+    // breaks a test, a slower one, one that does not apply), with the ground truth, no patch and
+    // the unchanged candidate.
+    let mut cases: Vec<(&str, Option<String>, &str)> =
+        vec![("gold", Some(gold.clone()), "correct_faster")];
+    cases.extend(
+        etip_fixtures::SAMPLES
+            .iter()
+            .map(|s| (s.model, Some(s.patch().to_string()), s.expected)),
+    );
+    cases.push(("none", None, "not_generated"));
+    cases.push(("empty", None, "correct_not_faster"));
     for (model, patch, want) in cases {
         let dir = logs.join(model);
         let p = if model == "empty" {

@@ -64,7 +64,7 @@ fn read_aliases(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
     })
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let mut params = AuditParams {
         floor: args.floor,
         bounded_floor: args.bounded_floor,
@@ -94,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
         tracing::info!("wrote {}", path.display());
     }
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    stdout.write_all(out.as_bytes())?;
     Ok(())
 }
 

@@ -29,7 +29,7 @@ enum Action {
     },
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let Action::Bootstrap {
         suite,
         config,
@@ -77,6 +77,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         eprintln!("{} exists (same content key): nothing to do", img.tag);
     }
-    println!("{}", img.tag);
+    writeln!(stdout, "{}", img.tag)?;
     Ok(())
 }

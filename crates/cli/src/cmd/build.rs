@@ -33,7 +33,7 @@ pub struct Args {
     print_config: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let usage = |e: &dyn std::fmt::Display| crate::cmd::UsageError(e.to_string());
     let mut cfg = match &args.config {
         Some(p) => BuildConfig::load(p).map_err(|e| usage(&e))?,
@@ -46,7 +46,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.print_config {
         // With what "auto" finds on this machine, credentials masked.
-        print!("{}", cfg.to_toml_with(Some(&etip_build::network::host())));
+        write!(
+            stdout,
+            "{}",
+            cfg.to_toml_with(Some(&etip_build::network::host()))
+        )?;
         return Ok(());
     }
     let path = args.etips.as_ref().expect("clap requires --etips here");
@@ -70,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::cmd::runtime()?.handle().clone(),
     )
     .context("connecting to Docker")?;
-    let statuses = build_with_progress(&builder, &etips, args.workers);
+    let statuses = build_with_progress(&builder, &etips, args.workers, stdout);
     summarize(&statuses, &args.out)
 }
 
@@ -79,6 +83,7 @@ fn build_with_progress(
     builder: &Builder,
     etips: &[EtipInput],
     workers: usize,
+    stdout: &mut dyn std::io::Write,
 ) -> Vec<InstanceStatus> {
     let bar = indicatif::ProgressBar::new(etips.len() as u64);
     bar.set_style(
@@ -86,21 +91,35 @@ fn build_with_progress(
             .expect("the template is valid"),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(500));
-    let statuses = builder.build_all(etips, workers, &|ev: &Event| match ev {
-        Event::Started { id } => bar.set_message(format!("{id}: preparing")),
-        Event::Layer { id, kind, reused } => bar.set_message(format!(
-            "{id}: {kind:?} layer {}",
-            if *reused { "reused" } else { "built" }
-        )),
-        Event::Finished(status) => {
-            bar.inc(1);
-            if let Ok(line) = serde_json::to_string(status) {
-                bar.suspend(|| println!("{line}"));
-            }
+    // The callback runs on the workers' threads; the lines are written here, in this thread.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let statuses = std::thread::scope(|scope| {
+        let bar = &bar;
+        let worker = scope.spawn(move || {
+            builder.build_all(etips, workers, &|ev: &Event| match ev {
+                Event::Started { id } => bar.set_message(format!("{id}: preparing")),
+                Event::Layer { id, kind, reused } => bar.set_message(format!(
+                    "{id}: {kind:?} layer {}",
+                    if *reused { "reused" } else { "built" }
+                )),
+                Event::Finished(status) => {
+                    bar.inc(1);
+                    if let Ok(line) = serde_json::to_string(status) {
+                        let _ = tx.send(line);
+                    }
+                }
+            })
+        });
+        for line in rx {
+            // A closed stdout must not stop the builds: status.jsonl has every line.
+            bar.suspend(|| {
+                let _ = writeln!(stdout, "{line}");
+            });
         }
+        worker.join()
     });
     bar.finish_and_clear();
-    statuses
+    statuses.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Prints the failures and the counts. ETIPs that fail to build are data (exit 0); failures

@@ -465,7 +465,7 @@ impl Executor for LocalTrees {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     check_args(&args)?;
     let build = match &args.config {
         Some(p) => BuildConfig::load(p).map_err(|e| UsageError(e.to_string()))?,
@@ -579,7 +579,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     bar.finish_and_clear();
     let out = summary(&results, OutputFormat::from(args.format))?;
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    stdout.write_all(out.as_bytes())?;
     eprintln!(
         "{} of {} executable; measurements in {}",
         results.iter().filter(|m| m.executable).count(),

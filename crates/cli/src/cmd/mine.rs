@@ -90,9 +90,9 @@ pub struct LocalArgs {
     pub repo_name: Option<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     match args.command {
-        MineCommand::Local(a) => local(*a),
+        MineCommand::Local(a) => local(*a, stdout),
         MineCommand::Worker => {
             etip_mine_git::serve_worker(std::io::stdin().lock(), std::io::stdout().lock())?;
             Ok(())
@@ -140,7 +140,7 @@ fn worker_count(
     }
 }
 
-fn local(a: LocalArgs) -> anyhow::Result<()> {
+fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let lang = match a.lang {
         LangArg::Java => Language::Java,
         LangArg::Python => Language::Python,
@@ -184,15 +184,14 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
     cfg.semantic = !a.no_semantic;
     cfg.repo_name = a.repo_name.clone();
 
-    let mut stdout = std::io::stdout().lock();
     if let Some(rev) = &a.explain {
         let e = etip_mine_git::explain(&cfg, rev).map_err(usage_or)?;
         match a.format {
             Format::Json => {
-                serde_json::to_writer_pretty(&mut stdout, &e)?;
+                serde_json::to_writer_pretty(&mut *stdout, &e)?;
                 writeln!(stdout)?;
             }
-            Format::Text => print_explanation(&mut stdout, &e)?,
+            Format::Text => print_explanation(stdout, &e)?,
         }
         return Ok(());
     }
@@ -219,10 +218,10 @@ fn local(a: LocalArgs) -> anyhow::Result<()> {
     }
     match a.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut stdout, &summary)?;
+            serde_json::to_writer_pretty(&mut *stdout, &summary)?;
             writeln!(stdout)?;
         }
-        Format::Text => print_summary(&mut stdout, &summary)?,
+        Format::Text => print_summary(stdout, &summary)?,
     }
     Ok(())
 }

@@ -3,6 +3,8 @@
 pub mod base_image;
 pub mod build;
 pub mod clean;
+pub mod demo;
+pub mod demo_report;
 pub mod eval;
 pub mod eval_labels;
 pub mod input;

@@ -59,7 +59,7 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
     s.parse()
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let mut params = Params {
         floor: args.floor,
         gso_sr_threshold: args.gso_threshold,
@@ -110,6 +110,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         render(&table, format)?
     };
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    stdout.write_all(out.as_bytes())?;
     Ok(())
 }

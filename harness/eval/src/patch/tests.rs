@@ -1,6 +1,6 @@
 use super::*;
 
-/// `git diff` of the Python fixture's dedup change (harness/build/tests/fixtures/python).
+/// `git diff` of the Python fixture's dedup change (crates/fixtures/repos/python).
 const DEDUP: &str = "diff --git a/textutil/__init__.py b/textutil/__init__.py
 index 3b18e51..a1c3d2e 100644
 --- a/textutil/__init__.py
