@@ -1,7 +1,7 @@
-//! `etip eval` through the binary: bad input exits with code 2 before anything runs; with the real
-//! Docker engine, the Python fixture's ETIP evaluates its gold patch and a submission's patches
-//! (an equivalent rewrite, one that edits a test, one that is not a diff) with their categories and
-//! labels, a re-run skips what is done, and `etip score` reads the results directly.
+//! `etip eval` through the binary: bad input exits with code 2 before anything runs; patches
+//! refused before anything runs (one that edits a test, one that is not a diff, none) get their
+//! categories, a re-run skips what is done, and `etip score` reads the results directly. Timed
+//! evaluations through the binary are in tests/e2e/demo.rs.
 
 mod common;
 
@@ -57,12 +57,10 @@ fn bad_predictions_and_arguments_exit_2_before_anything_runs() {
         .stderr(predicate::str::contains("missing.jsonl"));
 }
 
-const EQUIVALENT: &str = "--- a/textutil/__init__.py\n+++ b/textutil/__init__.py\n@@ -3,9 +3,11 @@\n \n def dedup(values):\n     \"\"\"The distinct values, in first-seen order.\"\"\"\n+    seen = set()\n     out = []\n     for v in values:\n-        if v not in out:\n+        if v not in seen:\n+            seen.add(v)\n             out.append(v)\n     return out\n \n";
-
 const EDITS_A_TEST: &str = "--- a/tests/test_trivial.py\n+++ b/tests/test_trivial.py\n@@ -1,2 +1,2 @@\n-\"\"\"Takes no measurable time: pytest reports it as time=\"0.000\" (or a millisecond).\"\"\"\n+\"\"\"Edited.\"\"\"\n from textutil import join\n";
 
 fn line(model: &str, patch: &str) -> String {
-    serde_json::json!({"instance_id": "ev-py", "model_name_or_path": model, "model_patch": patch})
+    serde_json::json!({"instance_id": "x", "model_name_or_path": model, "model_patch": patch})
         .to_string()
 }
 
@@ -74,111 +72,78 @@ fn results(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Patches refused before anything runs need no image: the instance's failed build is enough.
+/// The timed categories, the labels and the scores of timed results are checked end to end by
+/// tests/e2e/demo.rs.
 #[test]
-fn gold_and_a_submission_are_evaluated_resumed_and_scored() {
+fn refused_patches_are_recorded_resumed_and_scored_without_running_anything() {
     let tmp = tempfile::tempdir().unwrap();
-    let ns = format!("etiptest-evalcli-{}", std::process::id());
-    let status = common::build_python(tmp.path(), "ev-py", &ns);
+    let status = tmp.path().join("status.jsonl");
+    std::fs::write(&status, STATUS).unwrap();
     let out = tmp.path().join("eval");
-    let eval = |predictions: &str| {
-        let mut c = etip();
-        // The changed test only: the unchanged, noisier join test would make 8 rounds flaky.
-        c.args([
-            "eval",
-            "--rounds",
-            "8",
-            "--tests",
-            "tests/test_text_dedup.py",
-        ])
-        .args(["--namespace", &ns, "--predictions"])
-        .arg(predictions)
-        .arg("--etips")
-        .arg(&status)
-        .arg("--out")
-        .arg(&out);
-        c
-    };
-    eval("gold").assert().success();
     let preds = tmp.path().join("preds.jsonl");
     std::fs::write(
         &preds,
         [
-            line("agent", EQUIVALENT),
             line("tests-edited", EDITS_A_TEST),
             line("not-a-diff", "make it faster please"),
+            line("no-patch", ""),
         ]
         .join("\n"),
     )
     .unwrap();
-    let run = eval(preds.to_str().unwrap())
-        .args(["--format", "json"])
-        .assert()
-        .success();
+    let eval = || {
+        let mut c = etip();
+        c.args(["eval", "--rounds", "8", "--predictions"])
+            .arg(&preds)
+            .arg("--etips")
+            .arg(&status)
+            .arg("--out")
+            .arg(&out);
+        c
+    };
+    let run = eval().args(["--format", "json"]).assert().success();
     let printed: serde_json::Value =
         serde_json::from_slice(&run.get_output().stdout).expect("--format json prints JSON");
-    // The table shows this call's predictions; results.jsonl the whole run's.
     assert_eq!(printed.as_array().unwrap().len(), 3, "{printed}");
     let all = results(&out.join("results.jsonl"));
-    assert_eq!(all.len(), 4, "{all:?}");
     let by = |m: &str| {
         all.iter()
             .find(|r| r["model"] == m)
             .unwrap_or_else(|| panic!("{m} in {all:?}"))
             .clone()
     };
-    let gold = by("gold");
-    assert_eq!(gold["category"], "correct_faster", "{gold}");
-    assert_eq!(gold["exact_match"], true, "{gold}");
-    assert_eq!(gold["same_location"], true, "{gold}");
-    assert_eq!(gold["run_id"], "default");
-    let agent = by("agent");
-    assert_eq!(agent["category"], "correct_faster", "{agent}");
-    assert_eq!(agent["exact_match"], false, "{agent}");
-    assert_eq!(agent["same_location"], true, "{agent}");
-    assert_eq!(agent["apply"], "git_apply");
     let edited = by("tests-edited");
     assert_eq!(edited["category"], "protected", "{edited}");
     assert_eq!(edited["check"], "protected");
+    assert_eq!(edited["run_id"], "default");
     assert_eq!(by("not-a-diff")["category"], "malformed");
+    assert_eq!(by("no-patch")["category"], "not_generated");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(
-        summary["models"]["agent"]["categories"]["correct_faster"],
-        1
+        summary["models"]["tests-edited"]["categories"]["protected"], 1,
+        "{summary}"
     );
-    // Every prediction keeps its log folder: the patch, the logs, the rounds, the result.
+    // Every prediction keeps its log folder with the patch and the result.
     let logs: Vec<_> = walk(&out.join("logs"));
-    assert!(logs.iter().any(|p| p.ends_with("rounds.jsonl")), "{logs:?}");
     assert!(logs.iter().any(|p| p.ends_with("result.json")), "{logs:?}");
     // A re-run skips what is done.
-    eval(preds.to_str().unwrap())
-        .assert()
-        .success()
-        .stderr(predicate::str::contains(
-            "3 prediction(s) already evaluated",
-        ));
-    // `etip score` reads the results directly.
-    for rule in ["jeto", "swefficiency", "gso", "sweperf"] {
-        etip()
-            .args(["score", "--rule", rule])
+    eval().assert().success().stderr(predicate::str::contains(
+        "3 prediction(s) already evaluated",
+    ));
+    // `etip score` reads the results directly: refused patches are failures under every rule.
+    for rule in ["jeto", "gso", "sweperf"] {
+        let o = etip()
+            .args(["score", "--format", "json", "--rule", rule])
             .arg(out.join("results.jsonl"))
             .assert()
             .success();
+        let rows: serde_json::Value = serde_json::from_slice(&o.get_output().stdout).unwrap();
+        for r in rows.as_array().unwrap() {
+            assert_eq!(r["score"], 0.0, "{rule}: {r}");
+        }
     }
-    let leftover = std::process::Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=etip.namespace={ns}"),
-        ])
-        .output()
-        .unwrap();
-    assert!(leftover.stdout.is_empty(), "containers left");
-    etip()
-        .args(["clean", "--namespace", &ns])
-        .assert()
-        .success();
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

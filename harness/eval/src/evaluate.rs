@@ -170,14 +170,6 @@ pub fn evaluate(
             let _ = std::fs::write(dir.join("patch.diff"), p);
         }
     }
-    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
-        let why = status.reason.as_deref().unwrap_or("no image");
-        return finish(
-            result,
-            Category::Error,
-            Some(format!("the instance was not built: {why}")),
-        );
-    }
     let empty = prediction.kind == Kind::Empty;
     let text = match prediction.patch.as_deref().filter(|p| !p.trim().is_empty()) {
         Some(t) => t,
@@ -198,6 +190,15 @@ pub fn evaluate(
             }
         }
     };
+    // The patch's own verdicts above need no image; everything below does.
+    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
+        let why = status.reason.as_deref().unwrap_or("no image");
+        return finish(
+            result,
+            Category::Error,
+            Some(format!("the instance was not built: {why}")),
+        );
+    }
     let spec = InstanceSpec::from_status(status, &cfg.measure.build);
     let plan = measure::plan(status, &cfg.measure, executor.name());
     let request = candidate::session_request(&plan.sides[0].session);
