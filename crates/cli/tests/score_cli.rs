@@ -345,3 +345,50 @@ fn bad_audit_parameters_and_aliases() {
             "invalid value '2' for '--tolerance <TOLERANCE>': expected a finite number in [0, 1]",
         ));
 }
+
+/// One eval result line: instance `id` of `model` in run `run`, opt_commit or not.
+fn eval_line(id: &str, model: &str, run: &str, opt: bool) -> String {
+    let p = if opt { 1.0 } else { 2.0 };
+    serde_json::json!({
+        "instance_id": id, "model": model, "run_id": run, "correct": true,
+        "tests": [{"name": "t", "base": [2.0, 2.0], "patched": [p, p], "reference": [1.0, 1.0], "passed": true}]
+    })
+    .to_string()
+}
+
+#[test]
+fn gso_opt_at_k_groups_an_eval_output_by_model_over_its_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = [
+        eval_line("a", "m", "1", true),
+        eval_line("b", "m", "1", false),
+        eval_line("a", "m", "2", false),
+        eval_line("b", "m", "2", true),
+    ];
+    let f = write(tmp.path(), "results.jsonl", &(lines.join("\n") + "\n"));
+    let out = etip()
+        .args(["score", "--rule", "gso", "--k", "2", "--format", "json"])
+        .arg(&f)
+        .assert()
+        .success();
+    let rows: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(rows[0]["submission"], "m");
+    assert_eq!(rows[0]["score"], 100.0, "{rows}");
+    // Without --k, each run is its own submission at opt@1.
+    let out = etip()
+        .args(["score", "--rule", "gso", "--format", "json"])
+        .arg(&f)
+        .assert()
+        .success();
+    let rows: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(rows[0]["submission"], "m@1");
+    assert_eq!(rows[0]["score"], 50.0);
+    bad_input(
+        &["score", "--rule", "gso", "--k", "3", f.to_str().unwrap()],
+        "needs 3 runs",
+    );
+    bad_input(
+        &["score", "--rule", "jeto", "--k", "2", f.to_str().unwrap()],
+        "--k is GSO's opt@k",
+    );
+}

@@ -50,6 +50,11 @@ pub struct Args {
     #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
           value_parser = |s: &str| param::P_VAL.parse(s))]
     pub p_val: f64,
+    /// GSO: opt@K over runs. The inputs' submissions are grouped by model (an `etip eval` output
+    /// per model and `--run-id`; GSO reports named `--name model@run`), the first K runs of each
+    /// in natural order of their run ids; an instance counts when any of them is opt_commit.
+    #[arg(long, value_name = "K")]
+    pub k: Option<usize>,
     /// JETO: the conservative setting (min_impr 0.1, p_val 0.05); overrides --min-impr and --p-val.
     #[arg(long)]
     pub conservative: bool,
@@ -74,7 +79,21 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     params.validate().map_err(input_error)?;
     // Refuses a call without submissions (only GSO manifests), as `etip audit` does.
     let loaded = input::load_files(&args.files, &args.names).map_err(input_error)?;
-    let rows = rules::score_all(&loaded.submissions, args.rule, &params).map_err(input_error)?;
+    let rows = match args.k {
+        None => rules::score_all(&loaded.submissions, args.rule, &params).map_err(input_error)?,
+        Some(_) if args.rule != Rule::Gso => {
+            return Err(super::UsageError(format!(
+                "--k is GSO's opt@k; it does not apply to --rule {}",
+                args.rule
+            ))
+            .into());
+        }
+        Some(k) => rules::runs_by_model(&loaded.submissions)
+            .iter()
+            .map(|(model, runs)| rules::opt_at_k(model, runs, k, &params))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(input_error)?,
+    };
     let format = OutputFormat::from(args.format);
     let out = if format == OutputFormat::Json {
         etip_report::to_json(&rows)?

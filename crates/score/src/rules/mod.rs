@@ -24,7 +24,7 @@ mod sweperf;
 
 pub use etip_stats::EXACT_SIGN_ROUNDS;
 
-pub use gso::{GsoTaskVerdict, gso_task_verdict};
+pub use gso::{GsoTaskVerdict, gso_task_verdict, natural_cmp, opt_at_k, runs_by_model};
 pub use jeto::{JetoTaskVerdict, jeto_task_verdict};
 pub(crate) use swefficiency::speedup_ratios as swefficiency_ratios;
 pub use swefficiency::{SR_FLOOR, harmonic_mean_floored, speedups_of};
