@@ -186,6 +186,8 @@ fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
         .filter(|r| r["tests"].as_array().is_some_and(|t| !t.is_empty()));
     assert_eq!(html.matches("<svg").count(), timed.count());
     assert!(out.join("measure/report.html").is_file());
+    let eval_html = std::fs::read_to_string(out.join("eval/report.html")).unwrap();
+    assert!(eval_html.contains("does_not_apply") && eval_html.contains("opt@1"));
 
     // A re-run resumes: nothing is built, measured or evaluated again.
     let again = demo(&out, &ns);

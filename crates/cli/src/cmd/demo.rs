@@ -402,8 +402,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         "score the eval run under every rule, write the report",
         &["score".into(), "--rule".into(), "RULE".into(), s(&results)],
     );
-    let mut scores = Vec::new();
-    for rule in ["jeto", "swefficiency", "gso", "sweperf"] {
+    for (rule, _) in super::eval_html::RULES {
         let argv: Vec<String> = vec![
             "--rule".into(),
             rule.into(),
@@ -411,12 +410,11 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             "json".into(),
             s(&results),
         ];
-        let json = capture(&out.join(format!("scores/{rule}.json")), |w| {
+        capture(&out.join(format!("scores/{rule}.json")), |w| {
             super::score::run(parse(&argv)?, w)
         })?;
-        scores.push((rule, json));
     }
-    let mut summary = super::demo_report::Summary::read(out, &repos_of(&repos), &scores)?;
+    let mut summary = super::demo_report::Summary::read(out, &repos_of(&repos))?;
     let html = out.join("report.html");
     super::measure::write_atomic(&html, &super::demo_report::html(&summary))?;
     let secs = started.elapsed().as_secs_f64();

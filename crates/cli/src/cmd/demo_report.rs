@@ -1,27 +1,15 @@
 //! The demo's summary (printed) and report (HTML): what each step found, read back from the files
 //! the steps wrote, so the report shows exactly what a user would find in them.
 
+use super::eval_html::Score;
 use etip_core::instance::{BuildOutcome, InstanceStatus};
 use etip_core::measure::{Direction, Measurement};
 use etip_core::results::TaskResult;
 use etip_report::HtmlReport;
-use etip_report::chart::{Marker, RoundsPlot, Series};
-use etip_report::html::escape;
 use etip_report::{Align, OutputFormat, Table};
 use std::path::{Path, PathBuf};
 
 use super::format::{num, render};
-
-/// One row of a rule's scores.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Score {
-    pub rule: String,
-    pub submission: String,
-    pub score: f64,
-    pub tasks: usize,
-    pub correct: usize,
-    pub success: usize,
-}
 
 /// Everything the demo's steps wrote, read back.
 #[derive(Debug, serde::Serialize)]
@@ -33,6 +21,8 @@ pub struct Summary {
     pub measurements: Vec<Measurement>,
     pub results: Vec<TaskResult>,
     pub scores: Vec<Score>,
+    /// Rules that could not score the results, with the reason.
+    pub not_scored: Vec<String>,
     pub seconds: f64,
 }
 
@@ -50,12 +40,8 @@ fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> 
 }
 
 impl Summary {
-    /// Reads the demo folder `out` (`scores`: each rule's `etip score --format json` output).
-    pub fn read(
-        out: &Path,
-        repos: &[(String, PathBuf)],
-        scores: &[(&str, String)],
-    ) -> anyhow::Result<Summary> {
+    /// Reads the demo folder `out`; scores the eval results under every rule.
+    pub fn read(out: &Path, repos: &[(String, PathBuf)]) -> anyhow::Result<Summary> {
         let mut rs = Vec::new();
         for (lang, dir) in repos {
             let n = std::fs::read_to_string(out.join("mine").join(format!("{lang}.jsonl")))
@@ -63,27 +49,14 @@ impl Summary {
                 .unwrap_or(0);
             rs.push((lang.clone(), dir.clone(), n));
         }
-        let mut parsed = Vec::new();
-        for (rule, json) in scores {
-            let rows: Vec<serde_json::Value> = serde_json::from_str(json)?;
-            for r in rows {
-                let int = |k: &str| r[k].as_u64().unwrap_or(0) as usize;
-                parsed.push(Score {
-                    rule: (*rule).to_string(),
-                    submission: r["submission"].as_str().unwrap_or_default().to_string(),
-                    score: r["score"].as_f64().unwrap_or(f64::NAN),
-                    tasks: int("n_tasks"),
-                    correct: int("n_correct"),
-                    success: int("n_success"),
-                });
-            }
-        }
+        let (scores, not_scored) = super::eval_html::scores(&out.join("eval/results.jsonl"));
         Ok(Summary {
             repos: rs,
             statuses: super::measure::read_statuses(&out.join("build/status.jsonl"))?,
             measurements: jsonl(&out.join("measure/measurements.jsonl"))?,
             results: jsonl(&out.join("eval/results.jsonl"))?,
-            scores: parsed,
+            scores,
+            not_scored,
             seconds: 0.0,
         })
     }
@@ -147,53 +120,6 @@ impl Summary {
         t
     }
 
-    fn eval_table(&self) -> Table {
-        let mut t = Table::new(vec![
-            ("etip", Align::Left),
-            ("model", Align::Left),
-            ("category", Align::Left),
-            ("speedup", Align::Right),
-            ("gold", Align::Right),
-            ("exact", Align::Left),
-            ("same loc.", Align::Left),
-        ]);
-        let yn = |v: Option<bool>| v.map_or("-", |b| if b { "yes" } else { "no" }).to_string();
-        for r in &self.results {
-            t.push(vec![
-                r.instance_id.clone(),
-                r.model.clone().unwrap_or_default(),
-                r.category.clone().unwrap_or_default(),
-                num(r.speedup, 2),
-                num(r.gold_speedup, 2),
-                yn(r.exact_match),
-                yn(r.same_location),
-            ]);
-        }
-        t
-    }
-
-    fn score_table(&self) -> Table {
-        let mut t = Table::new(vec![
-            ("rule", Align::Left),
-            ("submission", Align::Left),
-            ("score", Align::Right),
-            ("tasks", Align::Right),
-            ("correct", Align::Right),
-            ("success", Align::Right),
-        ]);
-        for s in &self.scores {
-            t.push(vec![
-                s.rule.clone(),
-                s.submission.clone(),
-                format!("{:.3}", s.score),
-                s.tasks.to_string(),
-                s.correct.to_string(),
-                s.success.to_string(),
-            ]);
-        }
-        t
-    }
-
     /// The printed summary: the four tables (JSON: the whole summary).
     pub fn text(&mut self, format: OutputFormat, seconds: f64) -> anyhow::Result<String> {
         self.seconds = seconds;
@@ -204,22 +130,20 @@ impl Summary {
         for (title, table) in [
             ("Candidates built", self.build_table()),
             ("Measured (etip measure)", self.measure_rows()),
-            ("Evaluated patches (etip eval)", self.eval_table()),
-            ("Scores (etip score)", self.score_table()),
+            (
+                "Evaluated patches (etip eval)",
+                super::eval_html::results_table(&self.results),
+            ),
+            (
+                "Scores (etip score)",
+                super::eval_html::score_table(&self.scores, false),
+            ),
         ] {
             out.push_str(&format!("\n{title}\n"));
             out.push_str(&render(&table, format)?);
         }
         Ok(out)
     }
-}
-
-/// Per-round total time of one side of an eval result (the sum over its test classes).
-fn totals(r: &TaskResult, side: fn(&etip_core::results::TestRuns) -> &Vec<f64>) -> Vec<f64> {
-    let n = r.tests.iter().map(|t| side(t).len()).max().unwrap_or(0);
-    (0..n)
-        .map(|k| r.tests.iter().filter_map(|t| side(t).get(k)).sum())
-        .collect()
 }
 
 /// The demo's HTML report: what was mined, built, measured, evaluated and scored.
@@ -257,52 +181,13 @@ pub fn html(s: &Summary) -> String {
         "Full measure report:",
         &[("measure/report.html".into(), "measure/report.html".into())],
     );
-    r.heading(2, "3. Evaluated patches");
+    r.heading(2, "3. Evaluated patches and their scores");
     r.paragraph(
-        "The ground-truth patch of every executable ETIP (gold: it must come out correct, faster \
-         and an exact match) and five sample agent patches for the Python dedup ETIP. speedup = \
-         original time / candidate time over the timed rounds; gold = original / reference. exact: \
-         every changed file has the ground truth's syntax tree; same loc.: it changes the same \
-         functions.",
+        "The ground-truth patch of each language's dedup ETIP (gold: it must come out correct, \
+         faster and an exact match) and five sample agent patches for the Python dedup ETIP, \
+         evaluated by etip eval and scored by etip score.",
     );
-    r.table(&s.eval_table());
-    for res in s.results.iter().filter(|x| !x.tests.is_empty()) {
-        let base = totals(res, |t| &t.base);
-        let cand = totals(res, |t| &t.patched);
-        let refr = totals(res, |t| &t.reference);
-        let svg = etip_report::chart::rounds_plot(&RoundsPlot {
-            series: vec![
-                series("original", "#7a7a7a", Marker::Circle, &base),
-                series("candidate", "#1f6fb2", Marker::Square, &cand),
-                series("reference (ground truth)", "#d07a12", Marker::Circle, &refr),
-            ],
-            fill_key: None,
-            y_title: "total test time",
-            x_title: "round",
-            cut: None,
-        });
-        r.figure(
-            &svg,
-            &format!(
-                "{} / {}: {} (speedup {})",
-                escape(&res.instance_id),
-                escape(res.model.as_deref().unwrap_or("-")),
-                escape(res.category.as_deref().unwrap_or("-")),
-                num(res.speedup, 2)
-            ),
-        );
-    }
-    r.heading(2, "4. Scores");
-    r.paragraph(
-        "The same results under each benchmark's rule (docs/rules.md, section 4): JETO, the \
-         percentage of tasks whose patch is correct and significantly faster by the sign test; \
-         SWE-fficiency, the harmonic mean of SR = speedup / expert speedup (an incorrect patch is \
-         credited speedup 1); GSO, opt@1, the percentage of tasks whose patch is at least 1.2x \
-         faster than the original and above 0.95 of the expert's speed; SWE-Perf, the mean \
-         minimal gain (percent) that a Mann-Whitney test still finds significant, over correct \
-         patches.",
-    );
-    r.table(&s.score_table());
+    super::eval_html::sections(&mut r, &s.results, &s.scores, &s.not_scored);
     r.definitions(&[
         (
             "ETIP",
@@ -318,15 +203,4 @@ pub fn html(s: &Summary) -> String {
         ),
     ]);
     r.finish()
-}
-
-fn series<'a>(label: &'a str, color: &'a str, marker: Marker, values: &'a [f64]) -> Series<'a> {
-    Series {
-        label,
-        color,
-        marker,
-        values,
-        filled: vec![true; values.len()],
-        notes: Vec::new(),
-    }
 }

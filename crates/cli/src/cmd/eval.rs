@@ -34,7 +34,7 @@ pub struct Args {
     /// The status.jsonl that `etip build` wrote.
     #[arg(long)]
     etips: PathBuf,
-    /// Output folder: results.jsonl, summary.json, logs/<etip>/<model>/, state.sqlite.
+    /// Output folder: results.jsonl, summary.json, report.html, logs/<etip>/<model>/, state.sqlite.
     #[arg(long)]
     out: PathBuf,
     /// Evaluate only these ETIPs (repeatable).
@@ -292,6 +292,12 @@ fn write_results(
     write_atomic(
         &out.join("summary.json"),
         &serde_json::to_string_pretty(&summary_json(&done))?,
+    )?;
+    let (scores, problems) = super::eval_html::scores(&out.join("results.jsonl"));
+    let owned: Vec<TaskResult> = done.iter().map(|r| (*r).clone()).collect();
+    write_atomic(
+        &out.join("report.html"),
+        &super::eval_html::report(&owned, &scores, &problems),
     )
 }
 

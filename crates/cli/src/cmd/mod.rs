@@ -6,6 +6,7 @@ pub mod clean;
 pub mod demo;
 pub mod demo_report;
 pub mod eval;
+pub mod eval_html;
 pub mod eval_labels;
 pub mod input;
 pub mod measure;

@@ -1,0 +1,265 @@
+//! The HTML report of an evaluation run (`etip eval` writes `DIR/report.html`; `etip demo` embeds
+//! the same sections): the categories per model, the scores under every rule, one table row per
+//! prediction and, per timed prediction, the per-round times of original, candidate and reference.
+
+use etip_core::results::{TaskResult, TestRuns};
+use etip_eval::evaluate::Category;
+use etip_report::chart::{Marker, RoundsPlot, Series};
+use etip_report::html::escape;
+use etip_report::{Align, HtmlReport, Table};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::format::num;
+
+/// One submission's score under one rule.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Score {
+    pub rule: String,
+    pub submission: String,
+    pub score: f64,
+    pub tasks: usize,
+    pub correct: usize,
+    pub success: usize,
+}
+
+/// The rules in the order the reports show them, with their units.
+pub const RULES: [(&str, &str); 4] = [
+    ("jeto", "% of tasks correct and significantly faster"),
+    ("swefficiency", "harmonic mean of speedup / expert speedup"),
+    ("gso", "opt@1, % of tasks"),
+    ("sweperf", "mean minimal significant gain, %"),
+];
+
+/// Scores `results.jsonl` under every rule through the score library (what `etip score` prints);
+/// a rule that does not apply is left out with its reason.
+pub fn scores(results: &Path) -> (Vec<Score>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let subs = match etip_score::input::load_files(&[results.to_path_buf()], &[]) {
+        Ok(l) => l.submissions,
+        Err(e) => return (out, vec![e.to_string()]),
+    };
+    for (name, _) in RULES {
+        let Ok(rule) = name.parse::<etip_score::rules::Rule>() else {
+            continue;
+        };
+        match etip_score::rules::score_all(&subs, rule, &etip_score::rules::Params::default()) {
+            Ok(rows) => out.extend(rows.into_iter().map(|r| Score {
+                rule: name.to_string(),
+                submission: r.submission,
+                score: r.score,
+                tasks: r.n_tasks,
+                correct: r.n_correct,
+                success: r.n_success,
+            })),
+            Err(e) => problems.push(format!("{name}: {e}")),
+        }
+    }
+    (out, problems)
+}
+
+/// One row per prediction.
+pub fn results_table(results: &[TaskResult]) -> Table {
+    let mut t = Table::new(vec![
+        ("etip", Align::Left),
+        ("model", Align::Left),
+        ("category", Align::Left),
+        ("speedup", Align::Right),
+        ("gold", Align::Right),
+        ("exact", Align::Left),
+        ("same loc.", Align::Left),
+    ]);
+    let yn = |v: Option<bool>| v.map_or("-", |b| if b { "yes" } else { "no" }).to_string();
+    for r in results {
+        t.push(vec![
+            r.instance_id.clone(),
+            r.model.clone().unwrap_or_default(),
+            r.category.clone().unwrap_or_default(),
+            num(r.speedup, 2),
+            num(r.gold_speedup, 2),
+            yn(r.exact_match),
+            yn(r.same_location),
+        ]);
+    }
+    t
+}
+
+/// Models × categories: how many predictions of each model ended in each category (only the
+/// categories that occur).
+pub fn category_table(results: &[TaskResult]) -> Table {
+    let mut counts: BTreeMap<String, BTreeMap<&str, usize>> = BTreeMap::new();
+    for r in results {
+        let c = r.category.as_deref().unwrap_or("-");
+        let name = Category::ALL
+            .iter()
+            .map(|k| k.name())
+            .find(|n| *n == c)
+            .unwrap_or("-");
+        *counts
+            .entry(r.model.clone().unwrap_or_default())
+            .or_default()
+            .entry(name)
+            .or_default() += 1;
+    }
+    let present: Vec<&str> = Category::ALL
+        .iter()
+        .map(|k| k.name())
+        .filter(|n| counts.values().any(|m| m.contains_key(n)))
+        .collect();
+    let mut cols = vec![("model", Align::Left)];
+    cols.extend(present.iter().map(|n| (*n, Align::Right)));
+    let mut t = Table::new(cols);
+    for (model, m) in &counts {
+        let mut row = vec![model.clone()];
+        row.extend(
+            present
+                .iter()
+                .map(|n| m.get(n).copied().unwrap_or(0).to_string()),
+        );
+        t.push(row);
+    }
+    t
+}
+
+/// The scores, one row per rule and submission (`units`: a column saying what each rule's score
+/// counts, for the HTML report; the text tables stay within 120 columns without it).
+pub fn score_table(scores: &[Score], units: bool) -> Table {
+    let mut cols = vec![("rule", Align::Left)];
+    if units {
+        cols.push(("unit", Align::Left));
+    }
+    cols.extend([
+        ("score", Align::Right),
+        ("tasks", Align::Right),
+        ("correct", Align::Right),
+        ("success", Align::Right),
+    ]);
+    let mut t = Table::new(cols);
+    for s in scores {
+        let unit = RULES
+            .iter()
+            .find(|(r, _)| *r == s.rule)
+            .map_or("", |(_, u)| u);
+        let mut row = vec![s.rule.clone()];
+        if units {
+            row.push(unit.to_string());
+        }
+        row.extend([
+            s.submission.clone(),
+            format!("{:.3}", s.score),
+            s.tasks.to_string(),
+            s.correct.to_string(),
+            s.success.to_string(),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+/// Per-round total time of one side (the sum over the test classes of the result).
+fn totals(r: &TaskResult, side: fn(&TestRuns) -> &Vec<f64>) -> Vec<f64> {
+    let n = r.tests.iter().map(|t| side(t).len()).max().unwrap_or(0);
+    (0..n)
+        .map(|k| r.tests.iter().filter_map(|t| side(t).get(k)).sum())
+        .collect()
+}
+
+fn series<'a>(label: &'a str, color: &'a str, marker: Marker, values: &'a [f64]) -> Series<'a> {
+    Series {
+        label,
+        color,
+        marker,
+        values,
+        filled: vec![true; values.len()],
+        notes: Vec::new(),
+    }
+}
+
+/// Appends the evaluation's sections to `r`.
+pub fn sections(r: &mut HtmlReport, results: &[TaskResult], scores: &[Score], problems: &[String]) {
+    r.heading(3, "Categories");
+    r.table(&category_table(results));
+    r.heading(3, "Scores under each benchmark's rule");
+    r.paragraph(
+        "The same results under each rule (docs/rules.md, section 4): JETO, the percentage of \
+         tasks whose patch is correct and significantly faster by the sign test; SWE-fficiency, \
+         the harmonic mean of SR = speedup / expert speedup (an incorrect patch is credited \
+         speedup 1); GSO, opt@1, the percentage of tasks whose patch is at least 1.2x faster than \
+         the original and above 0.95 of the expert's speed; SWE-Perf, the mean minimal gain \
+         (percent) that a Mann-Whitney test still finds significant, over correct patches.",
+    );
+    r.table(&score_table(scores, true));
+    for p in problems {
+        r.paragraph(&format!("Not scored: {p}"));
+    }
+    r.heading(3, "Predictions");
+    r.paragraph(
+        "speedup = mean original time / mean candidate time over the timed rounds; gold = the \
+         same for the reference (ground-truth) version. exact: every changed file has the ground \
+         truth's syntax tree (comments and whitespace aside); same loc.: it changes every \
+         function the ground truth changes.",
+    );
+    r.table(&results_table(results));
+    for res in results.iter().filter(|x| !x.tests.is_empty()) {
+        let base = totals(res, |t| &t.base);
+        let cand = totals(res, |t| &t.patched);
+        let refr = totals(res, |t| &t.reference);
+        let svg = etip_report::chart::rounds_plot(&RoundsPlot {
+            series: vec![
+                series("original", "#7a7a7a", Marker::Circle, &base),
+                series("candidate", "#1f6fb2", Marker::Square, &cand),
+                series("reference (ground truth)", "#d07a12", Marker::Circle, &refr),
+            ],
+            fill_key: None,
+            y_title: "total test time",
+            x_title: "round",
+            cut: None,
+        });
+        r.figure(
+            &svg,
+            &format!(
+                "{} / {}: {} (speedup {}, gold {})",
+                escape(&res.instance_id),
+                escape(res.model.as_deref().unwrap_or("-")),
+                escape(res.category.as_deref().unwrap_or("-")),
+                num(res.speedup, 2),
+                num(res.gold_speedup, 2)
+            ),
+        );
+    }
+    r.definitions(&[
+        (
+            "round",
+            "one run of the tests of original, candidate and reference; the order rotates from round to round",
+        ),
+        (
+            "correct_faster",
+            "every test passed in every round and the sign test finds the candidate significantly faster than the original",
+        ),
+        (
+            "correct_not_faster",
+            "every test passed, but the candidate is not significantly faster",
+        ),
+        (
+            "gold",
+            "the ETIP's own patch, evaluated as if an agent had written it (the harness's self-check)",
+        ),
+    ]);
+}
+
+/// The report of an evaluation run.
+pub fn report(results: &[TaskResult], scores: &[Score], problems: &[String]) -> String {
+    let mut r = HtmlReport::new("etip eval");
+    r.paragraph(&format!(
+        "{} predictions evaluated on {} ETIPs.",
+        results.len(),
+        results
+            .iter()
+            .map(|x| x.instance_id.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    ));
+    sections(&mut r, results, scores, problems);
+    r.finish()
+}
