@@ -1,6 +1,7 @@
 //! End to end through the binary: `etip demo --lang python` writes the Python fixture repository,
 //! mines it, builds its candidates with the real Docker engine, measures them, evaluates the gold
-//! patch and the five sample agent patches and scores them under every rule. The categories,
+//! patch and the five sample agent patches, scores them under every rule, and evaluates three
+//! sample generated tests (`etip eval-test`). The categories,
 //! verdicts, labels and scores are checked against what each patch is (and the SWE-fficiency
 //! scores against their definition, computed here from the results); a re-run resumes; nothing is
 //! left running and the images are removed.
@@ -181,10 +182,25 @@ fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
     for s in etip_fixtures::SAMPLES {
         assert!(html.contains(s.model), "{} in the report", s.model);
     }
-    let timed = results
-        .iter()
-        .filter(|r| r["tests"].as_array().is_some_and(|t| !t.is_empty()));
-    assert_eq!(html.matches("<svg").count(), timed.count());
+    // Generated tests: the dedup test detects the ETIP, the join test does not, the wrong one fails.
+    let generated = summary["generated_tests"].as_array().unwrap();
+    for t in etip_fixtures::TEST_SAMPLES {
+        let r = generated
+            .iter()
+            .find(|r| r["model"] == t.model)
+            .unwrap_or_else(|| panic!("{} in {generated:?}", t.model));
+        assert_eq!(r["category"], t.expected, "{}: {r}", t.model);
+    }
+    let timed = |rs: &[Value]| {
+        rs.iter()
+            .filter(|r| r["tests"].as_array().is_some_and(|t| !t.is_empty()))
+            .count()
+    };
+    assert_eq!(
+        html.matches("<svg").count(),
+        timed(results) + timed(generated),
+        "one plot per timed evaluation"
+    );
     assert!(out.join("measure/report.html").is_file());
     let eval_html = std::fs::read_to_string(out.join("eval/report.html")).unwrap();
     assert!(eval_html.contains("does_not_apply") && eval_html.contains("opt@1"));
@@ -194,6 +210,7 @@ fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(err.contains("0 built, 2 reused, 1 failed"), "{err}");
     assert!(err.contains("5 prediction(s) already evaluated"), "{err}");
+    assert!(err.contains("3 prediction(s) already evaluated"), "{err}");
     let again: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(again["results"], summary["results"]);
 

@@ -47,6 +47,10 @@ enum Command {
     /// (`empty`) on built ETIPs: apply, build, time against the original and the ground truth,
     /// categorise; results in the schema `etip score` reads.
     Eval(Box<cmd::eval::Args>),
+    /// Evaluate generated tests on built ETIPs: each applied to the original and the reference
+    /// (ground-truth patched) version and timed there; a test that passes on both in every round
+    /// and finds the reference significantly faster is an ETIP detector test.
+    EvalTest(Box<cmd::eval::TestArgs>),
     /// Remove the images and containers etip created.
     Clean(cmd::clean::Args),
 }
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Measure(args) => cmd::measure::run(*args, stdout),
         Command::Select(args) => cmd::select::run(args, stdout),
         Command::Eval(args) => cmd::eval::run(*args, stdout),
+        Command::EvalTest(args) => cmd::eval::run_tests(*args, stdout),
     };
     cmd::finish(result)
 }

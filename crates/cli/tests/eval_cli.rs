@@ -158,3 +158,65 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `etip eval-test` refuses, before anything runs, a generated test that changes non-test files
+/// or names nothing to run; a file that is not generated tests is bad input.
+#[test]
+fn generated_tests_are_checked_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let status = tmp.path().join("status.jsonl");
+    std::fs::write(&status, STATUS).unwrap();
+    let out = tmp.path().join("eval-test");
+    let tests = tmp.path().join("tests.jsonl");
+    let source = "--- a/textutil/__init__.py\n+++ b/textutil/__init__.py\n@@ -1 +1 @@\n-a\n+b\n";
+    let new_test = "--- /dev/null\n+++ b/tests/test_x.py\n@@ -0,0 +1 @@\n+def test_x(): pass\n";
+    let rec = |model: &str, patch: &str, classes: serde_json::Value| {
+        serde_json::json!({"instance_id": "x", "model_name_or_path": model,
+                           "test_patch": patch, "test_classes": classes})
+        .to_string()
+    };
+    std::fs::write(
+        &tests,
+        [
+            rec(
+                "touches-source",
+                source,
+                serde_json::json!(["tests/test_x.py"]),
+            ),
+            rec("names-nothing", new_test, serde_json::json!([])),
+            rec("no-test", "", serde_json::json!("tests/test_x.py")),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    etip()
+        .args(["eval-test", "--rounds", "8", "--tests"])
+        .arg(&tests)
+        .arg("--etips")
+        .arg(&status)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let all = results(&out.join("results.jsonl"));
+    let cat = |m: &str| {
+        all.iter()
+            .find(|r| r["model"] == m)
+            .unwrap_or_else(|| panic!("{m} in {all:?}"))["category"]
+            .clone()
+    };
+    assert_eq!(cat("touches-source"), "not_test_only");
+    assert_eq!(cat("names-nothing"), "malformed");
+    assert_eq!(cat("no-test"), "not_generated");
+    std::fs::write(&tests, "{\"instance_id\": 1}\n").unwrap();
+    etip()
+        .args(["eval-test", "--tests"])
+        .arg(&tests)
+        .arg("--etips")
+        .arg(&status)
+        .arg("--out")
+        .arg(tmp.path().join("other"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("tests.jsonl: line 1"));
+}

@@ -151,7 +151,7 @@ fn prepare_in(
     } else {
         Some(apply(session, tree, patch, limit, log)?)
     };
-    build(session, spec, cfg, limit, log).map(|()| method)
+    build(session, tree, spec, cfg, limit, log).map(|()| method)
 }
 
 /// Applies the patch in the candidate's tree (see [`APPLY`]).
@@ -197,13 +197,20 @@ fn apply(
 /// Builds and smoke-checks the candidate's tree ([`spec::candidate_script`]).
 fn build(
     session: &mut dyn Session,
+    tree: &str,
     spec: &InstanceSpec,
     cfg: &BuildConfig,
     limit: Duration,
     log: &mut PrepareLog,
 ) -> Result<(), PrepareFailure> {
     let infra = |what: &str, e: ExecError| PrepareFailure::Infra(format!("{what}: {e}"));
-    let script = spec::candidate_script(cfg, spec.language, &spec.modules);
+    // The version whose tree the session holds.
+    let version = if tree.trim_end_matches('/') == spec::PATCHED_DIR {
+        "patched"
+    } else {
+        "original"
+    };
+    let script = spec::candidate_script(cfg, spec.language, &spec.modules, version);
     let path = session
         .put_file("build-candidate.sh", script.as_bytes())
         .map_err(|e| infra("putting the build script into the session", e))?;

@@ -108,7 +108,7 @@ pub trait EvalProgress: Sync {
 
 impl EvalProgress for () {}
 
-struct Rounds<'a>(&'a dyn EvalProgress);
+pub(crate) struct Rounds<'a>(pub(crate) &'a dyn EvalProgress);
 
 impl protocol::Progress for Rounds<'_> {
     fn round_started(&self, round: usize, total: usize) {
@@ -117,7 +117,7 @@ impl protocol::Progress for Rounds<'_> {
 }
 
 /// Keeps the rounds in the log folder as they complete (one JSON line each).
-struct LogSink(Option<PathBuf>);
+pub(crate) struct LogSink(pub(crate) Option<PathBuf>);
 
 impl RoundSink for LogSink {
     fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
@@ -337,7 +337,7 @@ fn pair(rounds: &[RoundResult], i: usize) -> Vec<RoundResult> {
         .collect()
 }
 
-fn mean(xs: &[f64]) -> f64 {
+pub(crate) fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
 
@@ -468,7 +468,7 @@ fn judge(
 }
 
 /// Replaces times of 0 (below the report's `resolution`) by the resolution; returns how many.
-fn floor_at_resolution(tests: &mut [TestRuns], resolution: f64) -> usize {
+pub(crate) fn floor_at_resolution(tests: &mut [TestRuns], resolution: f64) -> usize {
     if resolution <= 0.0 {
         return 0;
     }

@@ -1,14 +1,21 @@
-//! `etip eval` as a library: agent patches (and generated tests) evaluated on built ETIPs.
+//! `etip eval` and `etip eval-test` as a library: agent patches and generated tests evaluated on
+//! built ETIPs, on the timing engine of `etip measure` (`etip-runner`).
 //!
-//! This crate sits beside `etip-runner` and will drive it (apply, build, smoke check, timed rounds
-//! of original, candidate and reference). It starts with what must happen before anything runs:
-//! [`patch::check`], which reads a prediction's patch and refuses, each with its recorded category,
-//! an empty patch, a malformed diff, binary hunks, paths that leave the tree, and changes to
-//! protected files (tests, build descriptors, benchmark and test-infrastructure files) unless
-//! test changes are allowed; and [`predictions::parse`], SWE-bench's prediction format.
+//! - [`predictions`]: SWE-bench's prediction format, and the generated-test records.
+//! - [`patch::check`]: what must hold before anything runs — refuses, each with its recorded
+//!   category, an empty patch, a malformed diff, binary hunks, paths that leave the tree, and
+//!   changes to protected files (tests, build descriptors, benchmark and test-infrastructure
+//!   files) unless test changes are allowed.
+//! - [`candidate`]: the candidate's own container of the instance image; the patch applied to
+//!   its copy of a version's tree, which is rebuilt and smoke-checked.
+//! - [`evaluate`]: one agent patch, timed against the original and the reference (three sides).
+//! - [`generated`]: one generated test, applied to the original and the reference and timed there:
+//!   is it an ETIP detector test?
+//! - [`gold`]: each ETIP's own patch, for the harness's self-check.
 
 pub mod candidate;
 pub mod evaluate;
+pub mod generated;
 pub mod gold;
 pub mod patch;
 pub mod predictions;

@@ -44,7 +44,7 @@ impl FilePatch {
         old.into_iter().chain(new)
     }
 
-    fn changes_something(&self) -> bool {
+    pub fn changes_something(&self) -> bool {
         self.binary || self.hunks > 0 || self.old_path != self.new_path
     }
 }

@@ -15,6 +15,8 @@ pub struct Prediction {
     /// The line of the file it was read from (1-based; 0 for `gold` and `empty`).
     pub line: usize,
     pub kind: Kind,
+    /// A generated test's classes (Java) or node ids and paths (Python) to run; empty for a patch.
+    pub classes: Vec<String>,
 }
 
 /// Where a prediction comes from.
@@ -28,6 +30,8 @@ pub enum Kind {
     /// No change at all (`--predictions empty`): the original tree evaluated as a candidate, the
     /// harness's false-positive check (it should never be `correct_faster`).
     Empty,
+    /// A generated test (`etip eval-test`): applied to the original and the reference.
+    Test,
 }
 
 impl Prediction {
@@ -39,6 +43,7 @@ impl Prediction {
             patch: Some(patch),
             line: 0,
             kind: Kind::Gold,
+            classes: Vec::new(),
         }
     }
 
@@ -50,6 +55,7 @@ impl Prediction {
             patch: Some(String::new()),
             line: 0,
             kind: Kind::Empty,
+            classes: Vec::new(),
         }
     }
 }
@@ -59,6 +65,16 @@ struct Raw {
     instance_id: Option<String>,
     model_name_or_path: Option<String>,
     model_patch: Option<String>,
+    test_patch: Option<String>,
+    test_classes: Option<Classes>,
+}
+
+/// `test_classes`: a list, or one comma-separated string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Classes {
+    List(Vec<String>),
+    Text(String),
 }
 
 /// Why a predictions file cannot be used (exit code 2).
@@ -83,6 +99,18 @@ pub enum PredictionsError {
 
 /// Reads the predictions of a JSON Lines text; one instance is predicted at most once per model.
 pub fn parse(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
+    parse_as(text, Kind::Agent)
+}
+
+/// Reads generated tests (`etip eval-test`): JSON lines with `instance_id`, `model_name_or_path`
+/// (the generator), `test_patch` (a unified diff adding or changing test files; blank or missing
+/// when none was generated) and `test_classes` (the classes, node ids or paths to run: a list or
+/// one comma-separated string). One test per instance and generator.
+pub fn parse_tests(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
+    parse_as(text, Kind::Test)
+}
+
+fn parse_as(text: &str, kind: Kind) -> Result<Vec<Prediction>, PredictionsError> {
     let clip = |s: &str| etip_core::clip::clip(s, 120).into_owned();
     let mut out = Vec::new();
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -111,12 +139,28 @@ pub fn parse(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
             });
         }
         seen.insert(key, line);
+        let (patch, classes) = match kind {
+            Kind::Test => (
+                r.test_patch,
+                match r.test_classes {
+                    Some(Classes::List(v)) => v,
+                    Some(Classes::Text(t)) => t.split(',').map(str::to_string).collect(),
+                    None => Vec::new(),
+                }
+                .into_iter()
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect(),
+            ),
+            _ => (r.model_patch, Vec::new()),
+        };
         out.push(Prediction {
             instance_id,
             model,
-            patch: r.model_patch.filter(|p| !p.trim().is_empty()),
+            patch: patch.filter(|p| !p.trim().is_empty()),
             line,
-            kind: Kind::Agent,
+            kind,
+            classes,
         });
     }
     if out.is_empty() {
@@ -142,6 +186,19 @@ mod tests {
         assert_eq!(p[0].patch.as_deref(), Some("diff --git a/x b/x\n"));
         assert_eq!((p[1].model.as_str(), p[1].line), ("m2", 3));
         assert!(p[1].patch.is_none() && p[2].patch.is_none() && p[3].patch.is_none());
+    }
+
+    #[test]
+    fn generated_tests_name_their_classes_as_a_list_or_a_string() {
+        let text = r#"{"instance_id":"a","model_name_or_path":"g","test_patch":"--- a/x\n","test_classes":["demo.A", " demo.B "]}
+{"instance_id":"b","model_name_or_path":"g","test_patch":"--- a/y\n","test_classes":"tests/test_x.py, tests/test_y.py"}
+{"instance_id":"c","model_name_or_path":"g"}
+"#;
+        let t = parse_tests(text).unwrap();
+        assert_eq!(t[0].classes, ["demo.A", "demo.B"]);
+        assert_eq!(t[1].classes, ["tests/test_x.py", "tests/test_y.py"]);
+        assert!(t[2].patch.is_none() && t[2].classes.is_empty());
+        assert!(t.iter().all(|p| p.kind == Kind::Test));
     }
 
     #[test]

@@ -23,6 +23,7 @@ fn prediction(model: &str, patch: Option<String>) -> Prediction {
         } else {
             Kind::Agent
         },
+        classes: Vec::new(),
     }
 }
 

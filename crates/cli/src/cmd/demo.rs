@@ -195,6 +195,22 @@ fn sample_predictions(instance: &str) -> anyhow::Result<String> {
     Ok(text)
 }
 
+/// The sample generated tests for the Python `dedup` ETIP, as `etip eval-test` reads them.
+fn sample_tests(instance: &str) -> anyhow::Result<String> {
+    let mut text = String::new();
+    for t in etip_fixtures::TEST_SAMPLES {
+        let line = serde_json::json!({
+            "instance_id": instance,
+            "model_name_or_path": t.model,
+            "test_patch": t.patch(),
+            "test_classes": [t.classes],
+        });
+        text.push_str(&serde_json::to_string(&line)?);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let started = Instant::now();
     if args.rounds < 6 {
@@ -208,7 +224,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let rounds = args.rounds.to_string();
     let kinds = args.lang.kinds();
     let mut steps = Steps {
-        total: 7 + kinds.len(),
+        total: 8 + kinds.len(),
         n: 0,
         started,
     };
@@ -390,9 +406,34 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         capture(&out.join("logs/eval-samples.txt"), |w| {
             super::eval::run(parse(&argv)?, w)
         })?;
+        let tests = out.join("generated-tests.jsonl");
+        super::measure::write_atomic(&tests, &sample_tests(&target.id)?)?;
+        let argv: Vec<String> = vec![
+            "--tests".into(),
+            s(&tests),
+            "--etips".into(),
+            s(&status),
+            "--out".into(),
+            s(&out.join("eval-test")),
+            "--rounds".into(),
+            rounds.clone(),
+            "--namespace".into(),
+            args.namespace.clone(),
+        ];
+        steps.begin(
+            "eval-test three sample generated tests: which detect the dedup ETIP?",
+            &prefixed("eval-test", &argv),
+        );
+        capture(&out.join("logs/eval-test.txt"), |w| {
+            super::eval::run_tests(parse(&argv)?, w)
+        })?;
     } else {
         steps.begin(
             "eval sample agent patches: skipped (no Python dedup ETIP built)",
+            &[],
+        );
+        steps.begin(
+            "eval-test sample generated tests: skipped (no Python dedup ETIP built)",
             &[],
         );
     }

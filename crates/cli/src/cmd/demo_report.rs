@@ -20,6 +20,8 @@ pub struct Summary {
     pub statuses: Vec<InstanceStatus>,
     pub measurements: Vec<Measurement>,
     pub results: Vec<TaskResult>,
+    /// The sample generated tests' results (`etip eval-test`).
+    pub generated_tests: Vec<TaskResult>,
     pub scores: Vec<Score>,
     /// Rules that could not score the results, with the reason.
     pub not_scored: Vec<String>,
@@ -55,6 +57,11 @@ impl Summary {
             statuses: super::measure::read_statuses(&out.join("build/status.jsonl"))?,
             measurements: jsonl(&out.join("measure/measurements.jsonl"))?,
             results: jsonl(&out.join("eval/results.jsonl"))?,
+            generated_tests: if out.join("eval-test/results.jsonl").is_file() {
+                jsonl(&out.join("eval-test/results.jsonl"))?
+            } else {
+                Vec::new()
+            },
             scores,
             not_scored,
             seconds: 0.0,
@@ -120,6 +127,24 @@ impl Summary {
         t
     }
 
+    fn tests_table(&self) -> Table {
+        let mut t = Table::new(vec![
+            ("etip", Align::Left),
+            ("generator", Align::Left),
+            ("category", Align::Left),
+            ("original / reference", Align::Right),
+        ]);
+        for r in &self.generated_tests {
+            t.push(vec![
+                r.instance_id.clone(),
+                r.model.clone().unwrap_or_default(),
+                r.category.clone().unwrap_or_default(),
+                num(r.gold_speedup, 2),
+            ]);
+        }
+        t
+    }
+
     /// The printed summary: the four tables (JSON: the whole summary).
     pub fn text(&mut self, format: OutputFormat, seconds: f64) -> anyhow::Result<String> {
         self.seconds = seconds;
@@ -138,6 +163,7 @@ impl Summary {
                 "Scores (etip score)",
                 super::eval_html::score_table(&self.scores, false),
             ),
+            ("Generated tests (etip eval-test)", self.tests_table()),
         ] {
             out.push_str(&format!("\n{title}\n"));
             out.push_str(&render(&table, format)?);
@@ -188,6 +214,12 @@ pub fn html(s: &Summary) -> String {
          evaluated by etip eval and scored by etip score.",
     );
     super::eval_html::sections(&mut r, &s.results, &s.scores, &s.not_scored);
+    r.heading(2, "4. Generated tests");
+    r.paragraph(
+        "Three sample generated tests for the Python dedup ETIP, evaluated by etip eval-test: \
+         each is applied to the original and to the reference version and timed there.",
+    );
+    super::eval_html::test_sections(&mut r, &s.generated_tests);
     r.definitions(&[
         (
             "ETIP",

@@ -71,6 +71,85 @@ pub struct Args {
     /// How to print the summary.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     format: FormatArg,
+    /// Agent patches (`etip eval`) or generated tests (`etip eval-test`).
+    #[arg(skip)]
+    mode: Mode,
+}
+
+/// What the records are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Mode {
+    /// Agent patches: applied to the original, timed against original and reference.
+    #[default]
+    Patches,
+    /// Generated tests: applied to original and reference, timed there.
+    Tests,
+}
+
+/// `etip eval-test`: generated tests on built ETIPs.
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Generated tests as JSON lines: instance_id, model_name_or_path (the generator), test_patch
+    /// (a diff adding or changing test files only), test_classes (the classes, node ids or paths
+    /// to run: a list or one comma-separated string).
+    #[arg(long)]
+    tests: PathBuf,
+    /// The status.jsonl that `etip build` wrote.
+    #[arg(long)]
+    etips: PathBuf,
+    /// Output folder: results.jsonl, summary.json, report.html, logs/<etip>/<generator>/,
+    /// state.sqlite.
+    #[arg(long)]
+    out: PathBuf,
+    /// Evaluate only these ETIPs (repeatable).
+    #[arg(long)]
+    id: Vec<String>,
+    /// Name of this run; a re-run with the same id skips what is done.
+    #[arg(long, default_value = "default")]
+    run_id: String,
+    /// Tests evaluated at once. More than one shares the machine's CPUs between timings.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    #[command(flatten)]
+    timing: TimingArgs,
+    /// Time limit of each step preparing a version with the test (apply, build), seconds.
+    #[arg(long, default_value_t = 1800)]
+    setup_timeout: u64,
+    /// The build configuration the instances were built with.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Evaluate again what this run id already evaluated.
+    #[arg(long)]
+    force: bool,
+    /// Namespace label of the containers.
+    #[arg(long, default_value = "etip")]
+    namespace: String,
+    /// How to print the summary.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+}
+
+/// Runs `etip eval-test` on the machinery of `etip eval`.
+pub fn run_tests(a: TestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let args = Args {
+        predictions: a.tests.display().to_string(),
+        etips: a.etips,
+        out: a.out,
+        id: a.id,
+        run_id: a.run_id,
+        workers: a.workers,
+        timing: a.timing,
+        // Each record names what to run.
+        tests: "modules".into(),
+        allow_test_changes: false,
+        setup_timeout: a.setup_timeout,
+        config: a.config,
+        force: a.force,
+        namespace: a.namespace,
+        format: a.format,
+        mode: Mode::Tests,
+    };
+    run(args, out)
 }
 
 /// One prediction to evaluate on one built instance.
@@ -86,7 +165,7 @@ struct Job {
 fn jobs(args: &Args, statuses: &[InstanceStatus], cache: &Path) -> anyhow::Result<Vec<Job>> {
     let mut out = Vec::new();
     match args.predictions.as_str() {
-        "gold" | "empty" => {
+        "gold" | "empty" if args.mode == Mode::Patches => {
             for (i, s) in statuses.iter().enumerate() {
                 let (prediction, decided) = if args.predictions == "empty" {
                     (Prediction::empty(&s.id), None)
@@ -111,8 +190,11 @@ fn jobs(args: &Args, statuses: &[InstanceStatus], cache: &Path) -> anyhow::Resul
         path => {
             let text =
                 super::input::read_text_capped(Path::new(path), super::input::MAX_INPUT_BYTES)?;
-            let preds = etip_eval::predictions::parse(&text)
-                .map_err(|e| UsageError(format!("{path}: {e}")))?;
+            let preds = match args.mode {
+                Mode::Patches => etip_eval::predictions::parse(&text),
+                Mode::Tests => etip_eval::predictions::parse_tests(&text),
+            }
+            .map_err(|e| UsageError(format!("{path}: {e}")))?;
             let mut unknown = BTreeMap::new();
             for p in preds {
                 match statuses.iter().position(|s| s.id == p.instance_id) {
@@ -154,6 +236,7 @@ fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> String {
     let params = serde_json::json!({
         "patch": p.patch,
         "kind": format!("{:?}", p.kind),
+        "classes": p.classes,
         "image": status.image,
         "layers": status.layers.iter().map(|l| l.image_id.clone()).collect::<Vec<_>>(),
         "rounds": cfg.measure.protocol.rounds,
@@ -246,6 +329,7 @@ struct Shared<'a> {
     /// Results of the run's earlier calls for other predictions (kept in results.jsonl).
     others: Vec<TaskResult>,
     out: &'a Path,
+    records: super::eval_html::Records,
 }
 
 impl Shared<'_> {
@@ -266,13 +350,14 @@ impl Shared<'_> {
             .lock()
             .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
         all[i] = Some(r);
-        write_results(self.out, &self.others, &all)
+        write_results(self.out, self.records, &self.others, &all)
     }
 }
 
 /// Writes results.jsonl (every result of the run: earlier calls' and this one's) and summary.json.
 fn write_results(
     out: &Path,
+    records: super::eval_html::Records,
     others: &[TaskResult],
     results: &[Option<TaskResult>],
 ) -> anyhow::Result<()> {
@@ -281,7 +366,9 @@ fn write_results(
         .chain(results.iter().flatten())
         .cloned()
         .collect();
-    fill_gold(&mut done);
+    if records == super::eval_html::Records::Patches {
+        fill_gold(&mut done);
+    }
     let done: Vec<&TaskResult> = done.iter().collect();
     let mut text = String::new();
     for r in &done {
@@ -297,7 +384,7 @@ fn write_results(
     let owned: Vec<TaskResult> = done.iter().map(|r| (*r).clone()).collect();
     write_atomic(
         &out.join("report.html"),
-        &super::eval_html::report(&owned, &scores, &problems),
+        &super::eval_html::report(records, &owned, &scores, &problems),
     )
 }
 
@@ -374,6 +461,20 @@ fn run_job(
         bar,
         what: format!("{} / {}", status.id, job.prediction.model),
     };
+    if job.prediction.kind == Kind::Test {
+        let r = etip_eval::generated::evaluate_test(
+            ex,
+            status,
+            &job.prediction,
+            cfg,
+            Some(&dir),
+            &progress,
+        );
+        if let Ok(json) = serde_json::to_string_pretty(&r) {
+            let _ = std::fs::write(dir.join("result.json"), json);
+        }
+        return r;
+    }
     let mut r = evaluate(ex, status, &job.prediction, cfg, Some(&dir), &progress);
     if r.apply.is_some() || job.prediction.kind == Kind::Gold && r.correct.is_some() {
         let cand = job.prediction.patch.as_deref().unwrap_or("");
@@ -467,6 +568,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         results: Mutex::new(results),
         others,
         out: &args.out,
+        records: match args.mode {
+            Mode::Patches => super::eval_html::Records::Patches,
+            Mode::Tests => super::eval_html::Records::Tests,
+        },
     };
     let bar = indicatif::ProgressBar::new(todo.len() as u64);
     bar.set_style(
@@ -511,18 +616,28 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         .results
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-    write_results(&args.out, &shared.others, &results).context("writing the results")?;
+    write_results(&args.out, shared.records, &shared.others, &results)
+        .context("writing the results")?;
     let done: Vec<TaskResult> = results.into_iter().flatten().collect();
     out.write_all(table(&done, OutputFormat::from(args.format))?.as_bytes())?;
     let errors = done
         .iter()
         .filter(|r| r.category.as_deref() == Some(Category::Error.name()))
         .count();
-    eprintln!(
-        "results in {} (score them: etip score --rule jeto|swefficiency|gso|sweperf {})",
-        args.out.join("results.jsonl").display(),
-        args.out.join("results.jsonl").display()
-    );
+    let results = args.out.join("results.jsonl");
+    match args.mode {
+        Mode::Patches => eprintln!(
+            "results in {} (score them: etip score --rule jeto|swefficiency|gso|sweperf {})",
+            results.display(),
+            results.display()
+        ),
+        // JETO's score on generated tests is the share of detector tests.
+        Mode::Tests => eprintln!(
+            "results in {} (the share of detector tests: etip score --rule jeto {})",
+            results.display(),
+            results.display()
+        ),
+    }
     if errors > 0 {
         return Err(anyhow::anyhow!(
             "{errors} evaluation(s) failed in the harness, not in the patch (see summary.json, infra_failure_ids); run again to retry them"

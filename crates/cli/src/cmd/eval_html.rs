@@ -4,6 +4,7 @@
 
 use etip_core::results::{TaskResult, TestRuns};
 use etip_eval::evaluate::Category;
+use etip_eval::generated::TestCategory;
 use etip_report::chart::{Marker, RoundsPlot, Series};
 use etip_report::html::escape;
 use etip_report::{Align, HtmlReport, Table};
@@ -94,6 +95,7 @@ pub fn category_table(results: &[TaskResult]) -> Table {
         let name = Category::ALL
             .iter()
             .map(|k| k.name())
+            .chain(TestCategory::ALL.iter().map(|k| k.name()))
             .find(|n| *n == c)
             .unwrap_or("-");
         *counts
@@ -102,11 +104,16 @@ pub fn category_table(results: &[TaskResult]) -> Table {
             .entry(name)
             .or_default() += 1;
     }
-    let present: Vec<&str> = Category::ALL
+    let mut present: Vec<&str> = Vec::new();
+    let names = Category::ALL
         .iter()
         .map(|k| k.name())
-        .filter(|n| counts.values().any(|m| m.contains_key(n)))
-        .collect();
+        .chain(TestCategory::ALL.iter().map(|k| k.name()));
+    for n in names {
+        if !present.contains(&n) && counts.values().any(|m| m.contains_key(n)) {
+            present.push(n);
+        }
+    }
     let mut cols = vec![("model", Align::Left)];
     cols.extend(present.iter().map(|n| (*n, Align::Right)));
     let mut t = Table::new(cols);
@@ -173,6 +180,68 @@ fn series<'a>(label: &'a str, color: &'a str, marker: Marker, values: &'a [f64])
         values,
         filled: vec![true; values.len()],
         notes: Vec::new(),
+    }
+}
+
+/// What an evaluation run evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Records {
+    /// Agent patches (`etip eval`).
+    Patches,
+    /// Generated tests (`etip eval-test`).
+    Tests,
+}
+
+/// Appends a generated-test run's sections to `r`: categories, the detector share (JETO's score
+/// on these results), one row per test and its per-round times on original and reference.
+pub fn test_sections(r: &mut HtmlReport, results: &[TaskResult]) {
+    r.heading(3, "Categories");
+    r.table(&category_table(results));
+    r.paragraph(
+        "A generated test is an ETIP detector test when it passes on the original and on the \
+         reference (ground-truth patched) version in every round and the sign test finds the \
+         reference significantly faster (docs/rules.md, section 4.4). ratio = mean original time \
+         / mean reference time of the test.",
+    );
+    let mut t = Table::new(vec![
+        ("etip", Align::Left),
+        ("generator", Align::Left),
+        ("category", Align::Left),
+        ("ratio", Align::Right),
+        ("detail", Align::Left),
+    ]);
+    for x in results {
+        t.push(vec![
+            x.instance_id.clone(),
+            x.model.clone().unwrap_or_default(),
+            x.category.clone().unwrap_or_default(),
+            num(x.gold_speedup, 2),
+            super::format::first_line(x.detail.as_deref(), 90),
+        ]);
+    }
+    r.table(&t);
+    for res in results.iter().filter(|x| !x.tests.is_empty()) {
+        let base = totals(res, |t| &t.base);
+        let refr = totals(res, |t| &t.patched);
+        let svg = etip_report::chart::rounds_plot(&RoundsPlot {
+            series: vec![
+                series("original + test", "#7a7a7a", Marker::Circle, &base),
+                series("reference + test", "#d07a12", Marker::Square, &refr),
+            ],
+            fill_key: None,
+            y_title: "test time",
+            x_title: "round",
+            cut: None,
+        });
+        r.figure(
+            &svg,
+            &format!(
+                "{} / {}: {}",
+                escape(&res.instance_id),
+                escape(res.model.as_deref().unwrap_or("-")),
+                escape(res.category.as_deref().unwrap_or("-"))
+            ),
+        );
     }
 }
 
@@ -249,7 +318,17 @@ pub fn sections(r: &mut HtmlReport, results: &[TaskResult], scores: &[Score], pr
 }
 
 /// The report of an evaluation run.
-pub fn report(results: &[TaskResult], scores: &[Score], problems: &[String]) -> String {
+pub fn report(
+    records: Records,
+    results: &[TaskResult],
+    scores: &[Score],
+    problems: &[String],
+) -> String {
+    if records == Records::Tests {
+        let mut r = HtmlReport::new("etip eval-test");
+        test_sections(&mut r, results);
+        return r.finish();
+    }
     let mut r = HtmlReport::new("etip eval");
     r.paragraph(&format!(
         "{} predictions evaluated on {} ETIPs.",

@@ -1,0 +1,364 @@
+//! Generated tests (`etip eval-test`): does a test that a tool or an agent wrote detect the ETIP?
+//!
+//! Rules §4.4 (JETO): the test is applied to the original and to the reference (ground-truth
+//! patched) version; it is an **ETIP detector test** when it passes on both in every round and the
+//! sign test of §3.1 on its per-round times finds the reference significantly faster.
+//!
+//! Each version gets its own container of the instance image, where the test patch is applied to
+//! that container's copy of the version's tree (as [`crate::candidate`] applies an agent's patch)
+//! and the tree is rebuilt with the instance layer's own build function, so the new test classes
+//! compile (Java) or are collected (Python). Then `etip measure`'s protocol times the named test
+//! classes only, the two versions alternating which runs first, and `etip measure`'s verdicts
+//! decide. The result is a line of etip's task results: `base` are the original's times, `patched`
+//! the reference's, so `etip score --rule jeto` on an eval-test run counts the detector tests.
+
+use crate::candidate::{self, PrepareFailure, PrepareLog};
+use crate::evaluate::{EvalConfig, EvalProgress, LogSink, Rounds, floor_at_resolution, mean};
+use crate::patch;
+use crate::predictions::Prediction;
+use etip_build::instance::InstanceSpec;
+use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::measure::{Direction, NotExecutable};
+use etip_core::results::{TaskResult, TestRuns};
+use etip_runner::executor::{Executor, Session, SessionRequest};
+use etip_runner::measure::{self, MeasureConfig, Tests};
+use etip_runner::protocol::{self, Plan, SidePlan, Stop};
+use etip_runner::verdict;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What an evaluation decides about a generated test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestCategory {
+    /// No test patch (or an empty one).
+    NotGenerated,
+    /// Not a well-formed unified diff, binary hunks, paths that leave the tree, or no test class
+    /// named to run.
+    Malformed,
+    /// The patch changes files that are not tests (source, build files): a test must not.
+    NotTestOnly,
+    /// The patch does not apply to one of the versions.
+    DoesNotApply,
+    /// A version does not build with the test, or its smoke check fails.
+    DoesNotCompile,
+    /// The test fails (or times out) on the original.
+    FailsOnOriginal,
+    /// The test fails (or times out) on the reference (ground-truth patched) version.
+    FailsOnReference,
+    /// Passes on both; the sign test does not find the reference significantly faster.
+    NotDetecting,
+    /// Passes on both in every round and the reference is significantly faster: an ETIP detector
+    /// test (rules §4.4).
+    Detector,
+    /// The harness failed, not the test: retried by the next run, reported apart.
+    Error,
+}
+
+impl TestCategory {
+    pub const ALL: [TestCategory; 10] = [
+        TestCategory::NotGenerated,
+        TestCategory::Malformed,
+        TestCategory::NotTestOnly,
+        TestCategory::DoesNotApply,
+        TestCategory::DoesNotCompile,
+        TestCategory::FailsOnOriginal,
+        TestCategory::FailsOnReference,
+        TestCategory::NotDetecting,
+        TestCategory::Detector,
+        TestCategory::Error,
+    ];
+
+    /// The name in results (`detector`, `fails_on_reference`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TestCategory::NotGenerated => "not_generated",
+            TestCategory::Malformed => "malformed",
+            TestCategory::NotTestOnly => "not_test_only",
+            TestCategory::DoesNotApply => "does_not_apply",
+            TestCategory::DoesNotCompile => "does_not_compile",
+            TestCategory::FailsOnOriginal => "fails_on_original",
+            TestCategory::FailsOnReference => "fails_on_reference",
+            TestCategory::NotDetecting => "not_detecting",
+            TestCategory::Detector => "detector",
+            TestCategory::Error => "error",
+        }
+    }
+}
+
+/// Side labels of a generated test's rounds, by index.
+pub const TEST_SIDES: [&str; 2] = ["original", "reference"];
+
+/// Evaluates one generated test (`test.patch` adds or changes test files, `test.classes` names
+/// what to run) on one built instance. Never fails: what went wrong is the category and detail.
+pub fn evaluate_test(
+    executor: &dyn Executor,
+    status: &InstanceStatus,
+    test: &Prediction,
+    cfg: &EvalConfig,
+    log_dir: Option<&Path>,
+    progress: &dyn EvalProgress,
+) -> TaskResult {
+    let result = TaskResult {
+        instance_id: status.id.clone(),
+        model: Some(test.model.clone()),
+        run_id: cfg.run_id.clone(),
+        ..TaskResult::default()
+    };
+    if let Some(dir) = log_dir {
+        let _ = std::fs::create_dir_all(dir);
+        if let Some(p) = &test.patch {
+            let _ = std::fs::write(dir.join("patch.diff"), p);
+        }
+    }
+    let Some(text) = test.patch.as_deref().filter(|p| !p.trim().is_empty()) else {
+        return finish(result, TestCategory::NotGenerated, "no test patch".into());
+    };
+    progress.stage("checking the test patch");
+    if let Err((c, why)) = check(status, text, &test.classes) {
+        return finish(result, c, why);
+    }
+    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
+        let why = status.reason.as_deref().unwrap_or("no image");
+        return finish(
+            result,
+            TestCategory::Error,
+            format!("the instance was not built: {why}"),
+        );
+    }
+    let mcfg = MeasureConfig {
+        tests: Tests::Classes(test.classes.clone()),
+        ..cfg.measure.clone()
+    };
+    let plan = measure::plan(status, &mcfg, executor.name());
+    let spec = InstanceSpec::from_status(status, &mcfg.build);
+    let mut sessions: Vec<Box<dyn Session>> = Vec::new();
+    let mut sides = Vec::new();
+    for (i, side) in plan.sides.iter().enumerate() {
+        progress.stage(&format!("applying the test to the {}", TEST_SIDES[i]));
+        let request = SessionRequest {
+            label: format!("{}-with-test", TEST_SIDES[i]),
+            ..side.session.clone()
+        };
+        let mut log = PrepareLog::default();
+        let prepared = candidate::prepare(
+            executor,
+            &request,
+            &spec,
+            &mcfg.build,
+            text,
+            cfg.setup_timeout,
+            &mut log,
+        );
+        if let Some(dir) = log_dir {
+            let _ = std::fs::write(dir.join(format!("apply-{}.log", TEST_SIDES[i])), &log.apply);
+            let _ = std::fs::write(dir.join(format!("build-{}.log", TEST_SIDES[i])), &log.build);
+        }
+        match prepared {
+            Ok(p) => sessions.push(p.session),
+            Err(f) => {
+                for s in sessions.iter_mut() {
+                    let _ = s.stop();
+                }
+                let (c, d) = match f {
+                    PrepareFailure::DoesNotApply(d) => (TestCategory::DoesNotApply, d),
+                    PrepareFailure::DoesNotCompile(d) => (TestCategory::DoesNotCompile, d),
+                    PrepareFailure::Infra(d) => (TestCategory::Error, d),
+                };
+                return finish(result, c, format!("{}: {d}", TEST_SIDES[i]));
+            }
+        }
+        sides.push(SidePlan {
+            version: side.version,
+            command: side.command.clone(),
+            session: request,
+        });
+    }
+    let two = Plan {
+        id: plan.id.clone(),
+        sides,
+        log_dir: log_dir.map(Path::to_path_buf),
+    };
+    progress.stage("timing the test on original and reference");
+    let mut sink = LogSink(log_dir.map(|d| d.join("rounds.jsonl")));
+    if let Some(p) = &sink.0 {
+        let _ = std::fs::remove_file(p);
+    }
+    let run = protocol::run_in(
+        &two,
+        &mcfg.protocol,
+        sessions,
+        Vec::new(),
+        &mut sink,
+        &|_| false,
+        &Rounds(progress),
+    );
+    judge(result, &run.rounds, run.stop, &mcfg)
+}
+
+fn finish(mut r: TaskResult, c: TestCategory, detail: String) -> TaskResult {
+    r.category = Some(c.name().to_string());
+    r.status = Some(c.name().to_string());
+    if r.correct.is_none() && c != TestCategory::Error {
+        r.correct = Some(false);
+    }
+    r.detail = Some(detail);
+    r
+}
+
+/// The checks before anything runs: a readable diff that only touches test files, and classes
+/// to run.
+fn check(
+    status: &InstanceStatus,
+    text: &str,
+    classes: &[String],
+) -> Result<(), (TestCategory, String)> {
+    let files = patch::parse(text).map_err(|p| (TestCategory::Malformed, p.to_string()))?;
+    if !files.iter().any(patch::FilePatch::changes_something) {
+        return Err((
+            TestCategory::NotGenerated,
+            "the test patch changes nothing".into(),
+        ));
+    }
+    if let Some(f) = files.iter().find(|f| f.binary) {
+        return Err((
+            TestCategory::Malformed,
+            format!("binary hunks ({})", f.paths().next().unwrap_or_default()),
+        ));
+    }
+    let outside: Vec<&str> = files
+        .iter()
+        .flat_map(|f| f.paths())
+        .filter(|p| etip_toolchain::paths::test_rule(status.language, p).is_none())
+        .collect();
+    if !outside.is_empty() {
+        return Err((
+            TestCategory::NotTestOnly,
+            format!(
+                "a generated test may change test files only; this patch also changes {}",
+                outside
+                    .iter()
+                    .take(5)
+                    .map(|p| etip_core::clip::clip(p, 120).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    if classes.is_empty() {
+        return Err((
+            TestCategory::Malformed,
+            "the record names no test class to run (test_classes)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The category from the rounds: a failing side, else the verdicts of `etip measure` on the
+/// reference against the original.
+fn judge(
+    mut result: TaskResult,
+    rounds: &[protocol::RoundResult],
+    stop: Option<Stop>,
+    cfg: &MeasureConfig,
+) -> TaskResult {
+    result.orders = rounds
+        .iter()
+        .filter(|r| !r.summary.warmup)
+        .map(|r| {
+            r.summary
+                .sequence
+                .iter()
+                .map(|i| TEST_SIDES[*i].to_string())
+                .collect()
+        })
+        .collect();
+    if let Some(s) = stop {
+        let failing = match s.side {
+            Some(0) if s.reason != NotExecutable::EngineError => TestCategory::FailsOnOriginal,
+            Some(1) if s.reason != NotExecutable::EngineError => TestCategory::FailsOnReference,
+            _ => {
+                let who = s.side.map_or("the harness", |i| TEST_SIDES[i]);
+                return finish(
+                    result,
+                    TestCategory::Error,
+                    format!("{who}: {} ({:?})", s.detail, s.reason),
+                );
+            }
+        };
+        let total = s.classes.len();
+        let passed = s.classes.iter().filter(|c| c.passed).count();
+        result.pass_fraction = Some(if total == 0 {
+            0.0
+        } else {
+            passed as f64 / total as f64
+        });
+        return finish(result, failing, s.detail);
+    }
+    let (classes, overall) = match verdict::verdicts(rounds, &cfg.verdict) {
+        Ok(v) => v,
+        Err(e) => {
+            return finish(
+                result,
+                TestCategory::Error,
+                format!("the times cannot be compared: {e}"),
+            );
+        }
+    };
+    result.correct = Some(true);
+    result.pass_fraction = Some(1.0);
+    result.tests = classes
+        .iter()
+        .filter(|c| c.eligible)
+        .map(|c| TestRuns {
+            name: c.name.clone(),
+            base: c.original.clone(),
+            patched: c.patched.clone(),
+            reference: Vec::new(),
+            passed: true,
+        })
+        .collect();
+    let resolution = verdict::series(rounds).resolution;
+    let floored = floor_at_resolution(&mut result.tests, resolution);
+    let (b, p): (f64, f64) = (
+        result.tests.iter().map(|t| mean(&t.base)).sum(),
+        result.tests.iter().map(|t| mean(&t.patched)).sum(),
+    );
+    if b > 0.0 && p > 0.0 {
+        // What the test sees of the ETIP: original time over reference time.
+        result.gold_speedup = Some(b / p);
+    }
+    let Some(overall) = overall else {
+        return finish(
+            result,
+            TestCategory::NotDetecting,
+            "the test passed on both versions; no class ran long enough in every round to be timed"
+                .into(),
+        );
+    };
+    let sign = overall.sign_test.as_ref();
+    let detects = sign.is_some_and(|s| s.direction == Direction::PatchedFaster);
+    let mut words = sign.map_or(String::new(), |s| {
+        format!(
+            "sign test over {} rounds: reference faster in {} (p = {:.2e}), original faster in {} (p = {:.2e}); improvement {:.1}%",
+            s.n,
+            s.wins_patched,
+            s.p_patched,
+            s.wins_original,
+            s.p_original,
+            s.improvement * 100.0
+        )
+    });
+    if floored > 0 {
+        words.push_str(&format!(
+            "; {floored} run(s) reported 0 s, below the report's resolution of {:.0} ms, are counted at the resolution",
+            resolution * 1000.0
+        ));
+    }
+    let c = if detects {
+        TestCategory::Detector
+    } else {
+        TestCategory::NotDetecting
+    };
+    finish(result, c, words)
+}
