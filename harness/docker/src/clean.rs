@@ -50,6 +50,20 @@ impl Engine {
         }
     }
 
+    /// Removes every container this process created (see [`crate::LABEL_OWNER`]); returns their
+    /// ids. Called after [`crate::interrupt`], when a signal stops a run.
+    pub async fn remove_own_containers(&self) -> Result<Vec<String>, EngineError> {
+        let own = self
+            .list_containers(&[format!("{}={}", crate::LABEL_OWNER, crate::owner())])
+            .await?;
+        let mut removed = Vec::new();
+        for c in own {
+            self.remove_container(&c.id).await?;
+            removed.push(c.id);
+        }
+        Ok(removed)
+    }
+
     /// Images carrying all the given `key=value` labels (or just `key` when the value is empty).
     pub async fn list_images(&self, labels: &[String]) -> Result<Vec<Labelled>, EngineError> {
         let filters = HashMap::from([("label".to_string(), labels.to_vec())]);

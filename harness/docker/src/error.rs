@@ -31,6 +31,8 @@ pub enum EngineError {
     BuildTimeout { tag: String, secs: u64, log: String },
     #[error("session {id}: {detail}")]
     Session { id: String, detail: String },
+    #[error("the run was interrupted: no new container is created (creating {what})")]
+    Interrupted { what: String },
     #[error("{action} failed on {object}: {source}")]
     Api {
         action: &'static str,

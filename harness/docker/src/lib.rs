@@ -72,3 +72,46 @@ pub const LABEL_MANAGED: &str = "etip.managed";
 pub const LABEL_KIND: &str = "etip.kind";
 /// Label with the namespace (lets tests and users separate their objects).
 pub const LABEL_NAMESPACE: &str = "etip.namespace";
+/// Label with the process that created a container (`<pid>-<start time>`): a run stopped by a
+/// signal removes exactly its own containers ([`Engine::remove_own_containers`]).
+pub const LABEL_OWNER: &str = "etip.owner";
+
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This process's [`LABEL_OWNER`] value.
+pub fn owner() -> &'static str {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{}-{nanos}", std::process::id())
+    })
+}
+
+/// Marks the process as interrupted (a signal arrived): from now on no container is created, so
+/// that [`Engine::remove_own_containers`] leaves none behind.
+pub fn interrupt() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether [`interrupt`] was called.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// The labels every container etip creates carries (managed, owner); refuses once the process is
+/// interrupted.
+pub(crate) fn own_labels(
+    labels: &mut std::collections::HashMap<String, String>,
+    what: &str,
+) -> Result<(), EngineError> {
+    if interrupted() {
+        return Err(EngineError::Interrupted {
+            what: what.to_string(),
+        });
+    }
+    labels.insert(LABEL_MANAGED.into(), "true".into());
+    labels.insert(LABEL_OWNER.into(), owner().to_string());
+    Ok(())
+}

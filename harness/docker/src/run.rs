@@ -1,7 +1,7 @@
 //! One command in a fresh container ([`Engine::run`]): resource [`Limits`], the limited host
 //! configuration every etip container gets, running with a time limit and collecting the logs.
 
-use crate::{BuildContainer, Engine, EngineError, LABEL_KIND, LABEL_MANAGED, TmpFile};
+use crate::{BuildContainer, Engine, EngineError, LABEL_KIND, TmpFile};
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, LogsOptionsBuilder, StartContainerOptions, WaitContainerOptions,
@@ -126,7 +126,7 @@ impl Engine {
     /// The container is always removed, also on timeout or error.
     pub async fn run(&self, spec: &RunSpec) -> Result<RunOutput, EngineError> {
         let mut labels = spec.labels.clone();
-        labels.insert(LABEL_MANAGED.into(), "true".into());
+        crate::own_labels(&mut labels, "a run container")?;
         labels
             .entry(LABEL_KIND.into())
             .or_insert_with(|| "run".into());
@@ -256,7 +256,7 @@ impl Engine {
         labels: HashMap<String, String>,
     ) -> Result<String, EngineError> {
         let mut labels = labels;
-        labels.insert(LABEL_MANAGED.into(), "true".into());
+        crate::own_labels(&mut labels, "a container")?;
         let options = name.map(|n| CreateContainerOptionsBuilder::new().name(n).build());
         let body = ContainerCreateBody {
             image: Some(image.to_string()),

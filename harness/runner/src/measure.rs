@@ -396,8 +396,11 @@ pub fn measure_one(
             &rp,
         );
         rounds = result.rounds;
+        // A stop caused by the engine, or by a signal that is removing the containers, says
+        // nothing about the ETIP: not stored, so a re-run measures again.
         if let Some(s) = &result.stop
             && s.reason != NotExecutable::EngineError
+            && !etip_docker::interrupted()
         {
             let json = serde_json::to_string(&StoredStop {
                 reason: s.reason,

@@ -591,6 +591,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
                     let job = &jobs[*i];
                     let status = &statuses[job.status];
                     let r = run_job(job, status, ex.as_ref(), &cfg, &logs, &cache, &bar);
+                    if etip_docker::interrupted() {
+                        // Stopped by a signal: this result says nothing about the patch.
+                        break;
+                    }
                     bar.inc(1);
                     let line = format!(
                         "{} / {}: {}",

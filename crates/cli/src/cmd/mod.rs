@@ -31,7 +31,42 @@ pub fn runtime() -> anyhow::Result<&'static tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))?;
-    Ok(RT.get_or_init(|| rt))
+    let rt = RT.get_or_init(|| rt);
+    // Commands that talk to Docker create the runtime: from here on a signal removes the
+    // containers this run started before the process ends.
+    rt.spawn(stop_on_signal());
+    Ok(rt)
+}
+
+/// Waits for SIGINT or SIGTERM, then stops the creation of containers, removes the ones this
+/// process created and exits with 128 + the signal's number. What was finished is kept: outputs
+/// are written atomically and the stores commit per record, so the command continues where it
+/// stopped when run again.
+async fn stop_on_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        tracing::warn!("cannot watch for signals: a killed run may leave containers");
+        return;
+    };
+    let code = tokio::select! {
+        _ = int.recv() => 130,
+        _ = term.recv() => 143,
+    };
+    etip_docker::interrupt();
+    eprintln!(
+        "\ninterrupted: removing this run's containers (what finished is kept; run the command again to continue)"
+    );
+    match etip_docker::Engine::connect().await {
+        Ok(engine) => match engine.remove_own_containers().await {
+            Ok(ids) => eprintln!("removed {} container(s)", ids.len()),
+            Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
+        },
+        Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
+    }
+    std::process::exit(code);
 }
 
 /// Wraps a library error: input errors become [`UsageError`] (exit code 2), others stay as they are.
@@ -72,6 +107,11 @@ pub fn init_logging(verbose: u8) {
 
 /// Maps a command's result to the process exit code: 0 ok, 2 bad input, 1 anything else.
 pub fn finish(result: anyhow::Result<()>) -> ExitCode {
+    if etip_docker::interrupted() {
+        // A signal arrived: its handler removes this run's containers and ends the process with
+        // 128 + the signal's number; what failed here failed because of it.
+        std::thread::sleep(std::time::Duration::from_secs(300));
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

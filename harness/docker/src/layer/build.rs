@@ -2,9 +2,7 @@
 //! the image load, around the pieces of the other `layer` modules.
 
 use crate::layer;
-use crate::{
-    BuildContainer, Engine, EngineError, LABEL_MANAGED, Limits, TreeCache, limited_host_config,
-};
+use crate::{BuildContainer, Engine, EngineError, Limits, TreeCache, limited_host_config};
 use bollard::models::ContainerCreateBody;
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -102,7 +100,7 @@ impl Engine {
             .map_err(|e| EngineError::api("inspecting image", &spec.parent, e))?;
         let parent_id = parent.id.clone().unwrap_or_default();
         let mut labels = spec.labels.clone();
-        labels.insert(LABEL_MANAGED.into(), "true".into());
+        crate::own_labels(&mut labels, "a layer build container")?;
         let mut host_config = limited_host_config(&spec.limits, spec.network_enabled);
         host_config.network_mode = Some(container.network_mode(spec.network_enabled).into());
         let roots = layer::roots_env(&spec.capture).map_err(|detail| EngineError::Context {

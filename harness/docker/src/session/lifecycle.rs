@@ -2,7 +2,7 @@
 //! start-up probe for its main process and `timeout`, and removing it ([`Engine::stop_session`]).
 
 use super::{KIND_SESSION, Session, SessionSpec};
-use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED, limited_host_config};
+use crate::{Engine, EngineError, LABEL_KIND, limited_host_config};
 use bollard::models::{ContainerCreateBody, Mount, MountTmpfsOptions, MountType};
 use bollard::query_parameters::StartContainerOptions;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ impl Engine {
             check_hidden(p).map_err(invalid)?;
         }
         let mut labels = spec.labels.clone();
-        labels.insert(LABEL_MANAGED.into(), "true".into());
+        crate::own_labels(&mut labels, "a session container")?;
         labels.insert(LABEL_KIND.into(), KIND_SESSION.into());
         let mut host_config = limited_host_config(&spec.limits, false);
         if spec.limits.cpus <= 0.0 {
