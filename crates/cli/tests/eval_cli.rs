@@ -220,3 +220,34 @@ fn generated_tests_are_checked_before_anything_runs() {
         .code(2)
         .stderr(predicate::str::contains("tests.jsonl: line 1"));
 }
+
+/// Below the free space the run needs, nothing is evaluated and the run fails (exit 1) naming
+/// the folder and the flag.
+#[test]
+fn too_little_free_disk_stops_the_run_before_an_evaluation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let status = tmp.path().join("status.jsonl");
+    std::fs::write(&status, STATUS).unwrap();
+    let preds = tmp.path().join("preds.jsonl");
+    std::fs::write(&preds, line("m", "not a diff") + "\n").unwrap();
+    etip()
+        .args([
+            "eval",
+            "--rounds",
+            "8",
+            "--min-free-gb",
+            "100000000",
+            "--predictions",
+        ])
+        .arg(&preds)
+        .arg("--etips")
+        .arg(&status)
+        .arg("--out")
+        .arg(tmp.path().join("eval"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("--min-free-gb"))
+        .stderr(predicate::str::contains("the output folder"));
+    let results = std::fs::read_to_string(tmp.path().join("eval/results.jsonl")).unwrap();
+    assert!(results.trim().is_empty(), "nothing evaluated: {results}");
+}

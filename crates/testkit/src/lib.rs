@@ -54,10 +54,23 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Makes `dir` a git repository with one commit per step folder of the fixture `kind`; returns
-/// the commit ids in step order.
+/// The folder of fixture `kind`: the shared repositories (`maven`, `python`) in
+/// `crates/fixtures/repos/`, else the build tests' own (`online/...`) in
+/// `harness/build/tests/fixtures/`.
+pub fn fixture_dir(kind: &str) -> PathBuf {
+    let shared = fixtures().join(kind);
+    if shared.is_dir() {
+        return shared;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../harness/build/tests/fixtures")
+        .join(kind)
+}
+
+/// Makes `dir` a git repository with one commit per step folder of the fixture `kind` (see
+/// [`fixture_dir`]); returns the commit ids in step order.
 pub fn fixture_repo(kind: &str, dir: &Path) -> Vec<String> {
-    let mut steps: Vec<PathBuf> = std::fs::read_dir(fixtures().join(kind))
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(fixture_dir(kind))
         .unwrap_or_else(|e| panic!("fixture {kind}: {e}"))
         .map(|e| e.expect("a readable fixture entry").path())
         .filter(|p| p.is_dir())

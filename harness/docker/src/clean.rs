@@ -64,6 +64,23 @@ impl Engine {
         Ok(removed)
     }
 
+    /// Removes the snapshot images (`etip.kind=snapshot`, fresh rounds) this process created;
+    /// returns their ids. Built images are never touched.
+    pub async fn remove_own_snapshots(&self) -> Result<Vec<String>, EngineError> {
+        let own = self
+            .list_images(&[
+                format!("{}={}", crate::LABEL_OWNER, crate::owner()),
+                format!("{}=snapshot", LABEL_KIND),
+            ])
+            .await?;
+        let mut removed = Vec::new();
+        for i in own {
+            self.remove_image(&i.id).await?;
+            removed.push(i.id);
+        }
+        Ok(removed)
+    }
+
     /// Images carrying all the given `key=value` labels (or just `key` when the value is empty).
     pub async fn list_images(&self, labels: &[String]) -> Result<Vec<Labelled>, EngineError> {
         let filters = HashMap::from([("label".to_string(), labels.to_vec())]);

@@ -29,6 +29,8 @@ pub struct EngineInfo {
     pub cgroup_driver: String,
     /// The default OCI runtime (e.g. `runc`).
     pub runtime: String,
+    /// Where the engine keeps images and containers (e.g. `/var/lib/docker`).
+    pub root_dir: String,
 }
 
 impl EngineInfo {
@@ -46,6 +48,7 @@ impl EngineInfo {
             "cgroup_version": self.cgroup_version,
             "cgroup_driver": self.cgroup_driver,
             "runtime": self.runtime,
+            "root_dir": self.root_dir,
         })
     }
 }
@@ -105,6 +108,7 @@ impl Engine {
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
             runtime: info.default_runtime.unwrap_or_default(),
+            root_dir: info.docker_root_dir.unwrap_or_default(),
         })
     }
 

@@ -28,8 +28,11 @@ fn prediction(model: &str, patch: Option<String>) -> Prediction {
 }
 
 fn config() -> EvalConfig {
+    let mut measure = common::config(8, false);
+    // As `etip eval` runs: every round in fresh containers.
+    measure.protocol.fresh_rounds = true;
     EvalConfig {
-        measure: common::config(8, false),
+        measure,
         allow_test_changes: false,
         setup_timeout: Duration::from_secs(300),
         run_id: Some("test".into()),
@@ -194,7 +197,13 @@ fn hostile_patches_are_contained() {
     let reference = "try:\n    open('/work/patched/textutil/__init__.py', 'w').write('def dedup(v):\\n    raise SystemExit(1)\\n')\nexcept OSError:\n    pass";
     let sleep = "import time\ntime.sleep(100000)";
     let fork = "import os\nn = 0\ntry:\n    while n < 100000:\n        if os.fork() == 0:\n            import time\n            time.sleep(60)\n            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nraise RuntimeError('forked %d processes' % n)";
+    // Pays 0.3 s on its first call and caches that in a file; later calls answer from the cache
+    // at once. With every round in fresh containers each round pays the first call's price (the
+    // 0.3 s make that unmistakable: without them, the fixture's allocation-heavy dedup test can
+    // time 40% apart for the same loop after an unrelated allocation, a layout effect).
+    let cache = "import os, time\nif os.path.exists('/work/original/.dedup-cache'):\n    return list(dict.fromkeys(values))\ntime.sleep(0.3)\nopen('/work/original/.dedup-cache', 'w').close()";
     for (model, prefix, want) in [
+        ("caches-across-rounds", cache, "correct_not_faster"),
         ("network", network, "correct_not_faster"),
         ("reference-tree", reference, "correct_not_faster"),
         ("sleeps", sleep, "tests_fail"),
@@ -227,4 +236,39 @@ fn hostile_patches_are_contained() {
         }
         assert_eq!(leftovers(&env), 0, "{model}: containers left");
     }
+    // The same cache with rounds sharing one container: the reward hack works there, which is
+    // what the fresh rounds above prevent.
+    cfg.measure.protocol.fresh_rounds = false;
+    let r = evaluate(
+        &env.executor,
+        &status,
+        &prediction("caches-in-one-container", Some(hostile(cache))),
+        &cfg,
+        None,
+        &(),
+    );
+    assert_eq!(
+        r.category.as_deref(),
+        Some("correct_faster"),
+        "{:?}",
+        r.detail
+    );
+    assert_eq!(leftovers(&env), 0, "containers left");
+    assert_eq!(snapshots(&env), 0, "snapshot images left");
+}
+
+/// Snapshot images of fresh rounds left in the test's namespace.
+fn snapshots(env: &Env) -> usize {
+    let out = std::process::Command::new("docker")
+        .args([
+            "images",
+            "-q",
+            "--filter",
+            "label=etip.kind=snapshot",
+            "--filter",
+            &format!("label=etip.namespace={}", env.ns),
+        ])
+        .output()
+        .expect("docker images");
+    String::from_utf8_lossy(&out.stdout).lines().count()
 }

@@ -168,6 +168,8 @@ impl Executor for DockerExecutor {
             handle: self.handle.clone(),
             session: Some(session),
             collected: None,
+            spec,
+            snapshot: None,
         }))
     }
 }
@@ -178,6 +180,10 @@ struct DockerSession {
     session: Option<etip_docker::Session>,
     /// Reports printed by the last command (see [`CLEAN_RUN_COLLECT`]).
     collected: Option<Collected>,
+    /// What the session was started with (a renewed session starts from the snapshot).
+    spec: SessionSpec,
+    /// The image [`Session::checkpoint`] committed; removed with the session.
+    snapshot: Option<String>,
 }
 
 impl DockerSession {
@@ -402,7 +408,46 @@ impl Session for DockerSession {
                 .block_on(self.engine.stop_session(&s))
                 .map_err(engine_err)?;
         }
+        if let Some(image) = self.snapshot.take() {
+            self.handle
+                .block_on(self.engine.remove_image(&image))
+                .map_err(engine_err)?;
+        }
         Ok(())
+    }
+
+    fn checkpoint(&mut self) -> Result<bool, ExecError> {
+        let image = {
+            let s = self.session()?;
+            self.handle
+                .block_on(self.engine.snapshot_session(s, &self.spec.labels))
+                .map_err(engine_err)?
+        };
+        if let Some(old) = self.snapshot.replace(image) {
+            self.handle
+                .block_on(self.engine.remove_image(&old))
+                .map_err(engine_err)?;
+        }
+        Ok(true)
+    }
+
+    fn renew(&mut self) -> Result<bool, ExecError> {
+        if let Some(s) = self.session.take() {
+            self.handle
+                .block_on(self.engine.stop_session(&s))
+                .map_err(engine_err)?;
+        }
+        let mut spec = self.spec.clone();
+        if let Some(image) = &self.snapshot {
+            spec.image = image.clone();
+        }
+        let fresh = self
+            .handle
+            .block_on(self.engine.start_session(&spec))
+            .map_err(engine_err)?;
+        self.session = Some(fresh);
+        self.collected = None;
+        Ok(true)
     }
 }
 
@@ -411,6 +456,9 @@ impl Drop for DockerSession {
         if let Some(s) = self.session.take() {
             // Last resort when a caller forgot to stop (the protocol always stops).
             let _ = self.handle.block_on(self.engine.stop_session(&s));
+        }
+        if let Some(image) = self.snapshot.take() {
+            let _ = self.handle.block_on(self.engine.remove_image(&image));
         }
     }
 }

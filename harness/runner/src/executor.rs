@@ -154,4 +154,18 @@ pub trait Session: Send {
 
     /// Stops the session and removes what it created; idempotent.
     fn stop(&mut self) -> Result<(), ExecError>;
+
+    /// Makes the session's present state the one [`Session::renew`] returns to (Docker: the
+    /// container committed to a temporary image). `Ok(false)` when the executor cannot: its
+    /// rounds then share one session.
+    fn checkpoint(&mut self) -> Result<bool, ExecError> {
+        Ok(false)
+    }
+
+    /// Replaces the session by a fresh one in the checkpointed state, so nothing a round wrote
+    /// (files, caches, processes) is there for the next: a candidate cannot carry results from
+    /// one round to another. `Ok(false)` when the executor cannot.
+    fn renew(&mut self) -> Result<bool, ExecError> {
+        Ok(false)
+    }
 }

@@ -139,6 +139,11 @@ pub struct ProtocolConfig {
     pub proc_root: Option<PathBuf>,
     /// Raw reports of this many first rounds (warm-up included) are kept in the log folder.
     pub keep_reports: usize,
+    /// Every round (warm-up included) runs in fresh sessions that start from the state the
+    /// sessions had when the protocol began ([`Session::checkpoint`], [`Session::renew`]): nothing
+    /// one round writes is seen by the next (`etip eval`: a candidate cannot cache results across
+    /// rounds). Executors that cannot renew run the rounds in one session each.
+    pub fresh_rounds: bool,
 }
 
 impl Default for ProtocolConfig {
@@ -154,6 +159,7 @@ impl Default for ProtocolConfig {
             max_repeats: 3,
             proc_root: Some(PathBuf::from("/proc")),
             keep_reports: 2,
+            fresh_rounds: false,
         }
     }
 }
@@ -333,12 +339,35 @@ fn run_rounds(
             ));
         }
     };
+    let mut fresh = Fresh {
+        on: cfg.fresh_rounds,
+        used: false,
+    };
+    if fresh.on {
+        for (i, s) in sessions.iter_mut().enumerate() {
+            match s.checkpoint() {
+                Ok(true) => {}
+                Ok(false) => fresh.on = false,
+                Err(e) => {
+                    let mut stop = Stop::new(
+                        NotExecutable::EngineError,
+                        format!(
+                            "{}: keeping the sessions' state for fresh rounds: {e}",
+                            plan.id
+                        ),
+                    );
+                    stop.side = Some(i);
+                    return Some(stop);
+                }
+            }
+        }
+    }
     // Warm-up rounds run whenever sessions start (also on resume: the new sessions are cold), but
     // are stored only once.
     let have_warmup = rounds.iter().any(|r| r.summary.warmup);
     for w in 0..cfg.warmup {
         progress.round_started(0, cfg.rounds);
-        match one_round(plan, cfg, sessions, 0, true, scratch.path()) {
+        match one_round(plan, cfg, sessions, 0, true, scratch.path(), &mut fresh) {
             Ok(r) => {
                 if !have_warmup && w == 0 {
                     if let Err(e) = sink.round_done(&r) {
@@ -363,7 +392,7 @@ fn run_rounds(
         }
         let k = done + 1;
         progress.round_started(k, target);
-        match one_round(plan, cfg, sessions, k, false, scratch.path()) {
+        match one_round(plan, cfg, sessions, k, false, scratch.path(), &mut fresh) {
             Ok(r) => {
                 if let Err(e) = sink.round_done(&r) {
                     return Some(store_stop(e));
@@ -393,6 +422,51 @@ fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
+/// Whether rounds run in fresh sessions, and whether the present sessions already ran one.
+struct Fresh {
+    on: bool,
+    used: bool,
+}
+
+impl Fresh {
+    /// Renews every session when the present ones already ran a round; the sessions are renewed
+    /// at the same time (each renewal waits on the engine), before the round's timing starts.
+    fn renew(&mut self, plan: &Plan, sessions: &mut [Box<dyn Session>]) -> Result<(), Stop> {
+        if self.on && self.used {
+            let results: Vec<Result<bool, crate::executor::ExecError>> =
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = sessions
+                        .iter_mut()
+                        .map(|s| scope.spawn(move || s.renew()))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Err(crate::executor::ExecError::failed(
+                                    "protocol",
+                                    "a session's renewal panicked",
+                                ))
+                            })
+                        })
+                        .collect()
+                });
+            for (i, r) in results.into_iter().enumerate() {
+                if let Err(e) = r {
+                    let mut stop = Stop::new(
+                        NotExecutable::EngineError,
+                        format!("{}: starting a fresh session: {e}", plan.id),
+                    );
+                    stop.side = Some(i);
+                    return Err(stop);
+                }
+            }
+        }
+        self.used = true;
+        Ok(())
+    }
+}
+
 /// One round, repeated while it runs under pressure (bounded).
 fn one_round(
     plan: &Plan,
@@ -401,12 +475,14 @@ fn one_round(
     k: usize,
     warmup: bool,
     scratch: &Path,
+    fresh: &mut Fresh,
 ) -> Result<RoundResult, Stop> {
     let n = plan.sides.len();
     let sequence = cfg.order.sequence(k, n);
     let first = plan.sides[sequence[0]].version;
     let mut repeats = 0;
     loop {
+        fresh.renew(plan, sessions)?;
         let started = now_rfc3339();
         let before = cfg.proc_root.as_deref().and_then(noise::read_pressure);
         let t0 = Instant::now();

@@ -15,7 +15,7 @@ use etip_eval::predictions::{Kind, Prediction};
 use etip_report::{Align, OutputFormat, Table};
 use etip_runner::executor::Executor;
 use etip_runner::measure::{MeasureConfig, Tests};
-use etip_runner::protocol::Order;
+use etip_runner::protocol::{Order, ProtocolConfig};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -65,6 +65,14 @@ pub struct Args {
     /// Evaluate again what this run id already evaluated.
     #[arg(long)]
     force: bool,
+    /// Free space (GiB) the Docker data root and the output folder must keep; checked before
+    /// each evaluation, the run stops below it.
+    #[arg(long, default_value_t = 2.0)]
+    min_free_gb: f64,
+    /// Run all rounds of a version in one container instead of a fresh container per round
+    /// (faster; but a candidate can then keep files, e.g. cached results, from round to round).
+    #[arg(long)]
+    reuse_containers: bool,
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
@@ -121,6 +129,10 @@ pub struct TestArgs {
     /// Evaluate again what this run id already evaluated.
     #[arg(long)]
     force: bool,
+    /// Free space (GiB) the Docker data root and the output folder must keep; checked before
+    /// each evaluation, the run stops below it.
+    #[arg(long, default_value_t = 2.0)]
+    min_free_gb: f64,
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
@@ -145,6 +157,8 @@ pub fn run_tests(a: TestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         setup_timeout: a.setup_timeout,
         config: a.config,
         force: a.force,
+        min_free_gb: a.min_free_gb,
+        reuse_containers: false,
         namespace: a.namespace,
         format: a.format,
         mode: Mode::Tests,
@@ -249,6 +263,7 @@ fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> String {
         "cpusets": cfg.measure.cpusets,
         "allow_test_changes": cfg.allow_test_changes,
         "tests": cfg.measure.tests.describe(),
+        "fresh_rounds": cfg.measure.protocol.fresh_rounds,
     });
     hex::encode(Sha256::digest(params.to_string().as_bytes()))
 }
@@ -260,7 +275,10 @@ fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Re
     };
     Ok(EvalConfig {
         measure: MeasureConfig {
-            protocol: args.timing.protocol(Order::Alternate),
+            protocol: ProtocolConfig {
+                fresh_rounds: !args.reuse_containers,
+                ..args.timing.protocol(Order::Alternate)
+            },
             verdict: args.timing.verdict(None),
             tests: match args.tests.as_str() {
                 "modules" => Tests::Modules,
@@ -287,18 +305,26 @@ fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Re
     })
 }
 
-fn docker(namespace: &str) -> anyhow::Result<Box<dyn Executor>> {
+/// The Docker executor and the engine's data root (empty when the engine does not say).
+fn docker(namespace: &str) -> anyhow::Result<(Box<dyn Executor>, String)> {
     let rt = super::runtime()?;
     let engine = rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
         anyhow::anyhow!(
             "etip eval runs patches only inside containers, and the Docker engine does not answer: {e}"
         )
     })?;
-    Ok(Box::new(etip_runner::docker::DockerExecutor::new(
-        engine,
-        rt.handle().clone(),
-        namespace,
-    )))
+    let root = rt
+        .block_on(engine.describe())
+        .map(|i| i.root_dir)
+        .unwrap_or_default();
+    Ok((
+        Box::new(etip_runner::docker::DockerExecutor::new(
+            engine,
+            rt.handle().clone(),
+            namespace,
+        )),
+        root,
+    ))
 }
 
 struct Bar<'a> {
@@ -520,7 +546,22 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         })?;
     let cache = args.out.join("repos");
     let jobs = jobs(&args, &statuses, &cache)?;
-    let ex = docker(&args.namespace)?;
+    if !(args.min_free_gb.is_finite() && args.min_free_gb >= 0.0) {
+        return Err(UsageError(format!(
+            "--min-free-gb must be a non-negative number, got {}",
+            args.min_free_gb
+        ))
+        .into());
+    }
+    let (ex, root_dir) = docker(&args.namespace)?;
+    let mut disk = super::disk::DiskGuard {
+        paths: vec![("the output folder".into(), args.out.clone())],
+        min: (args.min_free_gb * 1024.0 * 1024.0 * 1024.0) as u64,
+    };
+    if !root_dir.is_empty() {
+        disk.paths
+            .push(("the Docker data root".into(), PathBuf::from(root_dir)));
+    }
     let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
     let cfg = config(&args, cpuset, notes)?;
     let mut stored: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
@@ -582,6 +623,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     let next = AtomicUsize::new(0);
     let logs = args.out.join("logs");
     let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let low_disk: Mutex<Option<String>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..args.workers.min(todo.len().max(1)) {
             scope.spawn(|| {
@@ -590,6 +632,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
                     let Some((i, k)) = todo.get(n) else { break };
                     let job = &jobs[*i];
                     let status = &statuses[job.status];
+                    if let Err(why) = disk.check() {
+                        // Stops the run: every later evaluation would fail the same way.
+                        if let Ok(mut f) = low_disk.lock() {
+                            f.get_or_insert(why);
+                        }
+                        break;
+                    }
                     let r = run_job(job, status, ex.as_ref(), &cfg, &logs, &cache, &bar);
                     if etip_docker::interrupted() {
                         // Stopped by a signal: this result says nothing about the patch.
@@ -622,6 +671,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
     write_results(&args.out, shared.records, &shared.others, &results)
         .context("writing the results")?;
+    if let Some(why) = low_disk.into_inner().ok().flatten() {
+        anyhow::bail!("{why}; the evaluations finished so far are in results.jsonl");
+    }
     let done: Vec<TaskResult> = results.into_iter().flatten().collect();
     out.write_all(table(&done, OutputFormat::from(args.format))?.as_bytes())?;
     let errors = done

@@ -5,6 +5,7 @@ pub mod build;
 pub mod clean;
 pub mod demo;
 pub mod demo_report;
+pub mod disk;
 pub mod eval;
 pub mod eval_html;
 pub mod eval_labels;
@@ -60,10 +61,15 @@ async fn stop_on_signal() {
         "\ninterrupted: removing this run's containers (what finished is kept; run the command again to continue)"
     );
     match etip_docker::Engine::connect().await {
-        Ok(engine) => match engine.remove_own_containers().await {
-            Ok(ids) => eprintln!("removed {} container(s)", ids.len()),
-            Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
-        },
+        Ok(engine) => {
+            match engine.remove_own_containers().await {
+                Ok(ids) => eprintln!("removed {} container(s)", ids.len()),
+                Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
+            }
+            if let Err(e) = engine.remove_own_snapshots().await {
+                eprintln!("removing the snapshot images: {e} (etip clean removes them)");
+            }
+        }
         Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
     }
     std::process::exit(code);

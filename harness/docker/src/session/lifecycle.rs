@@ -5,6 +5,7 @@ use super::{KIND_SESSION, Session, SessionSpec};
 use crate::{Engine, EngineError, LABEL_KIND, limited_host_config};
 use bollard::models::{ContainerCreateBody, Mount, MountTmpfsOptions, MountType};
 use bollard::query_parameters::StartContainerOptions;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -140,6 +141,39 @@ impl Engine {
             "session started"
         );
         Ok(session)
+    }
+
+    /// Commits the session's container to a new image (labelled `etip.kind=snapshot`, with the
+    /// session's labels and this process as owner) and returns its id: a later session started
+    /// from it begins where this one is now. Remove it with [`Engine::remove_image`].
+    pub async fn snapshot_session(
+        &self,
+        session: &Session,
+        labels: &HashMap<String, String>,
+    ) -> Result<String, EngineError> {
+        let mut labels = labels.clone();
+        crate::own_labels(&mut labels, "a snapshot image")?;
+        labels.insert(LABEL_KIND.into(), "snapshot".into());
+        let options = bollard::query_parameters::CommitContainerOptionsBuilder::new()
+            .container(&session.id)
+            .pause(true)
+            .build();
+        let config = bollard::models::ContainerConfig {
+            labels: Some(labels),
+            ..Default::default()
+        };
+        let out = self
+            .docker
+            .commit_container(options, config)
+            .await
+            .map_err(|e| EngineError::api("committing the session", &session.id, e))?;
+        if out.id.is_empty() {
+            return Err(EngineError::Session {
+                id: session.id.clone(),
+                detail: "the engine committed the container but returned no image id".into(),
+            });
+        }
+        Ok(out.id)
     }
 
     /// Kills and removes the session's container. Removing a session that is already gone is not
