@@ -337,6 +337,32 @@ fn pair(rounds: &[RoundResult], i: usize) -> Vec<RoundResult> {
         .collect()
 }
 
+/// The order of the sides in each timed round, by their labels.
+pub(crate) fn orders(rounds: &[RoundResult], labels: &[&str]) -> Vec<Vec<String>> {
+    rounds
+        .iter()
+        .filter(|r| !r.summary.warmup)
+        .map(|r| {
+            r.summary
+                .sequence
+                .iter()
+                .map(|i| labels.get(*i).copied().unwrap_or("?").to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The share of the stopping side's classes that passed (0 when its report named none).
+pub(crate) fn pass_fraction(stop: &Stop) -> f64 {
+    let total = stop.classes.len();
+    let passed = stop.classes.iter().filter(|c| c.passed).count();
+    if total == 0 {
+        0.0
+    } else {
+        passed as f64 / total as f64
+    }
+}
+
 pub(crate) fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
@@ -348,26 +374,10 @@ fn judge(
     cfg: &EvalConfig,
     finish: impl Fn(TaskResult, Category, Option<String>) -> TaskResult,
 ) -> TaskResult {
-    result.orders = rounds
-        .iter()
-        .filter(|r| !r.summary.warmup)
-        .map(|r| {
-            r.summary
-                .sequence
-                .iter()
-                .map(|i| SIDES[*i].to_string())
-                .collect()
-        })
-        .collect();
+    result.orders = orders(rounds, &SIDES);
     if let Some(s) = stop {
         if s.side == Some(1) && s.reason != NotExecutable::EngineError {
-            let total = s.classes.len();
-            let passed = s.classes.iter().filter(|c| c.passed).count();
-            result.pass_fraction = Some(if total == 0 {
-                0.0
-            } else {
-                passed as f64 / total as f64
-            });
+            result.pass_fraction = Some(pass_fraction(&s));
             return finish(result, Category::TestsFail, Some(s.detail));
         }
         let who = s.side.map_or("the harness", |i| SIDES[i]);

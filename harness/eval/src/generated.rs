@@ -13,7 +13,9 @@
 //! the reference's, so `etip score --rule jeto` on an eval-test run counts the detector tests.
 
 use crate::candidate::{self, PrepareFailure, PrepareLog};
-use crate::evaluate::{EvalConfig, EvalProgress, LogSink, Rounds, floor_at_resolution, mean};
+use crate::evaluate::{
+    EvalConfig, EvalProgress, LogSink, Rounds, floor_at_resolution, mean, orders, pass_fraction,
+};
 use crate::patch;
 use crate::predictions::Prediction;
 use etip_build::instance::InstanceSpec;
@@ -262,17 +264,7 @@ fn judge(
     stop: Option<Stop>,
     cfg: &MeasureConfig,
 ) -> TaskResult {
-    result.orders = rounds
-        .iter()
-        .filter(|r| !r.summary.warmup)
-        .map(|r| {
-            r.summary
-                .sequence
-                .iter()
-                .map(|i| TEST_SIDES[*i].to_string())
-                .collect()
-        })
-        .collect();
+    result.orders = orders(rounds, &TEST_SIDES);
     if let Some(s) = stop {
         let failing = match s.side {
             Some(0) if s.reason != NotExecutable::EngineError => TestCategory::FailsOnOriginal,
@@ -286,13 +278,7 @@ fn judge(
                 );
             }
         };
-        let total = s.classes.len();
-        let passed = s.classes.iter().filter(|c| c.passed).count();
-        result.pass_fraction = Some(if total == 0 {
-            0.0
-        } else {
-            passed as f64 / total as f64
-        });
+        result.pass_fraction = Some(pass_fraction(&s));
         return finish(result, failing, s.detail);
     }
     let (classes, overall) = match verdict::verdicts(rounds, &cfg.verdict) {

@@ -322,19 +322,21 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         );
     }
 
-    let measure_dir = out.join("measure");
-    let mut argv: Vec<String> = vec![
-        "--etips".into(),
-        s(&status),
-        "--out".into(),
-        s(&measure_dir),
-        "--rounds".into(),
-        rounds.clone(),
-        "--tests".into(),
-        "modules".into(),
-        "--namespace".into(),
-        args.namespace.clone(),
-    ];
+    let timed = |lead: [String; 2], to: &Path| -> Vec<String> {
+        let mut v: Vec<String> = lead.into();
+        v.extend([
+            "--etips".into(),
+            s(&status),
+            "--out".into(),
+            s(to),
+            "--rounds".into(),
+            rounds.clone(),
+            "--namespace".into(),
+            args.namespace.clone(),
+        ]);
+        v
+    };
+    let mut argv = timed(["--tests".into(), "modules".into()], &out.join("measure"));
     for st in &built {
         argv.push("--id".into());
         argv.push(st.id.clone());
@@ -348,18 +350,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     })?;
 
     let eval_dir = out.join("eval");
-    let mut gold_argv: Vec<String> = vec![
-        "--predictions".into(),
-        "gold".into(),
-        "--etips".into(),
-        s(&status),
-        "--out".into(),
-        s(&eval_dir),
-        "--rounds".into(),
-        rounds.clone(),
-        "--namespace".into(),
-        args.namespace.clone(),
-    ];
+    let mut gold_argv = timed(["--predictions".into(), "gold".into()], &eval_dir);
     // The dedup ETIP of each language (its second commit): the self-check of every ETIP, with
     // `etip eval --predictions gold` on the whole status.jsonl, takes twice as long.
     let dedup: Vec<&InstanceStatus> = repos
@@ -387,18 +378,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(target) = python_dedup {
         let preds = out.join("predictions.jsonl");
         super::measure::write_atomic(&preds, &sample_predictions(&target.id)?)?;
-        let argv: Vec<String> = vec![
-            "--predictions".into(),
-            s(&preds),
-            "--etips".into(),
-            s(&status),
-            "--out".into(),
-            s(&eval_dir),
-            "--rounds".into(),
-            rounds.clone(),
-            "--namespace".into(),
-            args.namespace.clone(),
-        ];
+        let argv = timed(["--predictions".into(), s(&preds)], &eval_dir);
         steps.begin(
             "eval five sample agent patches on the Python dedup ETIP",
             &prefixed("eval", &argv),
@@ -408,18 +388,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         })?;
         let tests = out.join("generated-tests.jsonl");
         super::measure::write_atomic(&tests, &sample_tests(&target.id)?)?;
-        let argv: Vec<String> = vec![
-            "--tests".into(),
-            s(&tests),
-            "--etips".into(),
-            s(&status),
-            "--out".into(),
-            s(&out.join("eval-test")),
-            "--rounds".into(),
-            rounds.clone(),
-            "--namespace".into(),
-            args.namespace.clone(),
-        ];
+        let argv = timed(["--tests".into(), s(&tests)], &out.join("eval-test"));
         steps.begin(
             "eval-test three sample generated tests: which detect the dedup ETIP?",
             &prefixed("eval-test", &argv),

@@ -157,7 +157,7 @@ impl Summary {
             ("Measured (etip measure)", self.measure_rows()),
             (
                 "Evaluated patches (etip eval)",
-                super::eval_html::results_table(&self.results),
+                super::eval_html::results_table(&self.results, false),
             ),
             (
                 "Scores (etip score)",

@@ -4,7 +4,7 @@
 //! in the task-result schema that `etip score` and `etip audit` read.
 
 use super::UsageError;
-use super::format::{FormatArg, num, render};
+use super::format::{FormatArg, render};
 use super::measure::{TimingArgs, pinning, read_statuses, write_atomic};
 use anyhow::Context;
 use etip_build::config::BuildConfig;
@@ -12,7 +12,7 @@ use etip_core::instance::InstanceStatus;
 use etip_core::results::TaskResult;
 use etip_eval::evaluate::{CHANGED_FILES, Category, EvalConfig, EvalProgress, evaluate};
 use etip_eval::predictions::{Kind, Prediction};
-use etip_report::{Align, OutputFormat, Table};
+use etip_report::OutputFormat;
 use etip_runner::executor::Executor;
 use etip_runner::measure::{MeasureConfig, Tests};
 use etip_runner::protocol::{Order, ProtocolConfig};
@@ -702,36 +702,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn yes_no(v: Option<bool>) -> String {
-    v.map_or("-".into(), |b| if b { "yes" } else { "no" }.into())
-}
-
-/// The printed summary: one row per prediction (JSON: the results themselves).
+/// The printed summary: one row per prediction with its detail (JSON: the results themselves).
 fn table(results: &[TaskResult], format: OutputFormat) -> anyhow::Result<String> {
     if format == OutputFormat::Json {
         return Ok(etip_report::to_json(results)?);
     }
-    let mut t = Table::new(vec![
-        ("etip", Align::Left),
-        ("model", Align::Left),
-        ("category", Align::Left),
-        ("speedup", Align::Right),
-        ("gold", Align::Right),
-        ("exact", Align::Left),
-        ("same loc.", Align::Left),
-        ("detail", Align::Left),
-    ]);
-    for r in results {
-        t.push(vec![
-            r.instance_id.clone(),
-            r.model.clone().unwrap_or_default(),
-            r.category.clone().unwrap_or_default(),
-            num(r.speedup, 2),
-            num(r.gold_speedup, 2),
-            yes_no(r.exact_match),
-            yes_no(r.same_location),
-            super::format::first_line(r.detail.as_deref(), 90),
-        ]);
-    }
-    render(&t, format)
+    render(&super::eval_html::results_table(results, true), format)
 }

@@ -60,9 +60,9 @@ pub fn scores(results: &Path) -> (Vec<Score>, Vec<String>) {
     (out, problems)
 }
 
-/// One row per prediction.
-pub fn results_table(results: &[TaskResult]) -> Table {
-    let mut t = Table::new(vec![
+/// One row per prediction (`detail`: with the first line of each result's detail).
+pub fn results_table(results: &[TaskResult], detail: bool) -> Table {
+    let mut cols = vec![
         ("etip", Align::Left),
         ("model", Align::Left),
         ("category", Align::Left),
@@ -70,10 +70,14 @@ pub fn results_table(results: &[TaskResult]) -> Table {
         ("gold", Align::Right),
         ("exact", Align::Left),
         ("same loc.", Align::Left),
-    ]);
+    ];
+    if detail {
+        cols.push(("detail", Align::Left));
+    }
+    let mut t = Table::new(cols);
     let yn = |v: Option<bool>| v.map_or("-", |b| if b { "yes" } else { "no" }).to_string();
     for r in results {
-        t.push(vec![
+        let mut row = vec![
             r.instance_id.clone(),
             r.model.clone().unwrap_or_default(),
             r.category.clone().unwrap_or_default(),
@@ -81,7 +85,11 @@ pub fn results_table(results: &[TaskResult]) -> Table {
             num(r.gold_speedup, 2),
             yn(r.exact_match),
             yn(r.same_location),
-        ]);
+        ];
+        if detail {
+            row.push(super::format::first_line(r.detail.as_deref(), 90));
+        }
+        t.push(row);
     }
     t
 }
@@ -269,7 +277,7 @@ pub fn sections(r: &mut HtmlReport, results: &[TaskResult], scores: &[Score], pr
          truth's syntax tree (comments and whitespace aside); same loc.: it changes every \
          function the ground truth changes.",
     );
-    r.table(&results_table(results));
+    r.table(&results_table(results, false));
     for res in results.iter().filter(|x| !x.tests.is_empty()) {
         let base = totals(res, |t| &t.base);
         let cand = totals(res, |t| &t.patched);
