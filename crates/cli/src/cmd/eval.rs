@@ -133,6 +133,9 @@ pub struct TestArgs {
     /// each evaluation, the run stops below it.
     #[arg(long, default_value_t = 2.0)]
     min_free_gb: f64,
+    /// Run all rounds of a version in one container instead of a fresh container per round.
+    #[arg(long)]
+    reuse_containers: bool,
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
@@ -158,7 +161,7 @@ pub fn run_tests(a: TestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         config: a.config,
         force: a.force,
         min_free_gb: a.min_free_gb,
-        reuse_containers: false,
+        reuse_containers: a.reuse_containers,
         namespace: a.namespace,
         format: a.format,
         mode: Mode::Tests,
