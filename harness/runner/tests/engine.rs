@@ -84,19 +84,50 @@ fn check_fixture(
     );
     assert!(left.unwrap().is_empty());
 
-    // A/A: both sides run the original; nothing is significant.
-    let aa = e.measure(&status, &config(rounds, true));
-    assert!(aa.aa && aa.executable, "{:?}", aa.detail);
-    for c in aa.classes.iter().chain(aa.overall.as_ref()) {
-        if let Some(st) = &c.sign_test {
-            assert_eq!(
-                st.direction,
-                Direction::NotSignificant,
-                "A/A flagged {}: {c:#?}",
-                c.name
-            );
+    // A/A: both sides run the original tree.
+    check_aa(&e, &status, rounds);
+}
+
+/// The A/A calibration: both sides run the original tree, so no class may show an effect of
+/// consequence (median ratio within 0.8–1.25, where the real run's faster class is several times
+/// faster). A significant A/A verdict happens by chance at the test's level (up to 2/2^rounds per
+/// class and direction), so one is accepted only if an independent second A/A run does not
+/// flag the same class in the same direction again: a systematic bias between the two sides
+/// fails, while the test flakes with probability about α² instead of α.
+fn check_aa(e: &common::Env, status: &etip_core::instance::InstanceStatus, rounds: usize) {
+    let flagged = |aa: &Measurement| -> Vec<(String, Direction)> {
+        assert!(aa.aa && aa.executable, "{:?}", aa.detail);
+        let mut out = vec![];
+        for c in aa.classes.iter().chain(aa.overall.as_ref()) {
+            if let Some(st) = &c.sign_test {
+                assert!(
+                    (0.8..=1.25).contains(&st.median_ratio),
+                    "A/A shows an effect on {}: {c:#?}",
+                    c.name
+                );
+                if st.direction != Direction::NotSignificant {
+                    out.push((c.name.clone(), st.direction));
+                }
+            }
         }
+        out
+    };
+    let first = flagged(&e.measure(status, &config(rounds, true)));
+    if first.is_empty() {
+        return;
     }
+    eprintln!("A/A flagged {first:?} by chance or by bias: running an independent second A/A");
+    // `force`: measured afresh, not the stored first run.
+    let fresh = etip_runner::measure::MeasureConfig {
+        force: true,
+        ..config(rounds, true)
+    };
+    let second = flagged(&e.measure(status, &fresh));
+    let again: Vec<_> = first.iter().filter(|f| second.contains(f)).collect();
+    assert!(
+        again.is_empty(),
+        "two independent A/A runs flagged {again:?}"
+    );
 }
 
 #[test]
