@@ -344,6 +344,52 @@ fn copy_out_folder_and_missing_path() {
     });
 }
 
+/// `etip eval`'s fresh rounds: a session committed after the candidate's build and started again
+/// from that snapshot keeps what the build wrote and loses what a round wrote (a result cached in
+/// a file by one round is gone in the next); the snapshot image is removed afterwards.
+#[test]
+fn a_session_started_from_its_snapshot_keeps_the_build_and_forgets_the_round() {
+    engine_test("snapshot", |ctx| async move {
+        let e = &ctx.engine;
+        let spec = spec(&ctx, &ctx.image);
+        let s = e.start_session(&spec).await.unwrap();
+        let built = exec(
+            e,
+            &s,
+            &["sh", "-c", "mkdir -p /work/t && echo built > /work/t/build"],
+        )
+        .await;
+        assert_eq!(built.exit_code, Some(0), "{built:?}");
+        let snapshot = e.snapshot_session(&s, &spec.labels).await.unwrap();
+        // A round caches something in the tree and in /tmp.
+        let round = exec(
+            e,
+            &s,
+            &["sh", "-c", "echo cached > /work/t/cache && echo x > /tmp/x"],
+        )
+        .await;
+        assert_eq!(round.exit_code, Some(0), "{round:?}");
+        e.stop_session(&s).await.unwrap();
+
+        let fresh = SessionSpec {
+            image: snapshot.clone(),
+            ..spec.clone()
+        };
+        let s2 = e.start_session(&fresh).await.unwrap();
+        let seen = exec(e, &s2, &["sh", "-c", "ls /work/t; ls /tmp"]).await;
+        assert_eq!(seen.exit_code, Some(0), "{seen:?}");
+        let names: Vec<&str> = seen.stdout.split_whitespace().collect();
+        assert_eq!(names, vec!["build"], "{seen:?}");
+        e.stop_session(&s2).await.unwrap();
+        e.remove_image(&snapshot).await.unwrap();
+        let left = e
+            .list_images(&[format!("{LABEL_NAMESPACE}={}", ctx.ns)])
+            .await
+            .unwrap();
+        assert!(left.is_empty(), "snapshot images left: {left:?}");
+    });
+}
+
 #[test]
 fn hidden_paths_network_and_cpuset() {
     engine_test("isolation", |ctx| async move {

@@ -82,12 +82,11 @@ fn predictions_on_a_python_etip_get_their_categories() {
     );
     let cfg = config();
     let logs = env.dir.path().join("logs");
-    // The ground truth, the demo's sample patches that fail (one breaks a test, one does not
-    // apply), no patch and the unchanged candidate. The samples that come out correct (an exact
+    // The demo's sample patches that fail (one breaks a test, one does not apply), no patch and
+    // the unchanged candidate. The ground truth and the samples that come out correct (an exact
     // match, an equivalent rewrite, a slower one) are checked end to end through the binary by
     // tests/e2e/demo.rs.
-    let mut cases: Vec<(&str, Option<String>, &str)> =
-        vec![("gold", Some(gold.clone()), "correct_faster")];
+    let mut cases: Vec<(&str, Option<String>, &str)> = Vec::new();
     cases.extend(
         etip_fixtures::SAMPLES
             .iter()
@@ -114,17 +113,10 @@ fn predictions_on_a_python_etip_get_their_categories() {
         assert_eq!(r.model.as_deref(), Some(model));
         assert_eq!(r.run_id.as_deref(), Some("test"));
         match want {
-            "correct_faster" | "correct_not_faster" => {
+            // The unchanged candidate.
+            "correct_not_faster" => {
                 assert_eq!(r.correct, Some(true));
-                if model == "empty" {
-                    assert_eq!(r.apply, None);
-                } else {
-                    assert_eq!(r.apply.as_deref(), Some("git_apply"));
-                    // The candidate's version of the changed file is kept for the labels.
-                    let kept =
-                        std::fs::read_to_string(dir.join("files/textutil/__init__.py")).unwrap();
-                    assert!(kept.contains("def dedup"), "{kept}");
-                }
+                assert_eq!(r.apply, None);
                 // Every eligible class has 8 paired runs of each version.
                 assert!(!r.tests.is_empty());
                 for t in &r.tests {
@@ -140,14 +132,8 @@ fn predictions_on_a_python_etip_get_their_categories() {
                 }
                 let (s, g) = (r.speedup.unwrap(), r.gold_speedup.unwrap());
                 assert!(g > 1.1, "gold speedup {g}");
-                if want == "correct_faster" {
-                    assert!(s > 1.1, "{model}: speedup {s}");
-                } else if model == "empty" {
-                    // An unchanged candidate times like the original (no harness bias).
-                    assert!((0.9..1.1).contains(&s), "{model}: speedup {s}");
-                } else {
-                    assert!(s < 1.0, "{model}: speedup {s}");
-                }
+                // An unchanged candidate times like the original (no harness bias).
+                assert!((0.9..1.1).contains(&s), "{model}: speedup {s}");
                 assert!(dir.join("rounds.jsonl").is_file());
             }
             "tests_fail" => {
@@ -195,6 +181,7 @@ fn hostile_patches_are_contained() {
     cfg.measure.resources.pids = 256;
     let network = "import socket\nnames = sorted(n for _, n in socket.if_nameindex())\nif names != ['lo']:\n    raise RuntimeError('a network beyond loopback: %s' % names)";
     let reference = "try:\n    open('/work/patched/textutil/__init__.py', 'w').write('def dedup(v):\\n    raise SystemExit(1)\\n')\nexcept OSError:\n    pass";
+    let network_and_reference = format!("{network}\n{reference}");
     let sleep = "import time\ntime.sleep(100000)";
     let fork = "import os\nn = 0\ntry:\n    while n < 100000:\n        if os.fork() == 0:\n            import time\n            time.sleep(60)\n            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nraise RuntimeError('forked %d processes' % n)";
     // Pays 0.3 s on its first call and caches that in a file; later calls answer from the cache
@@ -204,8 +191,12 @@ fn hostile_patches_are_contained() {
     let cache = "import os, time\nif os.path.exists('/work/original/.dedup-cache'):\n    return list(dict.fromkeys(values))\ntime.sleep(0.3)\nopen('/work/original/.dedup-cache', 'w').close()";
     for (model, prefix, want) in [
         ("caches-across-rounds", cache, "correct_not_faster"),
-        ("network", network, "correct_not_faster"),
-        ("reference-tree", reference, "correct_not_faster"),
+        // Looks for a network, then writes into the reference tree (one evaluation for both).
+        (
+            "network-and-reference-tree",
+            network_and_reference.as_str(),
+            "correct_not_faster",
+        ),
         ("sleeps", sleep, "tests_fail"),
         ("fork-bomb", fork, "tests_fail"),
     ] {
@@ -219,7 +210,12 @@ fn hostile_patches_are_contained() {
         );
         assert_eq!(r.category.as_deref(), Some(want), "{model}: {:?}", r.detail);
         match model {
-            "reference-tree" => {
+            // Each fresh round pays the first call's 0.3 s again: slower than the original.
+            "caches-across-rounds" => {
+                let sp = r.speedup.unwrap();
+                assert!(sp < 1.0, "the cache survived a round: speedup {sp}");
+            }
+            "network-and-reference-tree" => {
                 let g = r.gold_speedup.unwrap();
                 assert!(g > 1.1, "the reference kept its speed: {g}");
             }
@@ -236,24 +232,6 @@ fn hostile_patches_are_contained() {
         }
         assert_eq!(leftovers(&env), 0, "{model}: containers left");
     }
-    // The same cache with rounds sharing one container: the reward hack works there, which is
-    // what the fresh rounds above prevent.
-    cfg.measure.protocol.fresh_rounds = false;
-    let r = evaluate(
-        &env.executor,
-        &status,
-        &prediction("caches-in-one-container", Some(hostile(cache))),
-        &cfg,
-        None,
-        &(),
-    );
-    assert_eq!(
-        r.category.as_deref(),
-        Some("correct_faster"),
-        "{:?}",
-        r.detail
-    );
-    assert_eq!(leftovers(&env), 0, "containers left");
     assert_eq!(snapshots(&env), 0, "snapshot images left");
 }
 

@@ -31,10 +31,40 @@ pub struct Args {
     /// change: the false-positive check).
     #[arg(long)]
     predictions: String,
+    /// Which tests time the versions: `modules` (the changed modules; Python: all tests), `all`,
+    /// or a comma-separated list of test classes (Java) or node ids/paths (Python).
+    #[arg(long, default_value = "modules")]
+    tests: String,
+    /// Let patches change tests, benchmark and build files (refused by default).
+    #[arg(long)]
+    allow_test_changes: bool,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Agent patches (`etip eval`) or generated tests (`etip eval-test`).
+    #[arg(skip)]
+    mode: Mode,
+}
+
+/// `etip eval-test`: generated tests on built ETIPs.
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Generated tests as JSON lines: instance_id, model_name_or_path (the generator), test_patch
+    /// (a diff adding or changing test files only), test_classes (the classes, node ids or paths
+    /// to run: a list or one comma-separated string).
+    #[arg(long)]
+    tests: PathBuf,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The options `etip eval` and `etip eval-test` share.
+#[derive(Debug, clap::Args)]
+struct RunArgs {
     /// The status.jsonl that `etip build` wrote.
     #[arg(long)]
     etips: PathBuf,
-    /// Output folder: results.jsonl, summary.json, report.html, logs/<etip>/<model>/, state.sqlite.
+    /// Output folder: results.jsonl, summary.json, report.html, logs/<etip>/<model>/,
+    /// state.sqlite.
     #[arg(long)]
     out: PathBuf,
     /// Evaluate only these ETIPs (repeatable).
@@ -44,19 +74,12 @@ pub struct Args {
     /// skips what is done.
     #[arg(long, default_value = "default")]
     run_id: String,
-    /// Predictions evaluated at once. More than one shares the machine's CPUs between timings.
+    /// Records evaluated at once. More than one shares the machine's CPUs between timings.
     #[arg(long, default_value_t = 1)]
     workers: usize,
     #[command(flatten)]
     timing: TimingArgs,
-    /// Which tests time the versions: `modules` (the changed modules; Python: all tests), `all`,
-    /// or a comma-separated list of test classes (Java) or node ids/paths (Python).
-    #[arg(long, default_value = "modules")]
-    tests: String,
-    /// Let patches change tests, benchmark and build files (refused by default).
-    #[arg(long)]
-    allow_test_changes: bool,
-    /// Time limit of each step preparing a candidate (copy, apply, build), seconds.
+    /// Time limit of each step preparing a version (copy, apply, build), seconds.
     #[arg(long, default_value_t = 1800)]
     setup_timeout: u64,
     /// The build configuration the instances were built with.
@@ -79,9 +102,6 @@ pub struct Args {
     /// How to print the summary.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     format: FormatArg,
-    /// Agent patches (`etip eval`) or generated tests (`etip eval-test`).
-    #[arg(skip)]
-    mode: Mode,
 }
 
 /// What the records are.
@@ -94,76 +114,14 @@ enum Mode {
     Tests,
 }
 
-/// `etip eval-test`: generated tests on built ETIPs.
-#[derive(Debug, clap::Args)]
-pub struct TestArgs {
-    /// Generated tests as JSON lines: instance_id, model_name_or_path (the generator), test_patch
-    /// (a diff adding or changing test files only), test_classes (the classes, node ids or paths
-    /// to run: a list or one comma-separated string).
-    #[arg(long)]
-    tests: PathBuf,
-    /// The status.jsonl that `etip build` wrote.
-    #[arg(long)]
-    etips: PathBuf,
-    /// Output folder: results.jsonl, summary.json, report.html, logs/<etip>/<generator>/,
-    /// state.sqlite.
-    #[arg(long)]
-    out: PathBuf,
-    /// Evaluate only these ETIPs (repeatable).
-    #[arg(long)]
-    id: Vec<String>,
-    /// Name of this run; a re-run with the same id skips what is done.
-    #[arg(long, default_value = "default")]
-    run_id: String,
-    /// Tests evaluated at once. More than one shares the machine's CPUs between timings.
-    #[arg(long, default_value_t = 1)]
-    workers: usize,
-    #[command(flatten)]
-    timing: TimingArgs,
-    /// Time limit of each step preparing a version with the test (apply, build), seconds.
-    #[arg(long, default_value_t = 1800)]
-    setup_timeout: u64,
-    /// The build configuration the instances were built with.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Evaluate again what this run id already evaluated.
-    #[arg(long)]
-    force: bool,
-    /// Free space (GiB) the Docker data root and the output folder must keep; checked before
-    /// each evaluation, the run stops below it.
-    #[arg(long, default_value_t = 2.0)]
-    min_free_gb: f64,
-    /// Run all rounds of a version in one container instead of a fresh container per round.
-    #[arg(long)]
-    reuse_containers: bool,
-    /// Namespace label of the containers.
-    #[arg(long, default_value = "etip")]
-    namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
-}
-
 /// Runs `etip eval-test` on the machinery of `etip eval`.
 pub fn run_tests(a: TestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let args = Args {
         predictions: a.tests.display().to_string(),
-        etips: a.etips,
-        out: a.out,
-        id: a.id,
-        run_id: a.run_id,
-        workers: a.workers,
-        timing: a.timing,
         // Each record names what to run.
         tests: "modules".into(),
         allow_test_changes: false,
-        setup_timeout: a.setup_timeout,
-        config: a.config,
-        force: a.force,
-        min_free_gb: a.min_free_gb,
-        reuse_containers: a.reuse_containers,
-        namespace: a.namespace,
-        format: a.format,
+        run: a.run,
         mode: Mode::Tests,
     };
     run(args, out)
@@ -223,11 +181,11 @@ fn jobs(args: &Args, statuses: &[InstanceStatus], cache: &Path) -> anyhow::Resul
                     None => *unknown.entry(p.instance_id).or_insert(0usize) += 1,
                 }
             }
-            if !unknown.is_empty() && args.id.is_empty() {
+            if !unknown.is_empty() && args.run.id.is_empty() {
                 eprintln!(
                     "warning: {} prediction(s) name instances that {} does not hold (left out): {}",
                     unknown.values().sum::<usize>(),
-                    args.etips.display(),
+                    args.run.etips.display(),
                     unknown
                         .keys()
                         .take(5)
@@ -241,7 +199,7 @@ fn jobs(args: &Args, statuses: &[InstanceStatus], cache: &Path) -> anyhow::Resul
     if out.is_empty() {
         return Err(UsageError(format!(
             "no prediction names an instance of {}",
-            args.etips.display()
+            args.run.etips.display()
         ))
         .into());
     }
@@ -272,17 +230,17 @@ fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> String {
 }
 
 fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Result<EvalConfig> {
-    let build = match &args.config {
+    let build = match &args.run.config {
         Some(p) => BuildConfig::load(p).map_err(|e| UsageError(e.to_string()))?,
         None => BuildConfig::default(),
     };
     Ok(EvalConfig {
         measure: MeasureConfig {
             protocol: ProtocolConfig {
-                fresh_rounds: !args.reuse_containers,
-                ..args.timing.protocol(Order::Alternate)
+                fresh_rounds: !args.run.reuse_containers,
+                ..args.run.timing.protocol(Order::Alternate)
             },
-            verdict: args.timing.verdict(None),
+            verdict: args.run.timing.verdict(None),
             tests: match args.tests.as_str() {
                 "modules" => Tests::Modules,
                 "all" => Tests::All,
@@ -295,7 +253,7 @@ fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Re
                 ),
             },
             aa: false,
-            resources: args.timing.resources(),
+            resources: args.run.timing.resources(),
             cpusets: cpuset.map(|c| [c.clone(), c]),
             notes,
             build,
@@ -303,8 +261,8 @@ fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Re
             force: false,
         },
         allow_test_changes: args.allow_test_changes,
-        setup_timeout: Duration::from_secs(args.setup_timeout),
-        run_id: Some(args.run_id.clone()),
+        setup_timeout: Duration::from_secs(args.run.setup_timeout),
+        run_id: Some(args.run.run_id.clone()),
     })
 }
 
@@ -525,51 +483,54 @@ fn run_job(
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
-    args.timing.check()?;
-    if args.workers == 0 {
+    args.run.timing.check()?;
+    if args.run.workers == 0 {
         return Err(UsageError("--workers must be at least 1".into()).into());
     }
-    etip_runner::measure::check_feasible(args.timing.rounds, args.timing.sign().p_val)
+    etip_runner::measure::check_feasible(args.run.timing.rounds, args.run.timing.sign().p_val)
         .map_err(|e| UsageError(e.to_string()))?;
-    let mut statuses = read_statuses(&args.etips)?;
-    if !args.id.is_empty() {
-        statuses.retain(|s| args.id.contains(&s.id));
+    let mut statuses = read_statuses(&args.run.etips)?;
+    if !args.run.id.is_empty() {
+        statuses.retain(|s| args.run.id.contains(&s.id));
         if statuses.is_empty() {
-            return Err(UsageError(format!("no ETIP of --id in {}", args.etips.display())).into());
+            return Err(
+                UsageError(format!("no ETIP of --id in {}", args.run.etips.display())).into(),
+            );
         }
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| UsageError(format!("creating {}: {e}", args.out.display())))?;
-    let store =
-        etip_store::Store::open_exclusive(&args.out.join("state.sqlite")).map_err(|e| match e {
+    std::fs::create_dir_all(&args.run.out)
+        .map_err(|e| UsageError(format!("creating {}: {e}", args.run.out.display())))?;
+    let store = etip_store::Store::open_exclusive(&args.run.out.join("state.sqlite")).map_err(
+        |e| match e {
             etip_store::StoreError::Locked { .. } | etip_store::StoreError::NewerSchema { .. } => {
                 anyhow::Error::from(UsageError(e.to_string()))
             }
             other => anyhow::Error::from(other),
-        })?;
-    let cache = args.out.join("repos");
+        },
+    )?;
+    let cache = args.run.out.join("repos");
     let jobs = jobs(&args, &statuses, &cache)?;
-    if !(args.min_free_gb.is_finite() && args.min_free_gb >= 0.0) {
+    if !(args.run.min_free_gb.is_finite() && args.run.min_free_gb >= 0.0) {
         return Err(UsageError(format!(
             "--min-free-gb must be a non-negative number, got {}",
-            args.min_free_gb
+            args.run.min_free_gb
         ))
         .into());
     }
-    let (ex, root_dir) = docker(&args.namespace)?;
+    let (ex, root_dir) = docker(&args.run.namespace)?;
     let mut disk = super::disk::DiskGuard {
-        paths: vec![("the output folder".into(), args.out.clone())],
-        min: (args.min_free_gb * 1024.0 * 1024.0 * 1024.0) as u64,
+        paths: vec![("the output folder".into(), args.run.out.clone())],
+        min: (args.run.min_free_gb * 1024.0 * 1024.0 * 1024.0) as u64,
     };
     if !root_dir.is_empty() {
         disk.paths
             .push(("the Docker data root".into(), PathBuf::from(root_dir)));
     }
-    let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
+    let (cpuset, notes) = pinning(args.run.timing.cpus.as_deref(), ex.info().can_pin)?;
     let cfg = config(&args, cpuset, notes)?;
     let mut stored: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
     let mut order = Vec::new();
-    for e in store.eval_results(&args.run_id)? {
+    for e in store.eval_results(&args.run.run_id)? {
         order.push((e.model.clone(), e.instance.clone()));
         stored.insert((e.model, e.instance), (e.key, e.payload));
     }
@@ -592,7 +553,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
                 job.prediction.model.clone(),
                 job.prediction.instance_id.clone(),
             ))
-            .filter(|(sk, _)| *sk == k && !args.force)
+            .filter(|(sk, _)| *sk == k && !args.run.force)
             .and_then(|(_, payload)| serde_json::from_str::<TaskResult>(payload).ok())
             .filter(|r| r.category.as_deref() != Some(Category::Error.name()));
         match again {
@@ -604,14 +565,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     if skipped > 0 {
         eprintln!(
             "{skipped} prediction(s) already evaluated in run {} (--force to redo)",
-            args.run_id
+            args.run.run_id
         );
     }
     let shared = Shared {
         store: Mutex::new(store),
         results: Mutex::new(results),
         others,
-        out: &args.out,
+        out: &args.run.out,
         records: match args.mode {
             Mode::Patches => super::eval_html::Records::Patches,
             Mode::Tests => super::eval_html::Records::Tests,
@@ -624,11 +585,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     );
     bar.enable_steady_tick(Duration::from_millis(500));
     let next = AtomicUsize::new(0);
-    let logs = args.out.join("logs");
+    let logs = args.run.out.join("logs");
     let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let low_disk: Mutex<Option<String>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..args.workers.min(todo.len().max(1)) {
+        for _ in 0..args.run.workers.min(todo.len().max(1)) {
             scope.spawn(|| {
                 loop {
                     let n = next.fetch_add(1, Ordering::SeqCst);
@@ -655,7 +616,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
                         r.category.as_deref().unwrap_or("-")
                     );
                     bar.suspend(|| eprintln!("{line}"));
-                    if let Err(e) = shared.done(*i, r, k, &args.run_id)
+                    if let Err(e) = shared.done(*i, r, k, &args.run.run_id)
                         && let Ok(mut f) = failure.lock()
                     {
                         f.get_or_insert(e);
@@ -672,18 +633,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         .results
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-    write_results(&args.out, shared.records, &shared.others, &results)
+    write_results(&args.run.out, shared.records, &shared.others, &results)
         .context("writing the results")?;
     if let Some(why) = low_disk.into_inner().ok().flatten() {
         anyhow::bail!("{why}; the evaluations finished so far are in results.jsonl");
     }
     let done: Vec<TaskResult> = results.into_iter().flatten().collect();
-    out.write_all(table(&done, OutputFormat::from(args.format))?.as_bytes())?;
+    out.write_all(table(&done, OutputFormat::from(args.run.format))?.as_bytes())?;
     let errors = done
         .iter()
         .filter(|r| r.category.as_deref() == Some(Category::Error.name()))
         .count();
-    let results = args.out.join("results.jsonl");
+    let results = args.run.out.join("results.jsonl");
     match args.mode {
         Mode::Patches => eprintln!(
             "results in {} (score them: etip score --rule jeto|swefficiency|gso|sweperf {})",
