@@ -77,6 +77,17 @@ fn the_demo_refuses_a_folder_it_did_not_make_and_too_few_rounds() {
         !tmp.path().join("new").exists(),
         "nothing written on bad input"
     );
+    // Without a Docker engine: a failed run (exit 1) that says why, before anything is written.
+    let o = etip()
+        .args(["demo", "--out"])
+        .arg(tmp.path().join("new"))
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no Docker engine answered"), "{err}");
+    assert!(!tmp.path().join("new").exists(), "nothing written");
 }
 
 #[test]

@@ -33,6 +33,9 @@ enum Command {
     Audit(cmd::audit::Args),
     /// Mine repository history for ETIP candidates.
     Mine(cmd::mine::Args),
+    /// Is each issue of a JSON-lines file about execution time? Prints each record with the
+    /// answer, the classifier and the evidence it matched (offline rules).
+    Classify(cmd::classify::Args),
     /// Offline base image for `etip build` (debootstrap, imported through the Docker API).
     BaseImage(cmd::base_image::Args),
     /// Build one Docker image per ETIP with both versions built.
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Score(args) => cmd::score::run(args, stdout),
         Command::Audit(args) => cmd::audit::run(args, stdout),
         Command::Mine(args) => cmd::mine::run(args, stdout),
+        Command::Classify(args) => cmd::classify::run(args, stdout),
         Command::BaseImage(args) => cmd::base_image::run(args, stdout),
         Command::Build(args) => cmd::build::run(args, stdout),
         Command::Clean(args) => cmd::clean::run(args),

@@ -363,6 +363,25 @@ pub(crate) fn pass_fraction(stop: &Stop) -> f64 {
     }
 }
 
+/// The paired runs of the classes eligible for a verdict (all passed), with `reference`'s runs of
+/// each class (empty when there is no third version).
+pub(crate) fn eligible_runs(
+    classes: &[etip_core::measure::ClassRecord],
+    reference: impl Fn(&str) -> Vec<f64>,
+) -> Vec<TestRuns> {
+    classes
+        .iter()
+        .filter(|c| c.eligible)
+        .map(|c| TestRuns {
+            name: c.name.clone(),
+            base: c.original.clone(),
+            patched: c.patched.clone(),
+            reference: reference(&c.name),
+            passed: true,
+        })
+        .collect()
+}
+
 pub(crate) fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
@@ -402,21 +421,13 @@ fn judge(
     let gold_series = verdict::series(&gold);
     result.correct = Some(true);
     result.pass_fraction = Some(1.0);
-    result.tests = classes
-        .iter()
-        .filter(|c| c.eligible)
-        .map(|c| TestRuns {
-            name: c.name.clone(),
-            base: c.original.clone(),
-            patched: c.patched.clone(),
-            reference: gold_series
-                .classes
-                .get(&c.name)
-                .map(|(_, r)| r.clone())
-                .unwrap_or_default(),
-            passed: true,
-        })
-        .collect();
+    result.tests = eligible_runs(&classes, |name| {
+        gold_series
+            .classes
+            .get(name)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_default()
+    });
     // A report with a timer resolution (Surefire: 1 ms) says 0 for a test faster than it; the
     // scoring rules need times above 0, so such runs count at the resolution, an upper bound:
     // the speedups below are then lower bounds, and the detail says so.

@@ -14,14 +14,15 @@
 
 use crate::candidate::{self, PrepareFailure, PrepareLog};
 use crate::evaluate::{
-    EvalConfig, EvalProgress, LogSink, Rounds, floor_at_resolution, mean, orders, pass_fraction,
+    EvalConfig, EvalProgress, LogSink, Rounds, eligible_runs, floor_at_resolution, mean, orders,
+    pass_fraction,
 };
 use crate::patch;
 use crate::predictions::Prediction;
 use etip_build::instance::InstanceSpec;
 use etip_core::instance::{BuildOutcome, InstanceStatus};
 use etip_core::measure::{Direction, NotExecutable};
-use etip_core::results::{TaskResult, TestRuns};
+use etip_core::results::TaskResult;
 use etip_runner::executor::{Executor, Session, SessionRequest};
 use etip_runner::measure::{self, MeasureConfig, Tests};
 use etip_runner::protocol::{self, Plan, SidePlan, Stop};
@@ -293,17 +294,7 @@ fn judge(
     };
     result.correct = Some(true);
     result.pass_fraction = Some(1.0);
-    result.tests = classes
-        .iter()
-        .filter(|c| c.eligible)
-        .map(|c| TestRuns {
-            name: c.name.clone(),
-            base: c.original.clone(),
-            patched: c.patched.clone(),
-            reference: Vec::new(),
-            passed: true,
-        })
-        .collect();
+    result.tests = eligible_runs(&classes, |_| Vec::new());
     let resolution = verdict::series(rounds).resolution;
     let floored = floor_at_resolution(&mut result.tests, resolution);
     let (b, p): (f64, f64) = (

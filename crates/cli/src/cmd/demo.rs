@@ -117,6 +117,19 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// The demo's build, measure and eval steps run in containers: without an engine it stops before
+/// it writes anything, and says what works without one.
+fn engine_answers() -> anyhow::Result<()> {
+    let rt = super::runtime()?;
+    rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
+        anyhow::anyhow!(
+            "etip demo builds, measures and evaluates in containers, and no Docker engine answered: \
+             {e}\n  (`etip mine local` and `etip score` work without one)"
+        )
+    })?;
+    Ok(())
+}
+
 /// Creates the demo folder, or accepts one an earlier demo made; refuses anything else.
 fn prepare(out: &Path) -> anyhow::Result<()> {
     if out.exists() {
@@ -224,6 +237,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         )
         .into());
     }
+    engine_answers()?;
     prepare(&args.out)?;
     let out = args.out.as_path();
     let rounds = args.rounds.to_string();

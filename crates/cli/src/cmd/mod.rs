@@ -2,6 +2,7 @@
 
 pub mod base_image;
 pub mod build;
+pub mod classify;
 pub mod clean;
 pub mod demo;
 pub mod demo_report;
