@@ -26,7 +26,7 @@ impl Drop for Clean {
 fn demo(out: &Path, ns: &str) -> Output {
     let o = etip()
         .args([
-            "demo", "--lang", "python", "--rounds", "8", "--format", "json",
+            "demo", "--lang", "python", "--rounds", "10", "--format", "json",
         ])
         // Fresh containers per round are checked by harness/eval's containment test; here the
         // rounds share containers, which halves the evaluation time.

@@ -177,7 +177,7 @@ fn hostile_patches_are_contained() {
     let (env, status) = built("eval-hostile");
     let mut cfg = config();
     cfg.measure.protocol.rounds = 6;
-    cfg.measure.protocol.round_timeout = Duration::from_secs(20);
+    cfg.measure.protocol.round_timeout = Duration::from_secs(12);
     cfg.measure.resources.pids = 256;
     let network = "import socket\nnames = sorted(n for _, n in socket.if_nameindex())\nif names != ['lo']:\n    raise RuntimeError('a network beyond loopback: %s' % names)";
     let reference = "try:\n    open('/work/patched/textutil/__init__.py', 'w').write('def dedup(v):\\n    raise SystemExit(1)\\n')\nexcept OSError:\n    pass";

@@ -12,6 +12,9 @@
 //!   is a version, not a key.
 //! * The pull request of the commit — `Merge pull request #N from …` or a subject ending in `(#N)` —
 //!   is the PR number, and that number is never an issue.
+//! * A number the message names as a pull request — `pull request #N`, `PR #N`, `PR N`, a
+//!   same-repository `/pull/N` URL (`Revert "…" … pull request #1885`, `based on PR #1652`) — is a
+//!   referenced pull request ([`Links::pull_requests`]), never an issue, wherever else it appears.
 //! * Without a known repository (`owner/name`), cross-repository forms and URLs cannot be checked to be
 //!   the same repository and are ignored.
 
@@ -42,6 +45,13 @@ static ANY_REF: LazyLock<Regex> =
 static JIRA: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b([A-Z][A-Z0-9]+)-([0-9]+)\b").expect("static regex"));
 
+static PR_REF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:\b(?:pull[ \t]+request|pr)[ \t]*#?(?P<n>\d+)\b|https?://github\.com/(?P<o>[\w.-]+)/(?P<r>[\w.-]+)/pull/(?P<u>\d+)\b)",
+    )
+    .expect("static regex")
+});
+
 static MERGE_PR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\AMerge pull request #(\d+)\b").expect("static regex"));
 
@@ -62,6 +72,8 @@ pub struct Links {
     pub pr_number: Option<u64>,
     /// Issue references, strongest first (closing keyword, URL, bare reference), then JIRA keys.
     pub issues: Vec<IssueRef>,
+    /// Other pull requests the message names (`pull request #N`, `PR #N`, `/pull/N`), in order.
+    pub pull_requests: Vec<u64>,
 }
 
 struct Found {
@@ -166,7 +178,21 @@ pub fn extract(message: &str, repo: Option<&str>) -> Links {
             });
         }
     }
-    found.retain(|f| Some(f.number) != pr_number);
+    let mut pull_requests: Vec<u64> = Vec::new();
+    for c in PR_REF.captures_iter(message) {
+        let number = match (c.name("n"), c.name("u")) {
+            (Some(n), _) => n.as_str().parse().ok(),
+            (None, Some(u)) if same_repo(&c["o"], &c["r"]) => u.as_str().parse().ok(),
+            _ => None,
+        };
+        if let Some(n) = number
+            && Some(n) != pr_number
+            && !pull_requests.contains(&n)
+        {
+            pull_requests.push(n);
+        }
+    }
+    found.retain(|f| Some(f.number) != pr_number && !pull_requests.contains(&f.number));
     found.sort_by_key(|f| (f.rank, f.pos));
     let mut seen = std::collections::HashSet::new();
     let mut issues: Vec<IssueRef> = found
@@ -208,7 +234,11 @@ pub fn extract(message: &str, repo: Option<&str>) -> Links {
             });
         }
     }
-    Links { pr_number, issues }
+    Links {
+        pr_number,
+        issues,
+        pull_requests,
+    }
 }
 
 #[cfg(test)]
@@ -301,6 +331,41 @@ mod tests {
         assert_eq!(
             nums(&merge),
             vec![(IssueLinkKind::BareReference, Some(6), None)]
+        );
+    }
+
+    #[test]
+    fn numbers_named_as_pull_requests_are_not_issues() {
+        let revert = extract(
+            "Revert \"Faster X\"\n\nThis reverts pull request #1885; see #1880",
+            R,
+        );
+        assert_eq!(revert.pull_requests, vec![1885]);
+        assert_eq!(
+            nums(&revert),
+            vec![(IssueLinkKind::BareReference, Some(1880), None)]
+        );
+        let based = extract(
+            "Faster Y, based on PR #1652 and pr 1653 (https://github.com/netty/netty/pull/1654)\n\nFixes #1650",
+            R,
+        );
+        assert_eq!(based.pull_requests, vec![1652, 1653, 1654]);
+        assert_eq!(
+            nums(&based),
+            vec![(IssueLinkKind::ClosingKeyword, Some(1650), None)]
+        );
+        // Named as a pull request anywhere: not an issue anywhere.
+        let both = extract("Fixes #9 (PR #9 was reverted)", R);
+        assert!(both.issues.is_empty(), "{both:?}");
+        // Words that merely contain `pr` are not pull request references.
+        let words = extract("Improve #12 and express #13", R);
+        assert!(words.pull_requests.is_empty());
+        assert_eq!(words.issues.len(), 2);
+        // The commit's own PR is `pr_number`, not listed again.
+        let squash = extract("Faster Z (#77)\n\nFollow-up to PR #76", R);
+        assert_eq!(
+            (squash.pr_number, squash.pull_requests),
+            (Some(77), vec![76])
         );
     }
 
