@@ -48,6 +48,17 @@ pub enum Answer {
     Unclassified,
 }
 
+impl Answer {
+    /// The answer as written in outputs (`yes`, `no`, `unclassified`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Yes => "yes",
+            Answer::No => "no",
+            Answer::Unclassified => "unclassified",
+        }
+    }
+}
+
 /// What a rule is evidence of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

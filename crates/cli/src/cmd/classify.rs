@@ -134,7 +134,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
                     (i + 1).to_string(),
                     text(&r.fields, "repo", i + 1).unwrap_or_default(),
                     r.title.chars().take(50).collect(),
-                    answer_name(c.answer).to_string(),
+                    c.answer.as_str().to_string(),
                     c.score.to_string(),
                     evidence.join(", ").chars().take(60).collect(),
                 ]);
@@ -151,12 +151,4 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-fn answer_name(a: Answer) -> &'static str {
-    match a {
-        Answer::Yes => "yes",
-        Answer::No => "no",
-        Answer::Unclassified => "unclassified",
-    }
 }
