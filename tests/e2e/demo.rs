@@ -4,7 +4,8 @@
 //! sample generated tests (`etip eval-test`). The categories,
 //! verdicts, labels and scores are checked against what each patch is (and the SWE-fficiency
 //! scores against their definition, computed here from the results); a re-run resumes; nothing is
-//! left running and the images are removed.
+//! left running and the images are removed. Without an engine (`DOCKER_HOST` pointing nowhere)
+//! the same demo runs on the local executor, and the same checks hold.
 
 use serde_json::Value;
 use std::path::Path;
@@ -77,17 +78,69 @@ fn the_demo_refuses_a_folder_it_did_not_make_and_too_few_rounds() {
         !tmp.path().join("new").exists(),
         "nothing written on bad input"
     );
-    // Without a Docker engine: a failed run (exit 1) that says why, before anything is written.
+    // The Java fixture without a Docker engine: a failed run (exit 1) that says why, before
+    // anything is written.
     let o = etip()
-        .args(["demo", "--out"])
+        .args(["demo", "--lang", "java", "--out"])
         .arg(tmp.path().join("new"))
         .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("no Docker engine answered"), "{err}");
+    assert!(
+        err.contains("no Docker engine answered") && err.contains("--lang python"),
+        "{err}"
+    );
     assert!(!tmp.path().join("new").exists(), "nothing written");
+}
+
+/// Without a Docker engine the demo runs the Python fixture on the local executor and says so;
+/// every verdict, category and score is what it is with containers; the candidates' private
+/// copies of the local builds are gone afterwards.
+#[test]
+fn without_an_engine_the_python_demo_runs_on_the_local_executor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("demo");
+    let o = etip()
+        .args(["demo", "--rounds", "8", "--format", "json", "--out"])
+        .arg(&out)
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .expect("etip runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "etip demo failed ({:?})\n{err}",
+        o.status.code()
+    );
+    assert!(
+        err.contains("no Docker engine answered") && err.contains("local executor"),
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&o.stdout).expect("--format json prints JSON");
+    assert_eq!(summary["executor"], "local");
+    check(&summary, &out);
+    for s in lines(&out.join("build/status.jsonl")) {
+        assert!(s.get("image").is_none(), "{s}");
+        if s["outcome"] == "failed" {
+            continue;
+        }
+        let root = s["local_root"].as_str().unwrap();
+        assert!(s["original_dir"].as_str().unwrap().starts_with(root), "{s}");
+        // Only the build's own folder is left: every candidate's copy was removed.
+        let slug_dir = Path::new(root).parent().unwrap();
+        let left: Vec<_> = std::fs::read_dir(slug_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["base"], "{}", slug_dir.display());
+    }
+    let measured = lines(&out.join("measure/measurements.jsonl"));
+    assert!(
+        measured.iter().all(|m| m["executor"] == "local"),
+        "{measured:?}"
+    );
 }
 
 #[test]
@@ -98,7 +151,33 @@ fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
     let _clean = Clean(ns.clone());
     let run = demo(&out, &ns);
     let summary: Value = serde_json::from_slice(&run.stdout).expect("--format json prints JSON");
+    assert_eq!(summary["executor"], "docker");
+    check(&summary, &out);
 
+    // A re-run resumes: nothing is built, measured or evaluated again.
+    let again = demo(&out, &ns);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("0 built, 2 reused, 1 failed"), "{err}");
+    assert!(err.contains("5 prediction(s) already evaluated"), "{err}");
+    assert!(err.contains("3 prediction(s) already evaluated"), "{err}");
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["results"], summary["results"]);
+
+    let left = Command::new("docker")
+        .args([
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=etip.namespace={ns}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "containers left");
+}
+
+/// What every demo run shows: the mined candidates, the builds, the measured ETIPs, each sample
+/// patch's category and scores, the generated tests' categories and the report.
+fn check(summary: &Value, out: &Path) {
     // Mined: the three source commits after the first (the first adds tests and the build file).
     assert_eq!(summary["repos"][0][2], 3, "{}", summary["repos"]);
     // Built: the two ETIPs; the broken commit fails to compile, as data.
@@ -218,24 +297,4 @@ fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
     assert!(out.join("measure/report.html").is_file());
     let eval_html = std::fs::read_to_string(out.join("eval/report.html")).unwrap();
     assert!(eval_html.contains("does_not_apply") && eval_html.contains("opt@1"));
-
-    // A re-run resumes: nothing is built, measured or evaluated again.
-    let again = demo(&out, &ns);
-    let err = String::from_utf8_lossy(&again.stderr);
-    assert!(err.contains("0 built, 2 reused, 1 failed"), "{err}");
-    assert!(err.contains("5 prediction(s) already evaluated"), "{err}");
-    assert!(err.contains("3 prediction(s) already evaluated"), "{err}");
-    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
-    assert_eq!(again["results"], summary["results"]);
-
-    let left = Command::new("docker")
-        .args([
-            "ps",
-            "-aq",
-            "--filter",
-            &format!("label=etip.namespace={ns}"),
-        ])
-        .output()
-        .unwrap();
-    assert!(left.stdout.is_empty(), "containers left");
 }

@@ -67,6 +67,39 @@ fn infeasible_rounds_and_bad_input_exit_2_before_anything_runs() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no ETIP with id nope"));
+    // A build runs on the executor it was made for: an image on Docker, a local build on the
+    // local executor; eval runs a local build only for patches declared trusted.
+    let built = |extra: &str| {
+        format!(
+            "{{\"id\":\"x\",\"language\":\"python\",\"outcome\":\"built\",\"base_commit\":\"a\",\"patched_commit\":\"b\",\"original_dir\":\"/l/base/work/original\",\"patched_dir\":\"/l/base/work/patched\",\"build_secs\":1.0,{extra}}}\n"
+        )
+    };
+    std::fs::write(&status, built("\"image\":\"etip/instance:x-1\"")).unwrap();
+    etip()
+        .args(["measure", "--executor", "local", "--etips"])
+        .arg(&status)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("was built as an image"));
+    std::fs::write(&status, built("\"local_root\":\"/l/base\"")).unwrap();
+    etip()
+        .args(["measure", "--executor", "docker", "--etips"])
+        .arg(&status)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("run it with --executor local"));
+    etip()
+        .args(["eval", "--predictions", "empty", "--etips"])
+        .arg(&status)
+        .arg("--out")
+        .arg(tmp.path().join("eval"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--local-trusted"));
 }
 
 #[test]

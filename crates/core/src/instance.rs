@@ -116,6 +116,11 @@ pub struct InstanceStatus {
     /// The instance image to run (when built or reused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// The folder of a build without containers (`etip build --executor local`): both trees and
+    /// their environments on this host, under container-like paths (`work/original`,
+    /// `opt/etip/...`). Such an instance has no image and runs on the local executor only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_root: Option<String>,
     #[serde(default)]
     pub layers: Vec<Layer>,
     pub base_commit: String,
@@ -143,6 +148,18 @@ pub struct InstanceStatus {
     pub dependency_changes: Vec<String>,
     /// Wall-clock seconds of this instance's build in this run.
     pub build_secs: f64,
+}
+
+impl InstanceStatus {
+    /// Whether the instance can be run: built, with an image or a local build.
+    pub fn runnable(&self) -> bool {
+        self.outcome != BuildOutcome::Failed && (self.image.is_some() || self.local_root.is_some())
+    }
+
+    /// Why [`InstanceStatus::runnable`] is false, in words.
+    pub fn not_runnable_reason(&self) -> &str {
+        self.reason.as_deref().unwrap_or("no image")
+    }
 }
 
 #[cfg(test)]

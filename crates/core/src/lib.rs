@@ -10,6 +10,7 @@ pub mod clip;
 pub mod instance;
 pub mod language;
 pub mod measure;
+pub mod process;
 pub mod selection;
 
 pub use language::Language;

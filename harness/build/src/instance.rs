@@ -45,6 +45,8 @@ pub struct InstanceSpec {
     pub test_args: Vec<String>,
     /// Modules the change touches (Maven module folders; Python packages).
     pub modules: Vec<String>,
+    /// The folder of a local build ([`crate::local`]), under which the container paths lie.
+    pub local_root: Option<String>,
 }
 
 impl InstanceSpec {
@@ -82,6 +84,17 @@ impl InstanceSpec {
                 Language::Python => cfg.python.test_args.clone(),
             },
             modules,
+            local_root: None,
+        }
+    }
+
+    /// A container path of etip's scripts (`/work/...`, `/opt/etip/...`, `/tmp/etip*`) or a
+    /// script naming them, where this instance has them: moved under the local build's folder
+    /// ([`spec::relocate`]) for a local build, as is for an image.
+    pub fn place(&self, text: &str) -> String {
+        match &self.local_root {
+            Some(root) => spec::relocate(text, root),
+            None => text.to_string(),
         }
     }
 
@@ -112,6 +125,7 @@ impl InstanceSpec {
             status.modules.clone(),
         );
         s.image = status.image.clone();
+        s.local_root = status.local_root.clone();
         s.original.tree = status.original_dir.clone();
         s.patched.tree = status.patched_dir.clone();
         for (v, vs) in [
@@ -376,6 +390,7 @@ mod tests {
             detail: None,
             toolchain: None,
             image: Some("etip/instance:p-1".into()),
+            local_root: None,
             layers: vec![],
             base_commit: "a".into(),
             patched_commit: "b".into(),

@@ -39,7 +39,7 @@ pub(crate) struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn lang(&self) -> Language {
+    pub(crate) fn lang(&self) -> Language {
         self.etip.language
     }
 
@@ -101,86 +101,88 @@ fn labels(ns: &str, kind: &str, extra: &[(&str, String)]) -> HashMap<String, Str
     l
 }
 
-impl Builder {
-    /// Step 1 and 2: sources on the host, toolchain and base image reference, the instance
-    /// spec; records toolchain, environments and modules in `status`.
-    pub(crate) fn prepare<'a>(
-        &self,
-        etip: &'a EtipInput,
-        dir: &'a Path,
-        status: &mut InstanceStatus,
-    ) -> Result<Job<'a>, Failure> {
-        let source = etip.source();
-        let (repo, base_commit, patched_commit) = self.sources(etip, &source)?;
-        let checkout = |e: git::GitError| Failure::new(FailureKind::Checkout, e.to_string());
-        let tree = repo.ls_tree(&base_commit).map_err(checkout)?;
-        let patched_tree = repo.ls_tree(&patched_commit).map_err(checkout)?;
-        let dependency_changes =
-            descriptor_changes(etip.language, &tree, &patched_tree, &|b| repo.blob(b).ok());
-        status.dependency_changes = dependency_changes.clone();
-        let blobs: HashMap<&str, &str> = tree
-            .iter()
-            .map(|e| (e.path.as_str(), e.blob.as_str()))
-            .collect();
-        let read = |p: &str| -> Option<String> {
-            let blob = blobs.get(p)?;
-            repo.blob(blob)
-                .ok()
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-        };
-        let lang = etip.language;
-        let (version, requested, base_ref) = toolchain::select(&self.cfg, lang, &read)?;
-        let tool_of = |t: &[git::TreeEntry]| match lang {
-            Language::Java if self.cfg.java.command != "auto" => self.cfg.java.command.clone(),
-            Language::Java if t.iter().any(|e| e.path == "mvnw") => "./mvnw".to_string(),
-            Language::Java => "mvn".to_string(),
-            Language::Python => "pip".to_string(),
-        };
-        status.toolchain = Some(Toolchain {
-            language: lang,
-            version: version.clone(),
-            requested: requested.as_ref().map(|r| r.value.clone()),
-            source: requested
-                .as_ref()
-                .map(|r| r.source.clone())
-                .unwrap_or_else(|| "default".into()),
-            build_tool: tool_of(&tree),
-        });
-        let modules = etip
-            .changed_modules
-            .clone()
-            .unwrap_or_else(|| changed_modules(lang, &tree, &patched_tree));
-        let ispec = instance::InstanceSpec::new(
-            &self.cfg,
-            &etip.id,
-            lang,
-            &base_commit,
-            &patched_commit,
-            [&tool_of(&tree), &tool_of(&patched_tree)],
-            modules,
-        );
-        for v in [Version::Original, Version::Patched] {
-            status
-                .env
-                .insert(v.as_str().into(), ispec.version(v).env.clone());
-        }
-        status.modules = ispec.modules.clone();
-        Ok(Job {
-            etip,
-            dir,
-            source,
-            repo,
-            base_commit,
-            patched_commit,
-            tree,
-            version,
-            requested,
-            base_ref,
-            ispec,
-            dependency_changes,
-        })
+/// Step 1 and 2: sources on the host, toolchain and base image reference, the instance spec;
+/// records toolchain, environments and modules in `status`. Needs no engine: the local builder
+/// ([`crate::local`]) shares it.
+pub(crate) fn prepare<'a>(
+    cfg: &crate::config::BuildConfig,
+    out: &Path,
+    etip: &'a EtipInput,
+    dir: &'a Path,
+    status: &mut InstanceStatus,
+) -> Result<Job<'a>, Failure> {
+    let source = etip.source();
+    let (repo, base_commit, patched_commit) = crate::sources(out, etip, &source)?;
+    let checkout = |e: git::GitError| Failure::new(FailureKind::Checkout, e.to_string());
+    let tree = repo.ls_tree(&base_commit).map_err(checkout)?;
+    let patched_tree = repo.ls_tree(&patched_commit).map_err(checkout)?;
+    let dependency_changes =
+        descriptor_changes(etip.language, &tree, &patched_tree, &|b| repo.blob(b).ok());
+    status.dependency_changes = dependency_changes.clone();
+    let blobs: HashMap<&str, &str> = tree
+        .iter()
+        .map(|e| (e.path.as_str(), e.blob.as_str()))
+        .collect();
+    let read = |p: &str| -> Option<String> {
+        let blob = blobs.get(p)?;
+        repo.blob(blob)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    let lang = etip.language;
+    let (version, requested, base_ref) = toolchain::select(cfg, lang, &read)?;
+    let tool_of = |t: &[git::TreeEntry]| match lang {
+        Language::Java if cfg.java.command != "auto" => cfg.java.command.clone(),
+        Language::Java if t.iter().any(|e| e.path == "mvnw") => "./mvnw".to_string(),
+        Language::Java => "mvn".to_string(),
+        Language::Python => "pip".to_string(),
+    };
+    status.toolchain = Some(Toolchain {
+        language: lang,
+        version: version.clone(),
+        requested: requested.as_ref().map(|r| r.value.clone()),
+        source: requested
+            .as_ref()
+            .map(|r| r.source.clone())
+            .unwrap_or_else(|| "default".into()),
+        build_tool: tool_of(&tree),
+    });
+    let modules = etip
+        .changed_modules
+        .clone()
+        .unwrap_or_else(|| changed_modules(lang, &tree, &patched_tree));
+    let ispec = instance::InstanceSpec::new(
+        cfg,
+        &etip.id,
+        lang,
+        &base_commit,
+        &patched_commit,
+        [&tool_of(&tree), &tool_of(&patched_tree)],
+        modules,
+    );
+    for v in [Version::Original, Version::Patched] {
+        status
+            .env
+            .insert(v.as_str().into(), ispec.version(v).env.clone());
     }
+    status.modules = ispec.modules.clone();
+    Ok(Job {
+        etip,
+        dir,
+        source,
+        repo,
+        base_commit,
+        patched_commit,
+        tree,
+        version,
+        requested,
+        base_ref,
+        ispec,
+        dependency_changes,
+    })
+}
 
+impl Builder {
     /// The Maven settings file of the configuration, if any (Java only).
     fn maven_settings(&self, lang: Language) -> Result<Option<Vec<u8>>, Failure> {
         if lang != Language::Java || self.cfg.java.settings.is_empty() {
@@ -630,7 +632,11 @@ fn read_ca_bundle(path: &str) -> Result<Vec<u8>, String> {
 
 /// The env layer's context: its script, the Maven settings and Surefire fix (Java), and the
 /// build descriptors under `opt/etip/env-src/`.
-fn env_context(job: &Job, script: &str, settings: Option<&[u8]>) -> Result<Vec<u8>, String> {
+pub(crate) fn env_context(
+    job: &Job,
+    script: &str,
+    settings: Option<&[u8]>,
+) -> Result<Vec<u8>, String> {
     let mut b = tar::Builder::new(Vec::new());
     append_dir(&mut b, "opt/etip/scripts")?;
     append_bytes(&mut b, "opt/etip/scripts/env.sh", script.as_bytes(), 0o755)?;
@@ -666,7 +672,7 @@ fn env_context(job: &Job, script: &str, settings: Option<&[u8]>) -> Result<Vec<u
 
 /// Writes the instance layer's context (the build script and both trees from `git archive`)
 /// to `tmp/context.tar`; adds its size to `summary`.
-fn instance_context(
+pub(crate) fn instance_context(
     job: &Job,
     tmp: &Path,
     script: &str,

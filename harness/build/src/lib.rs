@@ -39,6 +39,7 @@ pub mod git;
 mod input;
 pub mod instance;
 mod layers;
+pub mod local;
 pub mod network;
 pub mod output;
 pub mod spec;
@@ -235,67 +236,9 @@ impl Builder {
         workers: usize,
         on_event: &(dyn Fn(&Event) + Sync),
     ) -> Vec<InstanceStatus> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<InstanceStatus>>> = Mutex::new(vec![None; etips.len()]);
-        // An id names a log folder and an image: a repeated id is not built (it would replace the
-        // first one's log folder while that builds).
-        let mut first_of: HashMap<&str, usize> = HashMap::new();
-        let repeated: Vec<Option<usize>> = etips
-            .iter()
-            .enumerate()
-            .map(|(i, e)| match first_of.get(e.id.as_str()) {
-                Some(&first) => Some(first),
-                None => {
-                    first_of.insert(&e.id, i);
-                    None
-                }
-            })
-            .collect();
-        std::thread::scope(|s| {
-            for _ in 0..workers.max(1).min(etips.len().max(1)) {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        let Some(etip) = etips.get(i) else { break };
-                        let status = match repeated[i] {
-                            Some(first) => self.refuse_repeated(etip, first, on_event),
-                            None => self.build_one(etip, on_event),
-                        };
-                        results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(status);
-                    }
-                });
-            }
-        });
-        results
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .into_iter()
-            .flatten()
-            .collect()
-    }
-
-    /// The status of an ETIP whose id an earlier ETIP of the batch has (nothing is built or
-    /// written to the log folder, which is the first one's).
-    fn refuse_repeated(
-        &self,
-        etip: &EtipInput,
-        first: usize,
-        on_event: &(dyn Fn(&Event) + Sync),
-    ) -> InstanceStatus {
-        let mut status = new_status(etip);
-        let f = Failure::new(
-            FailureKind::Input,
-            format!(
-                "ETIP id {:?} is also ETIP {} of the batch; ids must be unique",
-                etip.id,
-                first + 1
-            ),
-        );
-        status.reason = Some(f.reason);
-        status.failure = Some(f.kind);
-        status.detail = Some(f.detail);
-        on_event(&Event::Finished(Box::new(status.clone())));
-        status
+        batch(etips, workers, on_event, &|etip| {
+            self.build_one(etip, on_event)
+        })
     }
 
     /// Builds one ETIP and records its status (never fails: failures are in the status). The
@@ -306,42 +249,9 @@ impl Builder {
         etip: &EtipInput,
         on_event: &(dyn Fn(&Event) + Sync),
     ) -> InstanceStatus {
-        on_event(&Event::Started {
-            id: etip.id.clone(),
-        });
-        let start = Instant::now();
-        let dir = output::log_dir(&self.out, &etip.id);
-        let mut log = String::new();
-        let mut status = new_status(etip);
-        let logs_usable = output::prepare_log_dir(&dir);
-        let result = match (&logs_usable, etip.problem()) {
-            (Err(e), _) => Err(Failure::new(
-                FailureKind::Input,
-                format!("the log folder cannot be used: {e}"),
-            )),
-            (Ok(()), Some(problem)) => Err(Failure::new(FailureKind::Input, problem)),
-            (Ok(()), None) => self.build_inner(etip, &dir, &mut status, &mut log, on_event),
-        };
-        if let Err(f) = result {
-            status.outcome = BuildOutcome::Failed;
-            status.reason = Some(f.reason);
-            status.failure = Some(f.kind);
-            status.detail = Some(f.detail);
-        }
-        status.build_secs = start.elapsed().as_secs_f64();
-        if logs_usable.is_ok() {
-            let _ = std::fs::write(dir.join("build.log"), &log);
-            if let Ok(json) = serde_json::to_string_pretty(&status) {
-                let _ = std::fs::write(dir.join("status.json"), json + "\n");
-            }
-        }
-        if let Ok(line) = serde_json::to_string(&status)
-            && let Err(e) = output::append_status(&self.out, &line)
-        {
-            tracing::warn!("status of {} not recorded: {e}", etip.id);
-        }
-        on_event(&Event::Finished(Box::new(status.clone())));
-        status
+        record(&self.out, etip, on_event, |dir, status, log| {
+            self.build_inner(etip, dir, status, log, on_event)
+        })
     }
 
     /// Steps 1–4 of one instance (see [`layers`]); fills `status` as they go.
@@ -360,7 +270,7 @@ impl Builder {
                 reused,
             })
         };
-        let job = self.prepare(etip, dir, status)?;
+        let job = layers::prepare(&self.cfg, &self.out, etip, dir, status)?;
         let base = self.base_layer(&job.base_ref, log)?;
         layer_event(LayerKind::Base, base.reused);
         status.layers.push(base.clone());
@@ -377,30 +287,6 @@ impl Builder {
         status.image = Some(inst.tag.clone());
         status.layers.push(inst);
         Ok(())
-    }
-
-    /// The repository holding both commits (the source, or etip's cache clone of its origin)
-    /// and their full ids.
-    fn sources(
-        &self,
-        etip: &EtipInput,
-        source: &str,
-    ) -> Result<(git::Repo, String, String), Failure> {
-        let git_failure = |e: git::GitError| match e {
-            git::GitError::Clone { .. } => Failure::new(FailureKind::Clone, e.to_string()),
-            _ => Failure::new(FailureKind::Checkout, e.to_string()),
-        };
-        let cache = self.out.join("repos");
-        let (repo, ids) = git::Repo::open_or_clone(source, &cache)
-            .and_then(|r| r.resolve_all(&[&etip.base_commit, &etip.patched_commit], &cache))
-            .map_err(git_failure)?;
-        match ids.as_slice() {
-            [base, patched] => Ok((repo, base.clone(), patched.clone())),
-            _ => Err(Failure::new(
-                FailureKind::Checkout,
-                format!("resolving the commits of {} in {source}", etip.id),
-            )),
-        }
     }
 
     /// A lock per image tag, so parallel workers never build the same layer twice.
@@ -432,6 +318,145 @@ impl Builder {
     }
 }
 
+/// The repository holding both commits (the source, or etip's cache clone of its origin)
+/// and their full ids.
+pub(crate) fn sources(
+    out: &Path,
+    etip: &EtipInput,
+    source: &str,
+) -> Result<(git::Repo, String, String), Failure> {
+    let git_failure = |e: git::GitError| match e {
+        git::GitError::Clone { .. } => Failure::new(FailureKind::Clone, e.to_string()),
+        _ => Failure::new(FailureKind::Checkout, e.to_string()),
+    };
+    let cache = out.join("repos");
+    let (repo, ids) = git::Repo::open_or_clone(source, &cache)
+        .and_then(|r| r.resolve_all(&[&etip.base_commit, &etip.patched_commit], &cache))
+        .map_err(git_failure)?;
+    match ids.as_slice() {
+        [base, patched] => Ok((repo, base.clone(), patched.clone())),
+        _ => Err(Failure::new(
+            FailureKind::Checkout,
+            format!("resolving the commits of {} in {source}", etip.id),
+        )),
+    }
+}
+
+/// Builds every ETIP of a batch with `workers` parallel workers (`one` builds one); statuses come
+/// back in input order. An id names a log folder and an image: a repeated id is not built (it
+/// would replace the first one's log folder while that builds).
+pub(crate) fn batch(
+    etips: &[EtipInput],
+    workers: usize,
+    on_event: &(dyn Fn(&Event) + Sync),
+    one: &(dyn Fn(&EtipInput) -> InstanceStatus + Sync),
+) -> Vec<InstanceStatus> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<InstanceStatus>>> = Mutex::new(vec![None; etips.len()]);
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let repeated: Vec<Option<usize>> = etips
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match first_of.get(e.id.as_str()) {
+            Some(&first) => Some(first),
+            None => {
+                first_of.insert(&e.id, i);
+                None
+            }
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers.max(1).min(etips.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(etip) = etips.get(i) else { break };
+                    let status = match repeated[i] {
+                        Some(first) => refuse_repeated(etip, first, on_event),
+                        None => one(etip),
+                    };
+                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(status);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The status of an ETIP whose id an earlier ETIP of the batch has (nothing is built or written
+/// to the log folder, which is the first one's).
+fn refuse_repeated(
+    etip: &EtipInput,
+    first: usize,
+    on_event: &(dyn Fn(&Event) + Sync),
+) -> InstanceStatus {
+    let mut status = new_status(etip);
+    let f = Failure::new(
+        FailureKind::Input,
+        format!(
+            "ETIP id {:?} is also ETIP {} of the batch; ids must be unique",
+            etip.id,
+            first + 1
+        ),
+    );
+    status.reason = Some(f.reason);
+    status.failure = Some(f.kind);
+    status.detail = Some(f.detail);
+    on_event(&Event::Finished(Box::new(status.clone())));
+    status
+}
+
+/// Builds one ETIP with `inner` (given its log folder, its status to fill and its log) and records
+/// the status in the log folder and `<out>/status.jsonl`; never fails: failures are in the status.
+pub(crate) fn record(
+    out: &Path,
+    etip: &EtipInput,
+    on_event: &(dyn Fn(&Event) + Sync),
+    inner: impl FnOnce(&Path, &mut InstanceStatus, &mut String) -> Result<(), Failure>,
+) -> InstanceStatus {
+    on_event(&Event::Started {
+        id: etip.id.clone(),
+    });
+    let start = Instant::now();
+    let dir = output::log_dir(out, &etip.id);
+    let mut log = String::new();
+    let mut status = new_status(etip);
+    let logs_usable = output::prepare_log_dir(&dir);
+    let result = match (&logs_usable, etip.problem()) {
+        (Err(e), _) => Err(Failure::new(
+            FailureKind::Input,
+            format!("the log folder cannot be used: {e}"),
+        )),
+        (Ok(()), Some(problem)) => Err(Failure::new(FailureKind::Input, problem)),
+        (Ok(()), None) => inner(&dir, &mut status, &mut log),
+    };
+    if let Err(f) = result {
+        status.outcome = BuildOutcome::Failed;
+        status.reason = Some(f.reason);
+        status.failure = Some(f.kind);
+        status.detail = Some(f.detail);
+    }
+    status.build_secs = start.elapsed().as_secs_f64();
+    if logs_usable.is_ok() {
+        let _ = std::fs::write(dir.join("build.log"), &log);
+        if let Ok(json) = serde_json::to_string_pretty(&status) {
+            let _ = std::fs::write(dir.join("status.json"), json + "\n");
+        }
+    }
+    if let Ok(line) = serde_json::to_string(&status)
+        && let Err(e) = output::append_status(out, &line)
+    {
+        tracing::warn!("status of {} not recorded: {e}", etip.id);
+    }
+    on_event(&Event::Finished(Box::new(status.clone())));
+    status
+}
+
 /// The status of an instance before its build: failed until it is built.
 fn new_status(etip: &EtipInput) -> InstanceStatus {
     InstanceStatus {
@@ -443,6 +468,7 @@ fn new_status(etip: &EtipInput) -> InstanceStatus {
         detail: None,
         toolchain: None,
         image: None,
+        local_root: None,
         layers: Vec::new(),
         base_commit: etip.base_commit.clone(),
         patched_commit: etip.patched_commit.clone(),

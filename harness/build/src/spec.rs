@@ -14,7 +14,7 @@ pub const PATCHED_DIR: &str = "/work/patched";
 /// Local Maven repository of the default offline configuration.
 pub const ENV_VENV: &str = "/opt/etip/venv";
 pub const VENVS: &str = "/opt/etip/venvs";
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub(crate) const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The Maven extension that removes Debian Surefire 2.22.3's 10-second wait after each forked test
 /// run (see `harness/build/maven-ext/README.md`), built by the Java env layer.
@@ -584,6 +584,51 @@ pub fn run_env(cfg: &BuildConfig, lang: Language, version: &str, build_tool: &st
     }
 }
 
+/// The container paths etip's scripts and environments use, which a build without containers
+/// ([`crate::local`]) places under a folder of its own: `/work` (the trees), `/opt/etip` (venvs,
+/// plugins, scripts) and the `/tmp/etip*` scratch files.
+const RELOCATED: [(&str, bool); 3] = [("/work", false), ("/opt/etip", false), ("/tmp/etip", true)];
+
+/// `text` (a script or an environment entry etip generated) with every container path of
+/// [`RELOCATED`] moved under `root`: `/work/original` becomes `<root>/work/original`,
+/// `/tmp/etip-pip.log` `<root>/tmp/etip-pip.log`. A path is recognised only as a whole word:
+/// `/workspace` and `/x/work` stay. `root` must be a plain absolute path (the scripts do not
+/// quote it).
+pub fn relocate(text: &str, root: &str) -> String {
+    let root = root.trim_end_matches('/');
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_.-/".contains(c);
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut prev: Option<char> = None;
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let hit = if prev.is_some_and(path_char) {
+            None
+        } else {
+            RELOCATED.iter().find(|(p, open)| {
+                rest.starts_with(p)
+                    && (*open
+                        || rest[p.len()..]
+                            .chars()
+                            .next()
+                            .is_none_or(|c| c == '/' || !path_char(c)))
+            })
+        };
+        if let Some((p, _)) = hit {
+            out.push_str(root);
+            out.push_str(p);
+            i += p.len();
+            prev = p.chars().last();
+            continue;
+        }
+        let Some(c) = rest.chars().next() else { break };
+        out.push(c);
+        prev = Some(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
 /// A content key: sha256 over length-prefixed parts, as 16 hex digits.
 pub fn key(parts: &[&str]) -> String {
     let mut h = Sha256::new();
@@ -864,5 +909,48 @@ mod tests {
         assert_eq!(read("env-lock.txt"), "pytest==7.2.1\nrequests==2.31.0\n");
         assert!(read("calls").ends_with(&format!("install -r {root}/requirements.txt\n")));
         assert!(log.contains("  requests==2.31.0"), "{log}");
+    }
+
+    #[test]
+    fn relocation_moves_whole_container_paths_only() {
+        let r = "/home/u/out/local/x/base";
+        assert_eq!(
+            relocate("cd /work/$1 && mkdir -p /opt/etip /work\n", r),
+            format!("cd {r}/work/$1 && mkdir -p {r}/opt/etip {r}/work\n")
+        );
+        assert_eq!(
+            relocate("PATH=/opt/etip/venvs/original/bin:/usr/bin", r),
+            format!("PATH={r}/opt/etip/venvs/original/bin:/usr/bin")
+        );
+        assert_eq!(
+            relocate("> /tmp/etip-pip.log 2>&1; cat '/tmp/etip-smoke.py'", r),
+            format!("> {r}/tmp/etip-pip.log 2>&1; cat '{r}/tmp/etip-smoke.py'")
+        );
+        for stays in [
+            "/workspace",
+            "/x/work/a",
+            "a/work",
+            "/opt/etipx",
+            "/tmp/x",
+            "$HOME/work",
+        ] {
+            assert_eq!(relocate(stays, r), stays);
+        }
+        // Every generated script comes out with no container path left.
+        let cfg = BuildConfig::default();
+        for script in [
+            env_script(&cfg, Language::Python, "3.11"),
+            instance_script(&cfg, Language::Python, &["textutil".into()]),
+            candidate_script(&cfg, Language::Python, &[], "original"),
+        ] {
+            let moved = relocate(&script, r);
+            for (p, _) in RELOCATED {
+                let left = moved.replace(&format!("{r}{p}"), "");
+                assert!(
+                    !left.contains(&format!(" {p}")) && !left.contains(&format!("={p}")),
+                    "{p} left in:\n{moved}"
+                );
+            }
+        }
     }
 }

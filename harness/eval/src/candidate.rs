@@ -82,6 +82,7 @@ exit 1"#;
 pub fn session_request(original: &SessionRequest) -> SessionRequest {
     SessionRequest {
         label: "candidate".into(),
+        private: true,
         ..original.clone()
     }
 }
@@ -149,7 +150,7 @@ fn prepare_in(
     let method = if patch.is_empty() {
         None
     } else {
-        Some(apply(session, tree, patch, limit, log)?)
+        Some(apply(session, tree, spec, patch, limit, log)?)
     };
     build(session, tree, spec, cfg, limit, log).map(|()| method)
 }
@@ -158,6 +159,7 @@ fn prepare_in(
 fn apply(
     session: &mut dyn Session,
     tree: &str,
+    spec: &InstanceSpec,
     patch: &str,
     limit: Duration,
     log: &mut PrepareLog,
@@ -168,7 +170,7 @@ fn apply(
         .map_err(|e| infra("putting the patch into the session", e))?;
     let out = run(
         session,
-        sh(APPLY, &[&path, "/tmp/etip-3way.git"]),
+        sh(APPLY, &[&path, &spec.place("/tmp/etip-3way.git")]),
         tree,
         limit,
     )
@@ -205,12 +207,17 @@ fn build(
 ) -> Result<(), PrepareFailure> {
     let infra = |what: &str, e: ExecError| PrepareFailure::Infra(format!("{what}: {e}"));
     // The version whose tree the session holds.
-    let version = if tree.trim_end_matches('/') == spec::PATCHED_DIR {
+    let version = if tree.trim_end_matches('/') == spec.place(spec::PATCHED_DIR) {
         "patched"
     } else {
         "original"
     };
-    let script = spec::candidate_script(cfg, spec.language, &spec.modules, version);
+    let script = spec.place(&spec::candidate_script(
+        cfg,
+        spec.language,
+        &spec.modules,
+        version,
+    ));
     let path = session
         .put_file("build-candidate.sh", script.as_bytes())
         .map_err(|e| infra("putting the build script into the session", e))?;

@@ -11,7 +11,7 @@ use crate::candidate::{self, PrepareFailure, PrepareLog};
 use crate::patch::{self, PatchProblem};
 use crate::predictions::{Kind, Prediction};
 use etip_build::instance::InstanceSpec;
-use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_core::results::{TaskResult, TestRuns};
 use etip_runner::executor::{Executor, Session};
@@ -191,8 +191,8 @@ pub fn evaluate(
         }
     };
     // The patch's own verdicts above need no image; everything below does.
-    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
-        let why = status.reason.as_deref().unwrap_or("no image");
+    if !status.runnable() {
+        let why = status.not_runnable_reason();
         return finish(
             result,
             Category::Error,

@@ -20,7 +20,7 @@ use crate::evaluate::{
 use crate::patch;
 use crate::predictions::Prediction;
 use etip_build::instance::InstanceSpec;
-use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, NotExecutable};
 use etip_core::results::TaskResult;
 use etip_runner::executor::{Executor, Session, SessionRequest};
@@ -121,8 +121,8 @@ pub fn evaluate_test(
     if let Err((c, why)) = check(status, text, &test.classes) {
         return finish(result, c, why);
     }
-    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
-        let why = status.reason.as_deref().unwrap_or("no image");
+    if !status.runnable() {
+        let why = status.not_runnable_reason();
         return finish(
             result,
             TestCategory::Error,
@@ -141,6 +141,7 @@ pub fn evaluate_test(
         progress.stage(&format!("applying the test to the {}", TEST_SIDES[i]));
         let request = SessionRequest {
             label: format!("{}-with-test", TEST_SIDES[i]),
+            private: true,
             ..side.session.clone()
         };
         let mut log = PrepareLog::default();

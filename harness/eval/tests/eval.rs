@@ -132,8 +132,23 @@ fn predictions_on_a_python_etip_get_their_categories() {
                 }
                 let (s, g) = (r.speedup.unwrap(), r.gold_speedup.unwrap());
                 assert!(g > 1.1, "gold speedup {g}");
-                // An unchanged candidate times like the original (no harness bias).
-                assert!((0.9..1.1).contains(&s), "{model}: speedup {s}");
+                // An unchanged candidate times like the original (no harness bias): the sign
+                // test found no improvement (the category), and no class's median per-round
+                // ratio is an effect of consequence (the A/A criterion of the measure tests).
+                // The ratio of means (`speedup`) is only bounded loosely: at 8 rounds one slow
+                // round of a loaded machine moves it by 20% (CI saw 1.23).
+                assert!((0.67..1.5).contains(&s), "{model}: speedup {s}");
+                for t in &r.tests {
+                    let mut ratios: Vec<f64> =
+                        t.base.iter().zip(&t.patched).map(|(b, p)| b / p).collect();
+                    ratios.sort_by(f64::total_cmp);
+                    let median = (ratios[3] + ratios[4]) / 2.0;
+                    assert!(
+                        (0.8..1.25).contains(&median),
+                        "{model}: {} median ratio {median} ({ratios:?})",
+                        t.name
+                    );
+                }
                 assert!(dir.join("rounds.jsonl").is_file());
             }
             "tests_fail" => {

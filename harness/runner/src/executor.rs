@@ -49,6 +49,11 @@ pub struct SessionRequest {
     /// CPU set to pin the session to (`"2,3"`), if any.
     pub cpuset: Option<String>,
     pub resources: Resources,
+    /// The session changes its tree (an evaluated candidate: the patch is applied and built
+    /// there) and must do it in a copy of its own. Container executors always give a session its
+    /// own file system; the local executor copies the local build's folder for it
+    /// ([`crate::local`]).
+    pub private: bool,
 }
 
 /// One command to run in a session.

@@ -10,11 +10,8 @@ use crate::executor::{
     CommandOutput, CommandRequest, ExecError, Executor, ExecutorInfo, Session, SessionRequest,
 };
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Instant;
 
 const KEEP: u64 = 64 << 10;
 
@@ -49,11 +46,16 @@ impl Executor for LocalExecutor {
                 ),
             ));
         }
-        Ok(Box::new(LocalSession {
+        let mut session = LocalSession {
             tree,
             env: request.env.clone(),
             scratch: None,
-        }))
+            copy: None,
+        };
+        if request.private {
+            session.make_private(&request.hidden)?;
+        }
+        Ok(Box::new(session))
     }
 }
 
@@ -62,6 +64,26 @@ struct LocalSession {
     env: Vec<String>,
     /// The session's own folder for files put into it (removed with the session).
     scratch: Option<tempfile::TempDir>,
+    /// A private session's copy of the local build (removed with the session).
+    copy: Option<PrivateCopy>,
+}
+
+/// A private session's copy of a local build's folder: commands name the build's paths (`from`),
+/// and run on the copy's (`to`), which are exactly as long.
+struct PrivateCopy {
+    from: String,
+    to: String,
+    _dir: tempfile::TempDir,
+}
+
+impl PrivateCopy {
+    /// `s` with the build's folder replaced by the copy's, where it names a path.
+    fn map(&self, s: &str) -> String {
+        if s == self.from {
+            return self.to.clone();
+        }
+        s.replace(&format!("{}/", self.from), &format!("{}/", self.to))
+    }
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ExecError + 'a {
@@ -82,6 +104,56 @@ fn tail(mut f: std::fs::File) -> String {
 }
 
 impl LocalSession {
+    /// Gives the session a copy of its local build's folder (the folder holding `work/<tree>`:
+    /// trees, environments, scratch files), except the `hidden` trees, in a sibling folder whose
+    /// name is as long as the build's, so that every path the tests see has the same length as
+    /// in the build (path lengths change what an interpreter allocates, and with it its times).
+    fn make_private(&mut self, hidden: &[String]) -> Result<(), ExecError> {
+        let root = self
+            .tree
+            .parent()
+            .and_then(Path::parent)
+            .filter(|r| {
+                self.tree.parent().is_some_and(|w| w.ends_with("work")) && r.parent().is_some()
+            })
+            .ok_or_else(|| {
+                ExecError::failed(
+                    "local",
+                    format!(
+                        "{}: a private session needs a local build's tree (<root>/work/<version>)",
+                        self.tree.display()
+                    ),
+                )
+            })?
+            .to_path_buf();
+        let name_len = root.file_name().map_or(0, |n| n.len());
+        let parent = root.parent().unwrap_or(Path::new("/"));
+        let dir = tempfile::Builder::new()
+            .prefix("")
+            .rand_bytes(name_len.max(1))
+            .tempdir_in(parent)
+            .map_err(io("creating a private copy in", parent))?;
+        let hidden: Vec<PathBuf> = hidden.iter().map(PathBuf::from).collect();
+        copy_tree(&root, dir.path(), &hidden)?;
+        let copy = PrivateCopy {
+            from: root.display().to_string(),
+            to: dir.path().display().to_string(),
+            _dir: dir,
+        };
+        self.tree = PathBuf::from(copy.map(&self.tree.display().to_string()));
+        self.env = self.env.iter().map(|e| copy.map(e)).collect();
+        self.copy = Some(copy);
+        Ok(())
+    }
+
+    /// `s` as the session sees it (the private copy's path for the build's).
+    fn map(&self, s: &str) -> String {
+        match &self.copy {
+            Some(c) => c.map(s),
+            None => s.to_string(),
+        }
+    }
+
     /// Paths a session may delete: inside its tree or a folder next to it that etip made.
     fn may_remove(&self, p: &Path) -> bool {
         let parent = self.tree.parent().unwrap_or(&self.tree);
@@ -94,6 +166,13 @@ impl LocalSession {
 
 impl Session for LocalSession {
     fn run(&mut self, command: &CommandRequest) -> Result<CommandOutput, ExecError> {
+        let command = &CommandRequest {
+            argv: command.argv.iter().map(|a| self.map(a)).collect(),
+            env: command.env.iter().map(|e| self.map(e)).collect(),
+            cwd: self.map(&command.cwd),
+            clean: command.clean.iter().map(|c| self.map(c)).collect(),
+            timeout: command.timeout,
+        };
         let Some((program, args)) = command.argv.split_first() else {
             return Err(ExecError::failed("local", "empty command"));
         };
@@ -111,55 +190,26 @@ impl Session for LocalSession {
             .stderr(
                 err.try_clone()
                     .map_err(io("duplicating", Path::new("stderr")))?,
-            )
-            .process_group(0);
+            );
         for kv in self.env.iter().chain(&command.env) {
             if let Some((k, v)) = kv.split_once('=') {
                 cmd.env(k, v);
             }
         }
-        let start = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .map_err(io("starting", Path::new(program.as_str())))?;
-        let pid = child.id();
-        let (tx, rx) = mpsc::channel();
-        let waiter = std::thread::spawn(move || {
-            let status = child.wait();
-            let wall = start.elapsed();
-            let _ = tx.send((status, wall));
-        });
-        let (status, wall, timed_out) = match rx.recv_timeout(command.timeout) {
-            Ok((status, wall)) => (status, wall, false),
-            Err(_) => {
-                // Kill the whole process group, then collect the child.
-                // `--`: procps' kill reads a bare `-<pgid>` as a signal name.
-                let _ = Command::new("kill")
-                    .args(["-s", "KILL", "--", &format!("-{pid}")])
-                    .status();
-                match rx.recv() {
-                    Ok((status, wall)) => (status, wall, true),
-                    Err(_) => return Err(ExecError::failed("local", "lost the command's status")),
-                }
-            }
-        };
-        let _ = waiter.join();
-        let status = status.map_err(io("waiting for", Path::new(program.as_str())))?;
+        let done = etip_core::process::run_with_limit(&mut cmd, command.timeout)
+            .map_err(io("running", Path::new(program.as_str())))?;
         Ok(CommandOutput {
-            exit_code: if timed_out {
-                None
-            } else {
-                status.code().map(i64::from)
-            },
-            timed_out,
+            exit_code: done.code().map(i64::from),
+            timed_out: done.timed_out,
             stdout: tail(out),
             stderr: tail(err),
-            wall,
+            wall: done.wall,
         })
     }
 
     fn remove(&mut self, paths: &[String]) -> Result<(), ExecError> {
         for p in paths {
+            let p = &self.map(p);
             let path = Path::new(p);
             if !self.may_remove(path) {
                 return Err(ExecError::failed(
@@ -182,6 +232,7 @@ impl Session for LocalSession {
     }
 
     fn copy_out(&mut self, path: &str, dest: &Path) -> Result<bool, ExecError> {
+        let path = &self.map(path);
         let from = Path::new(path);
         let meta = match std::fs::symlink_metadata(from) {
             Ok(m) => m,
@@ -230,14 +281,52 @@ impl Session for LocalSession {
 
     fn stop(&mut self) -> Result<(), ExecError> {
         self.scratch = None;
+        self.copy = None;
         Ok(())
     }
+}
+
+/// Copies `from` into the existing folder `to` with `cp -a` (symbolic links, modes and times kept:
+/// a venv's links to its interpreter stay links), leaving out the paths in `skip`.
+fn copy_tree(from: &Path, to: &Path, skip: &[PathBuf]) -> Result<(), ExecError> {
+    for entry in std::fs::read_dir(from).map_err(io("reading", from))? {
+        let entry = entry.map_err(io("reading", from))?;
+        let path = entry.path();
+        if skip.iter().any(|s| s == &path) {
+            continue;
+        }
+        // A folder that holds a skipped path is copied entry by entry.
+        if skip.iter().any(|s| s.starts_with(&path)) {
+            let sub = to.join(entry.file_name());
+            std::fs::create_dir_all(&sub).map_err(io("creating", &sub))?;
+            copy_tree(&path, &sub, skip)?;
+            continue;
+        }
+        let out = Command::new("cp")
+            .arg("-a")
+            .arg(&path)
+            .arg(to)
+            .output()
+            .map_err(io("copying", &path))?;
+        if !out.status.success() {
+            return Err(ExecError::failed(
+                "local",
+                format!(
+                    "copying {} into {}: {}",
+                    path.display(),
+                    to.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     fn session(dir: &Path) -> Box<dyn Session> {
         LocalExecutor
@@ -250,6 +339,7 @@ mod tests {
                 env: vec!["ETIP_T=7".into()],
                 cpuset: None,
                 resources: Default::default(),
+                private: false,
             })
             .unwrap()
     }
@@ -303,5 +393,79 @@ mod tests {
         assert!(!tree.join("r").exists());
         assert!(s.remove(&["/etc".into()]).is_err());
         assert!(s.remove(&[format!("{}/../x", tree.display())]).is_err());
+    }
+
+    /// A private session (an evaluated candidate) works in its own copy of the local build, at
+    /// paths as long as the build's, without the hidden tree; the build is never written; the
+    /// copy goes with the session.
+    #[test]
+    fn a_private_session_changes_its_own_copy_only() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("slug").join("base");
+        let tree = root.join("work/original");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::create_dir_all(root.join("work/patched")).unwrap();
+        std::fs::create_dir_all(root.join("opt/etip/venvs/original/bin")).unwrap();
+        std::fs::write(tree.join("code.py"), "old\n").unwrap();
+        std::os::unix::fs::symlink("/bin/sh", root.join("opt/etip/venvs/original/bin/sh")).unwrap();
+        let t = tree.display().to_string();
+        let venv = root.join("opt/etip/venvs/original").display().to_string();
+        let mut s = LocalExecutor
+            .start(&SessionRequest {
+                instance: "t".into(),
+                label: "candidate".into(),
+                image: None,
+                tree: t.clone(),
+                hidden: vec![root.join("work/patched").display().to_string()],
+                env: vec![format!("VIRTUAL_ENV={venv}")],
+                cpuset: None,
+                resources: Default::default(),
+                private: true,
+            })
+            .unwrap();
+        let out = s
+            .run(&CommandRequest {
+                argv: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "echo new > code.py; pwd; echo $VIRTUAL_ENV; cat \"$1\"; ls ../; test -L $VIRTUAL_ENV/bin/sh && echo link".into(),
+                    "sh".into(),
+                    format!("{t}/code.py"),
+                ],
+                env: vec![],
+                clean: vec![],
+                cwd: t.clone(),
+                timeout: Duration::from_secs(10),
+            })
+            .unwrap();
+        assert!(out.success(), "{out:?}");
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        let copy_tree = lines[0];
+        assert_ne!(copy_tree, t);
+        assert_eq!(copy_tree.len(), t.len(), "{copy_tree} vs {t}");
+        assert_eq!(
+            Path::new(copy_tree)
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .parent(),
+            root.parent()
+        );
+        assert!(lines[1].starts_with(&copy_tree[..copy_tree.len() - "work/original".len()]));
+        assert_eq!(lines[2], "new", "the command's paths name the copy");
+        assert_eq!(
+            lines[3], "original",
+            "the hidden tree is not copied: {lines:?}"
+        );
+        assert_eq!(lines[4], "link", "links stay links");
+        assert_eq!(
+            std::fs::read_to_string(tree.join("code.py")).unwrap(),
+            "old\n"
+        );
+        s.stop().unwrap();
+        assert!(!Path::new(copy_tree).exists(), "the copy is removed");
+        let left: Vec<_> = std::fs::read_dir(root.parent().unwrap()).unwrap().collect();
+        assert_eq!(left.len(), 1);
     }
 }

@@ -17,7 +17,7 @@ use crate::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink,
 use crate::verdict::{self, VerdictConfig};
 use etip_build::config::BuildConfig;
 use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
-use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::instance::InstanceStatus;
 use etip_core::measure::{
     Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
     Version,
@@ -269,6 +269,7 @@ pub fn session_request(
         env: vs.env.clone(),
         cpuset,
         resources,
+        private: false,
     }
 }
 
@@ -309,7 +310,7 @@ pub fn measure_one(
 ) -> Result<Measurement, MeasureError> {
     progress.etip_started(&status.id);
     let env = environment(executor, cfg);
-    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
+    if !status.runnable() {
         let m = record(
             status,
             cfg,

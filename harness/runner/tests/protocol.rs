@@ -48,6 +48,7 @@ fn side(label: &str, version: Version) -> SidePlan {
             env: vec![],
             cpuset: None,
             resources: Resources::default(),
+            private: false,
         },
         command: TestCommand {
             argv: vec!["mvn".into(), "test".into()],

@@ -1,6 +1,8 @@
-//! `etip build`: one Docker image per ETIP (base, env and instance layers), both versions built.
+//! `etip build`: one Docker image per ETIP (base, env and instance layers), both versions built;
+//! or, with `--executor local`, both versions built as host processes in the output folder.
 
 use anyhow::Context;
+use etip_build::local::LocalBuilder;
 use etip_build::{Builder, EtipInput, Event, config::BuildConfig};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus};
 use std::path::{Path, PathBuf};
@@ -27,10 +29,24 @@ pub struct Args {
     /// Image namespace (overrides the configuration's `namespace`).
     #[arg(long)]
     namespace: Option<String>,
+    /// Where to build: images in the Docker engine, or (`local`, Python only) both versions as
+    /// host processes under OUT/local/, for `etip measure --executor local` (no isolation: code
+    /// you trust only).
+    #[arg(long, value_enum, default_value_t = BuildExecutor::Docker)]
+    executor: BuildExecutor,
     /// Print the effective configuration as TOML and exit (credentials masked; comments say what
     /// each `[network]` key does and what "auto" finds on this machine).
     #[arg(long)]
     print_config: bool,
+}
+
+/// Where `etip build` builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BuildExecutor {
+    /// Image layers in the Docker engine.
+    Docker,
+    /// Host processes in the output folder (Python only).
+    Local,
 }
 
 pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
@@ -68,24 +84,48 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     // Before the engine is contacted: a bad --out is bad input.
     etip_build::output::check(&args.out, etips.iter().map(|e| e.id.as_str()))
         .map_err(|e| usage(&e))?;
-    let builder = Builder::new(
-        cfg,
-        args.out.clone(),
-        crate::cmd::runtime()?.handle().clone(),
-    )
-    .context("connecting to Docker")?;
-    let statuses = build_with_progress(&builder, &etips, args.workers, stdout);
+    let statuses = match args.executor {
+        BuildExecutor::Docker => {
+            let builder = Builder::new(
+                cfg,
+                args.out.clone(),
+                crate::cmd::runtime()?.handle().clone(),
+            )
+            .context("connecting to Docker")?;
+            build_with_progress(
+                &|on: &(dyn Fn(&Event) + Sync)| builder.build_all(&etips, args.workers, on),
+                etips.len(),
+                stdout,
+            )
+        }
+        BuildExecutor::Local => {
+            eprintln!(
+                "building as host processes under {} (no isolation: code you trust only)",
+                args.out.join("local").display()
+            );
+            let out = std::path::absolute(&args.out)
+                .with_context(|| format!("the absolute path of {}", args.out.display()))?;
+            let builder = LocalBuilder::new(cfg, out);
+            build_with_progress(
+                &|on: &(dyn Fn(&Event) + Sync)| builder.build_all(&etips, args.workers, on),
+                etips.len(),
+                stdout,
+            )
+        }
+    };
     summarize(&statuses, &args.out)
 }
 
+/// The batch's build, given the callback of its events.
+type BuildBatch<'a> = dyn Fn(&(dyn Fn(&Event) + Sync)) -> Vec<InstanceStatus> + Sync + 'a;
+
 /// Builds the batch with a progress bar; prints each status line on stdout as it finishes.
 fn build_with_progress(
-    builder: &Builder,
-    etips: &[EtipInput],
-    workers: usize,
+    build: &BuildBatch,
+    total: usize,
     stdout: &mut dyn std::io::Write,
 ) -> Vec<InstanceStatus> {
-    let bar = indicatif::ProgressBar::new(etips.len() as u64);
+    let bar = indicatif::ProgressBar::new(total as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
             .expect("the template is valid"),
@@ -96,7 +136,7 @@ fn build_with_progress(
     let statuses = std::thread::scope(|scope| {
         let bar = &bar;
         let worker = scope.spawn(move || {
-            builder.build_all(etips, workers, &|ev: &Event| match ev {
+            build(&|ev: &Event| match ev {
                 Event::Started { id } => bar.set_message(format!("{id}: preparing")),
                 Event::Layer { id, kind, reused } => bar.set_message(format!(
                     "{id}: {kind:?} layer {}",

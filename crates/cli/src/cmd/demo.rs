@@ -117,17 +117,14 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// The demo's build, measure and eval steps run in containers: without an engine it stops before
-/// it writes anything, and says what works without one.
-fn engine_answers() -> anyhow::Result<()> {
+/// Whether the demo runs in containers: without an engine it runs on the local executor (host
+/// processes, the Python fixture only) and says so; `None`: the reason there is no engine.
+fn engine_answers() -> anyhow::Result<Option<String>> {
     let rt = super::runtime()?;
-    rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
-        anyhow::anyhow!(
-            "etip demo builds, measures and evaluates in containers, and no Docker engine answered: \
-             {e}\n  (`etip mine local` and `etip score` work without one)"
-        )
-    })?;
-    Ok(())
+    Ok(rt
+        .block_on(etip_docker::Engine::connect())
+        .err()
+        .map(|e| e.to_string()))
 }
 
 /// Creates the demo folder, or accepts one an earlier demo made; refuses anything else.
@@ -237,21 +234,34 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         )
         .into());
     }
-    engine_answers()?;
+    let no_engine = engine_answers()?;
+    let local = no_engine.is_some();
+    let kinds: Vec<Kind> = match &no_engine {
+        None => args.lang.kinds(),
+        Some(e) if args.lang == Langs::Java => anyhow::bail!(
+            "no Docker engine answered ({e}), and the Java fixture needs one: its ETIPs build with \
+             the base images' JDK and offline Maven repository (without an engine, run `etip demo \
+             --lang python`)"
+        ),
+        Some(e) => {
+            eprintln!(
+                "no Docker engine answered ({e}):\n  running on the local executor: host processes \
+                 with no isolation, on the Python fixture only (the Java fixture needs the base \
+                 images' JDK and Maven repository); the sample patches are etip's own"
+            );
+            vec![Kind::Python]
+        }
+    };
     prepare(&args.out)?;
     let out = args.out.as_path();
     let rounds = args.rounds.to_string();
-    let kinds = args.lang.kinds();
     let mut steps = Steps {
-        total: 8 + kinds.len(),
+        total: 8 + kinds.len() - usize::from(local),
         n: 0,
         started,
     };
 
-    steps.begin(
-        "fixture repositories (Java and Python, with genuine ETIPs)",
-        &[],
-    );
+    steps.begin("fixture repositories with genuine ETIPs", &[]);
     let mut repos = Vec::new();
     for kind in &kinds {
         let (dir, commits) = repo(out, *kind)?;
@@ -293,17 +303,19 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let n = join_candidates(&candidate_files, &candidates)?;
     eprintln!("      {n} candidates in {}", candidates.display());
 
-    let argv: Vec<String> = vec!["bootstrap".into()];
-    steps.begin(
-        "the offline base image (once per machine: a few minutes the first time)",
-        &["base-image".into(), "bootstrap".into()],
-    );
-    capture(&out.join("logs/base-image.txt"), |w| {
-        super::base_image::run(parse(&argv)?, w)
-    })?;
+    if !local {
+        let argv: Vec<String> = vec!["bootstrap".into()];
+        steps.begin(
+            "the offline base image (once per machine: a few minutes the first time)",
+            &["base-image".into(), "bootstrap".into()],
+        );
+        capture(&out.join("logs/base-image.txt"), |w| {
+            super::base_image::run(parse(&argv)?, w)
+        })?;
+    }
 
     let build_dir = out.join("build");
-    let argv: Vec<String> = vec![
+    let mut argv: Vec<String> = vec![
         "--etips".into(),
         s(&candidates),
         "--out".into(),
@@ -311,8 +323,15 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         "--namespace".into(),
         args.namespace.clone(),
     ];
+    if local {
+        argv.extend(["--executor".into(), "local".into()]);
+    }
     steps.begin(
-        "build one image per candidate, both versions built",
+        if local {
+            "build each candidate as host processes, both versions built (pip installs pytest if missing)"
+        } else {
+            "build one image per candidate, both versions built"
+        },
         &prefixed("build", &argv),
     );
     capture(&out.join("logs/build.txt"), |w| {
@@ -355,7 +374,24 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         ]);
         v
     };
-    let mut argv = timed(["--tests".into(), "modules".into()], &out.join("measure"));
+    // Without an engine: measure runs the local builds, and eval runs etip's own sample patches
+    // and tests as host processes (never anyone else's).
+    let executor = |mut v: Vec<String>, eval: bool| {
+        if local {
+            if eval {
+                v.push("--local-trusted".into());
+            } else {
+                v.extend(["--executor".into(), "local".into()]);
+            }
+        } else if eval && args.reuse_containers {
+            v.push("--reuse-containers".into());
+        }
+        v
+    };
+    let mut argv = executor(
+        timed(["--tests".into(), "modules".into()], &out.join("measure")),
+        false,
+    );
     for st in &built {
         argv.push("--id".into());
         argv.push(st.id.clone());
@@ -369,13 +405,10 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     })?;
 
     let eval_dir = out.join("eval");
-    let reuse = |mut v: Vec<String>| {
-        if args.reuse_containers {
-            v.push("--reuse-containers".into());
-        }
-        v
-    };
-    let mut gold_argv = reuse(timed(["--predictions".into(), "gold".into()], &eval_dir));
+    let mut gold_argv = executor(
+        timed(["--predictions".into(), "gold".into()], &eval_dir),
+        true,
+    );
     // The dedup ETIP of each language (its second commit): the self-check of every ETIP, with
     // `etip eval --predictions gold` on the whole status.jsonl, takes twice as long.
     let dedup: Vec<&InstanceStatus> = repos
@@ -403,7 +436,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(target) = python_dedup {
         let preds = out.join("predictions.jsonl");
         super::measure::write_atomic(&preds, &sample_predictions(&target.id)?)?;
-        let argv = reuse(timed(["--predictions".into(), s(&preds)], &eval_dir));
+        let argv = executor(timed(["--predictions".into(), s(&preds)], &eval_dir), true);
         steps.begin(
             "eval five sample agent patches on the Python dedup ETIP",
             &prefixed("eval", &argv),
@@ -413,7 +446,10 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         })?;
         let tests = out.join("generated-tests.jsonl");
         super::measure::write_atomic(&tests, &sample_tests(&target.id)?)?;
-        let argv = reuse(timed(["--tests".into(), s(&tests)], &out.join("eval-test")));
+        let argv = executor(
+            timed(["--tests".into(), s(&tests)], &out.join("eval-test")),
+            true,
+        );
         steps.begin(
             "eval-test three sample generated tests: which detect the dedup ETIP?",
             &prefixed("eval-test", &argv),
@@ -449,7 +485,11 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             super::score::run(parse(&argv)?, w)
         })?;
     }
-    let mut summary = super::demo_report::Summary::read(out, &repos_of(&repos))?;
+    let mut summary = super::demo_report::Summary::read(
+        out,
+        &repos_of(&repos),
+        if local { "local" } else { "docker" },
+    )?;
     let html = out.join("report.html");
     super::measure::write_atomic(&html, &super::demo_report::html(&summary))?;
     let secs = started.elapsed().as_secs_f64();

@@ -26,6 +26,9 @@ pub struct Summary {
     /// Rules that could not score the results, with the reason.
     pub not_scored: Vec<String>,
     pub seconds: f64,
+    /// Where the versions were built and run: `docker`, or `local` (host processes, no
+    /// isolation, when no engine answered).
+    pub executor: String,
 }
 
 fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
@@ -43,7 +46,11 @@ fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> 
 
 impl Summary {
     /// Reads the demo folder `out`; scores the eval results under every rule.
-    pub fn read(out: &Path, repos: &[(String, PathBuf)]) -> anyhow::Result<Summary> {
+    pub fn read(
+        out: &Path,
+        repos: &[(String, PathBuf)],
+        executor: &str,
+    ) -> anyhow::Result<Summary> {
         let mut rs = Vec::new();
         for (lang, dir) in repos {
             let n = std::fs::read_to_string(out.join("mine").join(format!("{lang}.jsonl")))
@@ -65,6 +72,7 @@ impl Summary {
             scores,
             not_scored,
             seconds: 0.0,
+            executor: executor.to_string(),
         })
     }
 
@@ -151,7 +159,7 @@ impl Summary {
         if format == OutputFormat::Json {
             return Ok(etip_report::to_json(self)?);
         }
-        let mut out = String::new();
+        let mut out = format!("Executor: {}\n", self.executor_words());
         for (title, table) in [
             ("Candidates built", self.build_table()),
             ("Measured (etip measure)", self.measure_rows()),
@@ -172,16 +180,27 @@ impl Summary {
     }
 }
 
+impl Summary {
+    fn executor_words(&self) -> &'static str {
+        if self.executor == "local" {
+            "local (no Docker engine answered: host processes with no isolation, the Python fixture only)"
+        } else {
+            "docker (every version in its own container: no network, CPU, memory and process limits)"
+        }
+    }
+}
+
 /// The demo's HTML report: what was mined, built, measured, evaluated and scored.
 pub fn html(s: &Summary) -> String {
     let mut r = HtmlReport::new("etip demo");
-    r.paragraph(
-        "The whole pipeline on two small repositories (Java and Python) whose history holds genuine \
-         execution time improvement patches: mined, built into Docker images, measured in alternated \
-         rounds, then evaluated against five sample agent patches and scored under the rules of \
-         JETO, SWE-fficiency, GSO and SWE-Perf. Every table below is read from the files the steps \
-         wrote in this folder.",
-    );
+    r.paragraph(&format!(
+        "The whole pipeline on small repositories whose history holds genuine execution time \
+         improvement patches: mined, built, measured in alternated rounds, then evaluated against \
+         five sample agent patches and scored under the rules of JETO, SWE-fficiency, GSO and \
+         SWE-Perf. Every table below is read from the files the steps wrote in this folder. \
+         Executor: {}.",
+        s.executor_words()
+    ));
     r.heading(2, "1. Mined and built");
     let mined: Vec<(String, String)> = s
         .repos

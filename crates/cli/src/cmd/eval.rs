@@ -96,6 +96,11 @@ struct RunArgs {
     /// (faster; but a candidate can then keep files, e.g. cached results, from round to round).
     #[arg(long)]
     reuse_containers: bool,
+    /// Run local builds (`etip build --executor local`) as host processes, with no isolation
+    /// at all: only for patches and tests you wrote or trust (`etip demo`'s own samples, on a
+    /// machine without Docker). Without it, patches run only inside containers.
+    #[arg(long)]
+    local_trusted: bool,
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
@@ -144,7 +149,7 @@ fn jobs(args: &Args, statuses: &[InstanceStatus], cache: &Path) -> anyhow::Resul
             for (i, s) in statuses.iter().enumerate() {
                 let (prediction, decided) = if args.predictions == "empty" {
                     (Prediction::empty(&s.id), None)
-                } else if s.image.is_none() {
+                } else if !s.runnable() {
                     (Prediction::gold(&s.id, String::new()), None)
                 } else {
                     match etip_eval::gold::patch(s, cache) {
@@ -264,6 +269,30 @@ fn config(args: &Args, cpuset: Option<String>, notes: Vec<String>) -> anyhow::Re
         setup_timeout: Duration::from_secs(args.run.setup_timeout),
         run_id: Some(args.run.run_id.clone()),
     })
+}
+
+/// The executor and the folder its sessions write to (the Docker data root; empty when the
+/// engine does not say): containers, or with `--local-trusted` host processes on local builds.
+fn executor(
+    args: &RunArgs,
+    statuses: &[InstanceStatus],
+) -> anyhow::Result<(Box<dyn Executor>, String)> {
+    if args.local_trusted {
+        let ex = super::measure::executor_for(
+            super::measure::ExecutorArg::Local,
+            statuses,
+            &args.namespace,
+        )?;
+        return Ok((ex, String::new()));
+    }
+    if let Some(s) = statuses.iter().find(|s| s.local_root.is_some()) {
+        return Err(UsageError(format!(
+            "ETIP {} was built without containers, and etip eval runs patches only inside              containers: build it with Docker, or pass --local-trusted for patches you trust",
+            s.id
+        ))
+        .into());
+    }
+    docker(&args.namespace)
 }
 
 /// The Docker executor and the engine's data root (empty when the engine does not say).
@@ -517,7 +546,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let (ex, root_dir) = docker(&args.run.namespace)?;
+    let (ex, root_dir) = executor(&args.run, &statuses)?;
     let mut disk = super::disk::DiskGuard {
         paths: vec![("the output folder".into(), args.run.out.clone())],
         min: (args.run.min_free_gb * 1024.0 * 1024.0 * 1024.0) as u64,

@@ -32,7 +32,8 @@ pub enum ExecutorArg {
     Auto,
     /// Long-lived containers of the instance images (network none, limits, pinned CPUs).
     Docker,
-    /// Host processes on built trees under --trees (no isolation: trusted code only).
+    /// Host processes on local builds (`etip build --executor local`; no isolation: code you
+    /// trust only).
     Local,
 }
 
@@ -121,9 +122,6 @@ pub struct Args {
     /// Where the tests run.
     #[arg(long, value_enum, default_value_t = ExecutorArg::Auto)]
     executor: ExecutorArg,
-    /// Built trees for --executor local: `<trees>/<id-slug>/{original,patched}`.
-    #[arg(long)]
-    trees: Option<PathBuf>,
     /// The build configuration the instances were built with (Maven arguments, test_args).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -297,7 +295,7 @@ fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
     };
     let selections = super::select::read_selections(path)?;
     let mut map = std::collections::BTreeMap::new();
-    for st in statuses.iter().filter(|s| s.image.is_some()) {
+    for st in statuses.iter().filter(|s| s.runnable()) {
         // `auto`: Java keeps its modules until selection is proven on real Java repositories.
         if !strict && st.language == etip_core::Language::Java {
             continue;
@@ -386,82 +384,52 @@ pub(crate) fn pinning(
     Ok((plan.cpusets.first().cloned(), notes))
 }
 
-fn executor(args: &Args) -> anyhow::Result<Box<dyn Executor>> {
-    executor_for(args.executor, args.trees.as_deref(), &args.namespace)
-}
-
-/// The executor of `--executor` (`trees`: `--trees`, for the local executor).
+/// The executor of `--executor` for these ETIPs: the local executor runs local builds (`etip
+/// build --executor local`), the Docker executor images; `auto` picks the one the builds need.
+/// A build the chosen executor cannot run is bad input.
 pub(crate) fn executor_for(
     kind: ExecutorArg,
-    trees: Option<&Path>,
+    statuses: &[InstanceStatus],
     namespace: &str,
 ) -> anyhow::Result<Box<dyn Executor>> {
-    let local = || -> anyhow::Result<Box<dyn Executor>> {
-        let trees = trees.map(Path::to_path_buf).ok_or_else(|| {
-            UsageError(
-                "--executor local needs --trees DIR holding <id-slug>/original and <id-slug>/patched, both built"
-                    .into(),
-            )
-        })?;
-        Ok(Box::new(LocalTrees {
-            inner: etip_runner::local::LocalExecutor,
-            trees,
-        }))
+    let runnable: Vec<&InstanceStatus> = statuses.iter().filter(|s| s.runnable()).collect();
+    let local = runnable.iter().find(|s| s.local_root.is_some());
+    let image = runnable.iter().find(|s| s.image.is_some());
+    let kind = match (kind, local, image) {
+        (ExecutorArg::Auto, Some(_), None) => ExecutorArg::Local,
+        (ExecutorArg::Auto, _, _) => ExecutorArg::Docker,
+        (k, _, _) => k,
     };
-    match kind {
-        ExecutorArg::Local => local(),
-        ExecutorArg::Docker | ExecutorArg::Auto => {
-            let rt = super::runtime()?;
-            match rt.block_on(etip_docker::Engine::connect()) {
-                Ok(engine) => Ok(Box::new(etip_runner::docker::DockerExecutor::new(
-                    engine,
-                    rt.handle().clone(),
-                    namespace,
-                ))),
-                Err(e) if kind == ExecutorArg::Auto && trees.is_some() => {
-                    tracing::warn!("no Docker engine answered ({e}); running locally");
-                    eprintln!(
-                        "warning: no Docker engine answered; measuring with the local executor (no isolation)"
-                    );
-                    local()
-                }
-                Err(e) => Err(anyhow::anyhow!(e).context(
-                    "connecting to Docker (for host processes instead, pass --executor local --trees DIR)",
-                )),
-            }
+    match (kind, local, image) {
+        (ExecutorArg::Local, _, Some(s)) => Err(UsageError(format!(
+            "ETIP {} was built as an image ({}): run it with --executor docker, or build it with              `etip build --executor local`",
+            s.id,
+            s.image.as_deref().unwrap_or("-")
+        ))
+        .into()),
+        (ExecutorArg::Docker, Some(s), _) => Err(UsageError(format!(
+            "ETIP {} was built without containers (in {}): run it with --executor local",
+            s.id,
+            s.local_root.as_deref().unwrap_or("-")
+        ))
+        .into()),
+        (ExecutorArg::Local, _, None) => {
+            eprintln!("running as host processes (local executor: no isolation)");
+            Ok(Box::new(etip_runner::local::LocalExecutor))
         }
-    }
-}
-
-/// The local executor on trees laid out as `<trees>/<id-slug>/{original,patched}`.
-struct LocalTrees {
-    inner: etip_runner::local::LocalExecutor,
-    trees: PathBuf,
-}
-
-impl Executor for LocalTrees {
-    fn name(&self) -> &'static str {
-        "local"
-    }
-
-    fn info(&self) -> etip_runner::executor::ExecutorInfo {
-        self.inner.info()
-    }
-
-    fn start(
-        &self,
-        request: &etip_runner::executor::SessionRequest,
-    ) -> Result<Box<dyn etip_runner::executor::Session>, etip_runner::executor::ExecError> {
-        let mut r = request.clone();
-        let slug = etip_build::instance::log_slug(&request.instance);
-        let version = if request.tree.ends_with("patched") {
-            "patched"
-        } else {
-            "original"
-        };
-        let tree = self.trees.join(slug).join(version);
-        r.tree = tree.display().to_string();
-        self.inner.start(&r)
+        _ => {
+            let rt = super::runtime()?;
+            let engine = rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
+                anyhow::anyhow!(e).context(
+                    "connecting to Docker (without an engine: `etip build --executor local` builds                      Python ETIPs to run with --executor local)",
+                )
+            })?;
+            Ok(Box::new(etip_runner::docker::DockerExecutor::new(
+                engine,
+                rt.handle().clone(),
+                namespace,
+            )))
+        }
     }
 }
 
@@ -522,7 +490,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     // Before anything starts: can these rounds give a significant outcome at all?
     etip_runner::measure::check_feasible(args.max_rounds.unwrap_or(args.timing.rounds), sign.p_val)
         .map_err(|e| UsageError(e.to_string()))?;
-    let ex = executor(&args)?;
+    let ex = executor_for(args.executor, &statuses, &args.namespace)?;
     let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
     let cfg = MeasureConfig {
         protocol: ProtocolConfig {

@@ -38,9 +38,6 @@ pub struct Args {
     /// Where the tests run.
     #[arg(long, value_enum, default_value_t = ExecutorArg::Auto)]
     executor: ExecutorArg,
-    /// Built trees for --executor local: `<trees>/<id-slug>/{original,patched}`.
-    #[arg(long)]
-    trees: Option<PathBuf>,
     /// The build configuration the instances were built with (test_args, Maven arguments).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -127,7 +124,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     } else {
         BTreeMap::new()
     };
-    let ex = executor_for(args.executor, args.trees.as_deref(), &args.namespace)?;
+    let ex = executor_for(args.executor, &statuses, &args.namespace)?;
     let cfg = SelectConfig {
         build,
         resources: Resources {

@@ -34,7 +34,7 @@ use changes::Range;
 use etip_build::config::BuildConfig;
 use etip_build::instance::{InstanceSpec, PYTHON_COVERAGE_TOOL};
 use etip_core::Language;
-use etip_core::instance::{BuildOutcome, InstanceStatus};
+use etip_core::instance::InstanceStatus;
 use etip_core::measure::Version;
 use etip_core::selection::{
     CoveringTest, Hit, SELECTION_SCHEMA_VERSION, SelectionOutcome, TestSelection, VersionRun,
@@ -123,8 +123,8 @@ pub fn select_one(
     {
         return p.clone();
     }
-    if status.outcome == BuildOutcome::Failed || status.image.is_none() {
-        let why = status.reason.as_deref().unwrap_or("no image");
+    if !status.runnable() {
+        let why = status.not_runnable_reason();
         return failed(status, &key, format!("the build failed: {why}"), 0.0);
     }
     let spec = InstanceSpec::from_status(status, &cfg.build);
