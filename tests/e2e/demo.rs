@@ -11,6 +11,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The demos time tests: they take turns, so that neither disturbs the other's rounds.
+static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn etip() -> Command {
     Command::new(env!("CARGO_BIN_EXE_etip"))
 }
@@ -100,10 +103,11 @@ fn the_demo_refuses_a_folder_it_did_not_make_and_too_few_rounds() {
 /// copies of the local builds are gone afterwards.
 #[test]
 fn without_an_engine_the_python_demo_runs_on_the_local_executor() {
+    let _turn = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("demo");
     let o = etip()
-        .args(["demo", "--rounds", "8", "--format", "json", "--out"])
+        .args(["demo", "--rounds", "6", "--format", "json", "--out"])
         .arg(&out)
         .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
         .output()
@@ -145,6 +149,7 @@ fn without_an_engine_the_python_demo_runs_on_the_local_executor() {
 
 #[test]
 fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
+    let _turn = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("demo");
     let ns = format!("etiptest-e2e-{}", std::process::id());
