@@ -50,6 +50,10 @@ pub struct IssueRef {
     pub key: Option<String>,
     /// The text that matched, as it appears in the message.
     pub text: String,
+    /// Where the reference was found when not in the commit's own message: `merged branch
+    /// <name>` or `merged commit <sha12>` (a merge commit takes its merged branch's links).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// Size of a candidate's diff (base → patched).
@@ -82,8 +86,13 @@ pub struct Candidate {
     pub patched_commit: String,
     /// Pull request number (squash `(#N)` suffix or `Merge pull request #N`), else null.
     pub pr_number: Option<u64>,
-    /// Issue references found in the commit message.
+    /// Issue references found in the commit message (for a merge commit without any: in its
+    /// merged branch's name and commits, see [`IssueRef::via`]).
     pub issues: Vec<IssueRef>,
+    /// Other pull requests the message names (`Revert "…" … pull request #N`, `based on PR #N`):
+    /// never issues.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pull_requests: Vec<u64>,
     /// Full commit message.
     pub message: String,
     /// Author date, RFC 3339 with the author's UTC offset.
@@ -101,4 +110,25 @@ pub struct Candidate {
     pub diff_hash: String,
     /// Later commits (patched SHAs) whose normalised diff is identical to this one.
     pub duplicates: Vec<String>,
+    /// Whether the candidate is about execution time, as a classifier read it (`etip mine local
+    /// --classify`: from the commit message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classification: Option<Classified>,
+}
+
+/// A classifier's verdict on a candidate: is its issue (or commit message) about execution time?
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classified {
+    /// The classifier's name and version (`offline-rules-1`, or the LLM's model).
+    pub classifier: String,
+    /// `yes`, `no` or `unclassified`.
+    pub answer: String,
+    /// What it read: `commit message`, or `issue #N` with the commit message.
+    pub read: String,
+    /// The rules that matched, as `topic in field: "phrase" (+weight)`; empty for an LLM.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    /// Why there is no answer, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

@@ -109,6 +109,72 @@ pub struct Classification {
     pub reason: Option<String>,
 }
 
+impl Topic {
+    /// The topic as written in outputs (`execution_time`, `memory`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topic::ExecutionTime => "execution_time",
+            Topic::Memory => "memory",
+            Topic::Hang => "hang",
+            Topic::FlakyTest => "flaky_test",
+            Topic::BuildSpeed => "build_speed",
+            Topic::Docs => "docs",
+            Topic::Correctness => "correctness",
+        }
+    }
+}
+
+impl Field {
+    /// The field as written in outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Title => "title",
+            Field::Body => "body",
+            Field::Label => "label",
+            Field::CommitMessage => "commit_message",
+        }
+    }
+}
+
+impl Classification {
+    /// The verdict as a candidate records it ([`etip_core::candidate::Classified`]); `read`
+    /// says what was read (`commit message`, `issue #12`).
+    pub fn record(&self, read: &str) -> etip_core::candidate::Classified {
+        etip_core::candidate::Classified {
+            classifier: self.classifier.clone(),
+            answer: self.answer.as_str().to_string(),
+            read: read.to_string(),
+            evidence: self
+                .evidence
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} in {}: {:?} (+{})",
+                        e.topic.as_str(),
+                        e.field.as_str(),
+                        e.matched,
+                        e.weight
+                    )
+                })
+                .collect(),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+/// A commit message as the classifier reads it when no issue is known: the subject as the title,
+/// the rest as the body.
+pub fn commit_text(message: &str) -> IssueText<'_> {
+    let message = message.trim_start();
+    let (title, body) = message.split_once('\n').unwrap_or((message, ""));
+    IssueText {
+        title,
+        body,
+        labels: &[],
+        commit_message: "",
+    }
+}
+
 /// The offline rule classifier (see the crate docs and [`rules`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Offline;

@@ -37,7 +37,17 @@ pub struct EvalSettings {
     pub source: String,
     /// Prefix of candidate ids (`owner__name` or the directory name).
     pub id_prefix: String,
+    /// The project's JIRA prefixes (found in the history, or configured): other key-like tokens
+    /// are not links ([`links::Links::keep_jira`]).
+    #[serde(default)]
+    pub jira_projects: Vec<String>,
+    /// Classify each candidate's commit message with the offline classifier (`--classify`).
+    #[serde(default)]
+    pub classify: bool,
 }
+
+/// The most commits of a merged branch whose messages a merge commit's links are taken from.
+pub const MERGED_COMMITS: usize = 100;
 
 /// A commit with its tree and its first parent's: what stage 1 needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -492,7 +502,7 @@ impl Worker {
             .find_commit(oid)
             .map_err(git_err("read commit", oid))?;
         let message = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
-        let found = links::extract(&message, self.settings.repo_name.as_deref());
+        let found = self.links(&commit, &message)?;
         let changed_files: Vec<String> = {
             let mut all = BTreeSet::new();
             for f in &files {
@@ -508,6 +518,11 @@ impl Worker {
         let changed_modules = self.modules(&tree, &changed_files);
         let base_commit = ids.parent.unwrap_or(git2::Oid::ZERO_SHA1).to_string();
         let sha = oid.to_string();
+        let classification = self.settings.classify.then(|| {
+            etip_classify::Offline
+                .classify(&etip_classify::commit_text(&message))
+                .record("commit message")
+        });
         let candidate = Candidate {
             schema_version: SCHEMA_VERSION,
             id: format!("{}-{}", self.settings.id_prefix, &sha[..12]),
@@ -518,6 +533,7 @@ impl Worker {
             patched_commit: sha,
             pr_number: found.pr_number,
             issues: found.issues,
+            pull_requests: found.pull_requests,
             message,
             author_date: author_date(&commit),
             changed_files,
@@ -526,8 +542,49 @@ impl Worker {
             diff_stats: stats,
             diff_hash,
             duplicates: Vec::new(),
+            classification,
         };
         Ok(Decision::Kept(Box::new(candidate)))
+    }
+
+    /// The commit's links ([`links`]): JIRA keys of the project's prefixes only; a merge commit
+    /// that links no issue takes its merged branch's links (its name, then up to
+    /// [`MERGED_COMMITS`] of its commits, newest first).
+    fn links(&self, commit: &git2::Commit, message: &str) -> Result<links::Links, MineError> {
+        let repo = self.settings.repo_name.as_deref();
+        let jira = &self.settings.jira_projects;
+        let mut found = links::extract(message, repo);
+        found.keep_jira(jira);
+        if commit.parent_count() < 2 || !found.issues.is_empty() {
+            return Ok(found);
+        }
+        let oid = commit.id();
+        let (Ok(first), Ok(merged)) = (commit.parent_id(0), commit.parent_id(1)) else {
+            return Ok(found);
+        };
+        let mut walk = self
+            .repo
+            .revwalk()
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.push(merged)
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.hide(first)
+            .map_err(git_err("walk merged branch", oid))?;
+        let mut commits = Vec::new();
+        for id in walk.take(MERGED_COMMITS) {
+            let id = id.map_err(git_err("walk merged branch", oid))?;
+            let c = self
+                .repo
+                .find_commit(id)
+                .map_err(git_err("read commit", id))?;
+            commits.push((
+                id.to_string(),
+                String::from_utf8_lossy(c.message_raw_bytes()).into_owned(),
+            ));
+        }
+        let branch = links::merged_branch(message.lines().next().unwrap_or(""));
+        found.adopt_merged(branch, &commits, repo, jira);
+        Ok(found)
     }
 
     fn modules(&self, tree: &Tree, files: &[String]) -> Vec<String> {

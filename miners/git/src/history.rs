@@ -197,6 +197,23 @@ fn hex_id(s: &[u8]) -> Option<Oid> {
         .and_then(|s| Oid::from_str(s).ok())
 }
 
+/// The subject (first message line) of every first-parent commit from `tip`, newest first, read
+/// from the stored objects; a commit that cannot be read ends the walk there.
+pub(crate) fn subjects(repo: &Repository, tip: Oid, mut visit: impl FnMut(&str)) {
+    let Ok(odb) = repo.odb() else { return };
+    let mut next = Some(tip);
+    while let Some(oid) = next {
+        let Ok(obj) = odb.read(oid) else { return };
+        let data = obj.data();
+        next = plain_ids(data).and_then(|(_, p)| p);
+        if let Some(at) = memchr::memmem::find(data, b"\n\n") {
+            let msg = &data[at + 2..];
+            let end = memchr::memchr(b'\n', msg).unwrap_or(msg.len());
+            visit(&String::from_utf8_lossy(&msg[..end]));
+        }
+    }
+}
+
 /// Tree and first parent of a stored commit, whatever its other header lines hold.
 fn plain_ids(data: &[u8]) -> Option<(Oid, Option<Oid>)> {
     let mut lines = data.split(|b| *b == b'\n');

@@ -238,6 +238,11 @@ pub struct MineConfig {
     pub repo_name: Option<String>,
     /// Rewrite the output from the store at least this often while mining.
     pub checkpoint: Duration,
+    /// JIRA prefixes of the project besides those its history shows ([`links::jira_projects`]).
+    pub jira_projects: Vec<String>,
+    /// Classify each candidate's commit message with the offline classifier
+    /// ([`etip_classify::Offline`]), recorded as its `classification`.
+    pub classify: bool,
 }
 
 impl MineConfig {
@@ -257,6 +262,8 @@ impl MineConfig {
             semantic: true,
             repo_name: None,
             checkpoint: Duration::from_secs(30),
+            jira_projects: Vec::new(),
+            classify: false,
         }
     }
 
@@ -319,6 +326,11 @@ pub struct Summary {
     pub with_issue_links: u64,
     /// Candidates with a JIRA key.
     pub with_jira_keys: u64,
+    /// The JIRA prefixes taken as the project's (found in the history or configured): only their
+    /// keys are links.
+    pub jira_projects: Vec<String>,
+    /// Candidates per classifier answer (`yes`, `no`, `unclassified`) when classified.
+    pub classified: BTreeMap<String, u64>,
     /// Candidates with a PR number.
     pub with_pr_number: u64,
     /// Build-tool files at the root of the tip (`mvnw`, `pom.xml`, `build.gradle`, `pyproject.toml`,
@@ -421,6 +433,18 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
             n.strip_suffix(".git").map(str::to_string).unwrap_or(n)
         }
     };
+    // The project's JIRA prefixes: those whose keys open commit subjects, and the configured.
+    let mut subjects = Vec::new();
+    history::subjects(&repo, tip, |s| {
+        if links::subject_key(s).is_some() {
+            subjects.push(s.to_string());
+        }
+    });
+    let mut jira: BTreeMap<String, usize> =
+        links::jira_projects(subjects.iter().map(String::as_str));
+    for p in &cfg.jira_projects {
+        jira.entry(p.clone()).or_insert(0);
+    }
     let settings = Arc::new(EvalSettings {
         lang: cfg.lang,
         max_files: cfg.max_files,
@@ -428,6 +452,8 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         repo_name,
         source: repo_path.to_string_lossy().into_owned(),
         id_prefix,
+        jira_projects: jira.keys().cloned().collect(),
+        classify: cfg.classify,
     });
     Ok(Prepared {
         repo_path,
@@ -454,6 +480,8 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
         "until": cfg.until,
         "max_files": cfg.max_files,
         "semantic": cfg.semantic,
+        "jira_projects": p.settings.jira_projects,
+        "classifier": cfg.classify.then_some(etip_classify::Offline::NAME),
     })
     .to_string();
     let key = hex::encode(Sha256::digest(params.as_bytes()));
@@ -738,6 +766,8 @@ fn summarize(
         rejected,
         with_issue_links: counts.with_issue_links,
         with_jira_keys: counts.with_jira_keys,
+        jira_projects: p.settings.jira_projects.clone(),
+        classified: counts.answers.clone(),
         with_pr_number: counts.with_pr_number,
         build_tools: p
             .build_tools

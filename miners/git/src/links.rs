@@ -17,6 +17,14 @@
 //!   referenced pull request ([`Links::pull_requests`]), never an issue, wherever else it appears.
 //! * Without a known repository (`owner/name`), cross-repository forms and URLs cannot be checked to be
 //!   the same repository and are ignored.
+//! * A key-like token is a link only when the project uses JIRA with that prefix
+//!   ([`jira_projects`]: at least [`JIRA_MIN_KEYS`] distinct keys of the prefix open a commit
+//!   subject in the history, as `HADOOP-123.` or `[NETTY-45]` do), or the prefix is configured;
+//!   [`Links::keep_jira`] drops the others (`JDK-8`, `ORA-01000`, `CVE-2021`, a bug id of
+//!   another project's tracker mentioned in passing).
+//! * A merge commit whose own message links no issue takes the links of the merged branch: its
+//!   name (`fix-2297`, `issue_12`, `gh-7`) and its commits' messages ([`Links::adopt_merged`]),
+//!   each marked with where it came from.
 
 use std::sync::LazyLock;
 
@@ -65,6 +73,66 @@ const NOT_JIRA: &[&str] = &[
     "GMT", "PKCS",
 ];
 
+/// How many distinct keys of a prefix must open commit subjects for the prefix to count as the
+/// project's JIRA ([`jira_projects`]).
+pub const JIRA_MIN_KEYS: usize = 3;
+
+static SUBJECT_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\A[ \t]*\[?([A-Z][A-Z0-9]+)-([0-9]+)\b(?:\]|[ \t]*[:.,\-]|[ \t]|\z)")
+        .expect("static regex")
+});
+
+/// The key opening a commit subject (`HADOOP-123. Fix`, `[NETTY-45] Speed up`, `KAFKA-7: x`):
+/// (prefix, number).
+pub fn subject_key(subject: &str) -> Option<(&str, u64)> {
+    let c = SUBJECT_KEY.captures(subject)?;
+    let prefix = c.get(1)?.as_str();
+    if NOT_JIRA.contains(&prefix) {
+        return None;
+    }
+    Some((prefix, c.get(2)?.as_str().parse().ok()?))
+}
+
+/// The JIRA prefixes a history uses, with their number of distinct keys: the prefixes of which
+/// at least [`JIRA_MIN_KEYS`] distinct keys open commit subjects ([`subject_key`]).
+pub fn jira_projects<'a>(
+    subjects: impl IntoIterator<Item = &'a str>,
+) -> std::collections::BTreeMap<String, usize> {
+    let mut seen: std::collections::BTreeMap<String, std::collections::BTreeSet<u64>> =
+        std::collections::BTreeMap::new();
+    for s in subjects {
+        if let Some((prefix, n)) = subject_key(s) {
+            seen.entry(prefix.to_string()).or_default().insert(n);
+        }
+    }
+    seen.into_iter()
+        .map(|(p, keys)| (p, keys.len()))
+        .filter(|(_, n)| *n >= JIRA_MIN_KEYS)
+        .collect()
+}
+
+static BRANCH_OF_MERGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\AMerge (?:pull request #\d+ from (?P<pr>\S+)|(?:remote-tracking )?branch '(?P<b>[^']+)')")
+        .expect("static regex")
+});
+
+static BRANCH_ISSUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:\A|[/_\-])(?:issues?|gh|bug|fix|fixes|closes)[/_\-]?#?(\d+)(?:\z|[/_\-])")
+        .expect("static regex")
+});
+
+/// The merged branch's name in a merge commit's subject (`Merge pull request #7 from
+/// owner/fix-12` gives `owner/fix-12`, `Merge branch 'issue-3' into main` gives `issue-3`).
+pub fn merged_branch(subject: &str) -> Option<&str> {
+    let c = BRANCH_OF_MERGE.captures(subject)?;
+    c.name("pr").or_else(|| c.name("b")).map(|m| m.as_str())
+}
+
+/// The issue number a branch name carries (`fix-2297`, `issue_12`, `owner/gh-7-speed`), if any.
+pub fn branch_issue(branch: &str) -> Option<u64> {
+    BRANCH_ISSUE.captures(branch)?.get(1)?.as_str().parse().ok()
+}
+
 /// References found in one message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Links {
@@ -74,6 +142,79 @@ pub struct Links {
     pub issues: Vec<IssueRef>,
     /// Other pull requests the message names (`pull request #N`, `PR #N`, `/pull/N`), in order.
     pub pull_requests: Vec<u64>,
+}
+
+impl Links {
+    /// Drops the JIRA keys whose prefix is not one of `projects` (the project's JIRA prefixes:
+    /// [`jira_projects`] and the configured ones).
+    pub fn keep_jira(&mut self, projects: &[String]) {
+        self.issues.retain(|i| {
+            i.kind != IssueLinkKind::JiraKey
+                || i.key
+                    .as_deref()
+                    .and_then(|k| k.split_once('-'))
+                    .is_some_and(|(p, _)| projects.iter().any(|q| q == p))
+        });
+    }
+
+    /// For a merge commit whose message links no issue: the issues of the merged branch, from its
+    /// name (`branch`) and then its commits' messages (`commits`: `(sha, message)`, newest first),
+    /// each marked `via` where it was found. Pull requests and the merge's own PR stay excluded.
+    pub fn adopt_merged(
+        &mut self,
+        branch: Option<&str>,
+        commits: &[(String, String)],
+        repo: Option<&str>,
+        jira: &[String],
+    ) {
+        if !self.issues.is_empty() {
+            return;
+        }
+        let excluded = |n: u64, l: &Links| Some(n) == l.pr_number || l.pull_requests.contains(&n);
+        let mut adopted: Vec<IssueRef> = Vec::new();
+        let push = |r: IssueRef, adopted: &mut Vec<IssueRef>| {
+            let dup = adopted
+                .iter()
+                .any(|a| a.number == r.number && a.key == r.key);
+            if !dup {
+                adopted.push(r);
+            }
+        };
+        if let Some(b) = branch
+            && let Some(n) = branch_issue(b)
+            && !excluded(n, self)
+        {
+            push(
+                IssueRef {
+                    kind: IssueLinkKind::BareReference,
+                    number: Some(n),
+                    key: None,
+                    text: b.to_string(),
+                    via: Some(format!("merged branch {b}")),
+                },
+                &mut adopted,
+            );
+        }
+        for (sha, message) in commits {
+            let mut inner = extract(message, repo);
+            inner.keep_jira(jira);
+            // Only pull requests the text names: an inner commit's own PR number (`Merge pull
+            // request #3 from …` inside the branch) is often one of the fork's.
+            for n in &inner.pull_requests {
+                if !self.pull_requests.contains(n) && Some(*n) != self.pr_number {
+                    self.pull_requests.push(*n);
+                }
+            }
+            for mut r in inner.issues {
+                if r.number.is_some_and(|n| excluded(n, self)) {
+                    continue;
+                }
+                r.via = Some(format!("merged commit {}", &sha[..sha.len().min(12)]));
+                push(r, &mut adopted);
+            }
+        }
+        self.issues = adopted;
+    }
 }
 
 struct Found {
@@ -203,6 +344,7 @@ pub fn extract(message: &str, repo: Option<&str>) -> Links {
             number: Some(f.number),
             key: None,
             text: f.text,
+            via: None,
         })
         .collect();
 
@@ -231,6 +373,7 @@ pub fn extract(message: &str, repo: Option<&str>) -> Links {
                 number: None,
                 key: Some(m.as_str().to_string()),
                 text: m.as_str().to_string(),
+                via: None,
             });
         }
     }
@@ -316,6 +459,123 @@ mod tests {
             ]
         );
         assert!(l.issues.iter().all(|i| i.number.is_none()));
+        // Only the project's prefixes are links: JDK-8 is another tracker's, or a version.
+        let mut kept = l.clone();
+        kept.keep_jira(&["NETTY".into()]);
+        assert_eq!(
+            nums(&kept),
+            vec![(IssueLinkKind::JiraKey, None, Some("NETTY-123".into()))]
+        );
+        let mut none = extract("Close cursors (ORA-01000) on JDK-8", R);
+        none.keep_jira(&[]);
+        assert!(none.issues.is_empty(), "{none:?}");
+    }
+
+    /// A prefix is the project's JIRA when three distinct keys of it open commit subjects.
+    #[test]
+    fn jira_projects_come_from_subjects() {
+        let subjects = [
+            "HADOOP-1. Faster reads",
+            "[HADOOP-2] Fewer copies",
+            "HADOOP-3: cache the codec",
+            "HADOOP-3: follow-up",
+            "JDK-8 workaround for JDK-8180450",
+            "JDK-8180450 again",
+            "MNG-1 one",
+            "MNG-2 two",
+            "UTF-8 everywhere",
+            "Use UTF-8 in HADOOP-4",
+        ];
+        let found = jira_projects(subjects);
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            vec![("HADOOP".to_string(), 3)]
+        );
+        assert_eq!(subject_key("KAFKA-7: x"), Some(("KAFKA", 7)));
+        assert_eq!(subject_key("UTF-8 fix"), None);
+        assert_eq!(subject_key("Fix KAFKA-7"), None);
+    }
+
+    #[test]
+    fn branch_names_of_merges() {
+        assert_eq!(
+            merged_branch("Merge pull request #2300 from user/fix-2297"),
+            Some("user/fix-2297")
+        );
+        assert_eq!(
+            merged_branch("Merge branch 'issue_12' into main"),
+            Some("issue_12")
+        );
+        assert_eq!(merged_branch("Speed up X"), None);
+        for (branch, n) in [
+            ("user/fix-2297", Some(2297)),
+            ("issue_12", Some(12)),
+            ("o/gh-7-speed", Some(7)),
+            ("issues/45", Some(45)),
+            ("release-2", None),
+            ("v2", None),
+            ("o/prefix2297", None),
+        ] {
+            assert_eq!(branch_issue(branch), n, "{branch}");
+        }
+    }
+
+    /// A merge commit that links no issue takes the merged branch's links, marked with where
+    /// they came from; pull requests named there stay pull requests.
+    #[test]
+    fn merges_take_their_branch_links() {
+        let mut l = extract(
+            "Merge pull request #2300 from user/speedup\n\nSpeed up the cache",
+            R,
+        );
+        assert!(l.issues.is_empty());
+        let commits = [
+            (
+                "1111111111111111111111111111111111111111".to_string(),
+                "Speed up the cache\n\nFixes #2297, see PR #1652 and #2300".to_string(),
+            ),
+            (
+                "2222222222222222222222222222222222222222".to_string(),
+                "NETTY-9 and JDK-8: also #2297".to_string(),
+            ),
+        ];
+        let mut commits = commits.to_vec();
+        commits.push((
+            "3333333333333333333333333333333333333333".to_string(),
+            "Merge pull request #3 from fork/x\n\nin the fork".to_string(),
+        ));
+        l.adopt_merged(Some("user/speedup"), &commits, R, &["NETTY".into()]);
+        assert_eq!(
+            nums(&l),
+            vec![
+                (IssueLinkKind::ClosingKeyword, Some(2297), None),
+                (IssueLinkKind::JiraKey, None, Some("NETTY-9".into())),
+            ]
+        );
+        assert_eq!(
+            l.issues[0].via.as_deref(),
+            Some("merged commit 111111111111")
+        );
+        assert_eq!(l.pr_number, Some(2300));
+        assert_eq!(
+            l.pull_requests,
+            vec![1652],
+            "the fork's own PR #3 is not this repository's"
+        );
+        // The branch name comes first; a merge that links an issue itself keeps only its own.
+        let mut b = extract("Merge pull request #8 from o/fix-7", R);
+        b.adopt_merged(Some("o/fix-7"), &[], R, &[]);
+        assert_eq!(
+            nums(&b),
+            vec![(IssueLinkKind::BareReference, Some(7), None)]
+        );
+        assert_eq!(b.issues[0].via.as_deref(), Some("merged branch o/fix-7"));
+        let mut own = extract("Merge pull request #8 from o/fix-7\n\nFixes #3", R);
+        own.adopt_merged(Some("o/fix-7"), &commits, R, &[]);
+        assert_eq!(
+            nums(&own),
+            vec![(IssueLinkKind::ClosingKeyword, Some(3), None)]
+        );
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub(crate) struct Counts {
     pub(crate) with_issue_links: u64,
     pub(crate) with_jira_keys: u64,
     pub(crate) with_pr_number: u64,
+    /// Candidates per classifier answer (`--classify`).
+    pub(crate) answers: std::collections::BTreeMap<String, u64>,
 }
 
 /// Writes the candidates file from the store: history order (oldest first), one line per distinct
@@ -104,6 +106,12 @@ pub(crate) fn write_output(
         issues: Vec<LinkRef>,
         #[serde(default)]
         pr_number: Option<u64>,
+        #[serde(default)]
+        classification: Option<Answer>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        answer: String,
     }
     #[derive(serde::Deserialize)]
     struct LinkRef {
@@ -114,7 +122,7 @@ pub(crate) fn write_output(
     }
     let mut buf = Vec::new();
     for (sha, line) in &kept {
-        let (issues, pr) = match line {
+        let (issues, pr, answer) = match line {
             Line::Stored(p) => {
                 let l: Links = serde_json::from_str(p).map_err(|e| payload_err(sha, e))?;
                 buf.extend_from_slice(p.as_bytes());
@@ -123,7 +131,11 @@ pub(crate) fn write_output(
                     .iter()
                     .map(|i| (i.number.is_some(), i.key.is_some()))
                     .collect();
-                (issues, l.pr_number.is_some())
+                (
+                    issues,
+                    l.pr_number.is_some(),
+                    l.classification.map(|a| a.answer),
+                )
             }
             Line::Edited(c) => {
                 serde_json::to_writer(&mut buf, c).expect("a candidate always serialises");
@@ -132,9 +144,13 @@ pub(crate) fn write_output(
                     .iter()
                     .map(|i| (i.number.is_some(), i.key.is_some()))
                     .collect();
-                (issues, c.pr_number.is_some())
+                let answer = c.classification.as_ref().map(|a| a.answer.clone());
+                (issues, c.pr_number.is_some(), answer)
             }
         };
+        if let Some(a) = answer {
+            *counts.answers.entry(a).or_default() += 1;
+        }
         buf.push(b'\n');
         counts.with_issue_links += u64::from(issues.iter().any(|i| i.0));
         counts.with_jira_keys += u64::from(issues.iter().any(|i| i.1));

@@ -270,7 +270,7 @@ fn java_rules() {
     let body = sig.replace("return x + 2;", "return x << 1;");
     let body_sha = fx.commit(
         &[(foo, Some(&body))],
-        "Speed up Foo.bar\n\nUses UTF-8 and Java-17 APIs. Fixes #12 and GH-13, see DEMO-77 and https://github.com/acme/demo/issues/14",
+        "Speed up Foo.bar\n\nUses UTF-8 and Java-17 APIs as on JDK-8. Fixes #12 and GH-13, see DEMO-77 and https://github.com/acme/demo/issues/14",
         None,
         "body change",
     );
@@ -317,7 +317,9 @@ fn java_rules() {
 
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("candidates.jsonl");
-    let cfg = fx.config(Language::Java, &out);
+    let mut cfg = fx.config(Language::Java, &out);
+    // DEMO-77 is a key of the project's JIRA by configuration; JDK-8 is not.
+    cfg.jira_projects = vec!["DEMO".into()];
     let summary = mine(&cfg, &mut NoProgress).unwrap();
     assert_eq!(summary.commits_scanned, fx.expect.len() as u64);
     assert_eq!(summary.repo.as_deref(), Some("acme/demo"));
@@ -377,7 +379,7 @@ fn java_rules() {
             (IssueLinkKind::Url, Some(14), None),
             (IssueLinkKind::JiraKey, None, Some("DEMO-77")),
         ],
-        "UTF-8 and Java-17 are not issue 8 or 17"
+        "UTF-8 and Java-17 are not issue 8 or 17; JDK-8 is not the project's JIRA"
     );
     assert_eq!(c.pr_number, None);
 
@@ -411,6 +413,7 @@ fn java_rules() {
     let out2 = out_dir.path().join("no-semantic.jsonl");
     let mut cfg2 = fx.config(Language::Java, &out2);
     cfg2.semantic = false;
+    cfg2.jira_projects = vec!["DEMO".into()];
     let s2 = mine(&cfg2, &mut NoProgress).unwrap();
     assert_eq!(s2.candidates, summary.candidates + 4);
     assert!(
@@ -423,6 +426,7 @@ fn java_rules() {
     let out1 = out_dir.path().join("one-job.jsonl");
     let mut cfg1 = fx.config(Language::Java, &out1);
     cfg1.jobs = 1;
+    cfg1.jira_projects = vec!["DEMO".into()];
     mine(&cfg1, &mut NoProgress).unwrap();
     assert_eq!(std::fs::read(&out1).unwrap(), std::fs::read(&out).unwrap());
 
@@ -576,7 +580,8 @@ fn python_rules() {
 
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().join("py.jsonl");
-    let cfg = fx.config(Language::Python, &out);
+    let mut cfg = fx.config(Language::Python, &out);
+    cfg.jira_projects = vec!["PROJ".into()];
     let summary = mine(&cfg, &mut NoProgress).unwrap();
     assert_eq!(summary.commits_scanned, fx.expect.len() as u64);
     assert_eq!(summary.build_tools, vec!["pyproject.toml"]);
@@ -662,4 +667,106 @@ fn bare_repository_and_unknown_remote() {
     assert_eq!(cands[1].id, format!("other-{}", &sha.to_string()[..12]));
     assert_eq!(cands[1].repo, None);
     assert_eq!(cands[0].base_commit, "0".repeat(40));
+}
+
+/// Links as a project's history shows them: a JIRA prefix counts when three distinct keys open
+/// commit subjects (a `JDK-8` or `ORA-01000` in passing is no link); a merge commit that links no
+/// issue takes its merged branch's; `--classify` records the offline classifier's verdict on each
+/// commit message.
+#[test]
+fn links_from_the_history_merged_branches_and_classified_messages() {
+    let mut fx = Fixture::new();
+    let foo = "src/main/java/a/Foo.java";
+    let mut body = FOO_BODY.to_string();
+    fx.commit(
+        &[(foo, Some(&java_class("a", "Foo", &body)))],
+        "Initial",
+        Some(RejectReason::EmptyDiff),
+        "root",
+    );
+    let mut change = |fx: &mut Fixture, msg: &str, n: usize| {
+        body = body.replace(
+            &format!("return x + {n};"),
+            &format!("return x + {};", n + 1),
+        );
+        fx.commit(
+            &[(foo, Some(&java_class("a", "Foo", &body)))],
+            msg,
+            None,
+            "change",
+        )
+    };
+    change(&mut fx, "NETTY-1: make bar cheaper", 1);
+    change(&mut fx, "[NETTY-2] Reuse the buffer", 2);
+    let third = change(&mut fx, "NETTY-3. Speed up bar, 10x faster than before", 3);
+    let passing = change(
+        &mut fx,
+        "Close cursors for ORA-01000 on JDK-8 (see NETTY-3)",
+        4,
+    );
+    // A merged pull request whose merge message links nothing; its branch commit does.
+    let main_tip = fx.head().unwrap();
+    body = body.replace("return x + 5;", "return x + 6;");
+    fx.files
+        .insert(foo.to_string(), java_class("a", "Foo", &body));
+    let side = fx.commit_with_parents(
+        "Cache the lookup\n\nFixes #77, based on PR #70",
+        &[main_tip],
+        false,
+    );
+    let merge = fx.commit_with_parents(
+        "Merge pull request #80 from dev/cache-lookup",
+        &[main_tip, side],
+        true,
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c.jsonl");
+    let mut cfg = fx.config(Language::Java, &out);
+    cfg.classify = true;
+    let summary = mine(&cfg, &mut NoProgress).unwrap();
+    assert_eq!(summary.jira_projects, vec!["NETTY".to_string()]);
+    let cands = read_candidates(&out);
+    let by = |oid: Oid| {
+        cands
+            .iter()
+            .find(|c| c.patched_commit == oid.to_string())
+            .unwrap_or_else(|| panic!("{oid} kept"))
+    };
+    let keys =
+        |c: &Candidate| -> Vec<String> { c.issues.iter().filter_map(|i| i.key.clone()).collect() };
+    assert_eq!(keys(by(third)), vec!["NETTY-3".to_string()]);
+    assert_eq!(
+        keys(by(passing)),
+        vec!["NETTY-3".to_string()],
+        "no JDK-8, no ORA-01000"
+    );
+    let m = by(merge);
+    assert_eq!(m.pr_number, Some(80));
+    assert_eq!(m.issues.len(), 1, "{:?}", m.issues);
+    assert_eq!(m.issues[0].number, Some(77));
+    assert_eq!(
+        m.issues[0].via.as_deref(),
+        Some(format!("merged commit {}", &side.to_string()[..12]).as_str())
+    );
+    assert_eq!(m.pull_requests, vec![70]);
+    // Classified from the commit messages, with the evidence.
+    let fast = by(third).classification.as_ref().unwrap();
+    assert_eq!(
+        (fast.answer.as_str(), fast.read.as_str()),
+        ("yes", "commit message")
+    );
+    assert!(
+        fast.evidence
+            .iter()
+            .any(|e| e.starts_with("execution_time in title")),
+        "{fast:?}"
+    );
+    assert_eq!(by(passing).classification.as_ref().unwrap().answer, "no");
+    assert_eq!(
+        summary.classified.get("yes").copied().unwrap_or(0),
+        cands
+            .iter()
+            .filter(|c| c.classification.as_ref().unwrap().answer == "yes")
+            .count() as u64
+    );
 }

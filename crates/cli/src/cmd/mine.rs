@@ -88,6 +88,15 @@ pub struct LocalArgs {
     /// `owner/name` of the repository when no remote URL tells it (mirrors, local clones).
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo_name: Option<String>,
+    /// A JIRA prefix of the project (repeatable), besides those its history shows (3 distinct
+    /// keys opening commit subjects): only keys of these prefixes are links.
+    #[arg(long, value_name = "KEY")]
+    pub jira_project: Vec<String>,
+    /// Classify each candidate's commit message with the offline classifier (is it about
+    /// execution time?): recorded as its `classification`, with the evidence; counted in the
+    /// summary. Every candidate is kept: select with `jq 'select(.classification.answer=="yes")'`.
+    #[arg(long)]
+    pub classify: bool,
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
@@ -183,6 +192,20 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     cfg.state = a.state.clone();
     cfg.semantic = !a.no_semantic;
     cfg.repo_name = a.repo_name.clone();
+    for p in &a.jira_project {
+        if !(p.len() >= 2
+            && p.starts_with(|c: char| c.is_ascii_uppercase())
+            && p.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+        {
+            return Err(UsageError(format!(
+                "--jira-project {p:?} is not a JIRA prefix (upper-case letters and digits, e.g. NETTY)"
+            ))
+            .into());
+        }
+    }
+    cfg.jira_projects = a.jira_project.clone();
+    cfg.classify = a.classify;
 
     if let Some(rev) = &a.explain {
         let e = etip_mine_git::explain(&cfg, rev).map_err(usage_or)?;
@@ -332,6 +355,26 @@ fn print_summary(w: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
         w,
         "links: {} candidates with a GitHub issue reference, {} with a JIRA key, {} with a PR number",
         s.with_issue_links, s.with_jira_keys, s.with_pr_number
+    )?;
+    if !s.classified.is_empty() {
+        let n = |a: &str| s.classified.get(a).copied().unwrap_or(0);
+        writeln!(
+            w,
+            "classified ({}, from the commit messages): {} about execution time, {} not, {} unclassified",
+            etip_classify::Offline::NAME,
+            n("yes"),
+            n("no"),
+            n("unclassified")
+        )?;
+    }
+    writeln!(
+        w,
+        "JIRA prefixes of the project: {}",
+        if s.jira_projects.is_empty() {
+            "none (key-like tokens such as JDK-8 are not links)".to_string()
+        } else {
+            s.jira_projects.join(", ")
+        }
     )
 }
 
