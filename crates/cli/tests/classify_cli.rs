@@ -33,7 +33,7 @@ fn records_come_back_with_answer_classifier_and_evidence() {
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["answer"], "yes");
     assert_eq!(lines[0]["id"], 7, "other fields are printed back");
-    assert_eq!(lines[0]["classifier"], "offline-rules-1");
+    assert_eq!(lines[0]["classifier"], "offline-rules-2");
     let evidence = lines[0]["evidence"].as_array().unwrap();
     assert!(
         evidence

@@ -119,7 +119,7 @@ pub struct Candidate {
 /// A classifier's verdict on a candidate: is its issue (or commit message) about execution time?
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Classified {
-    /// The classifier's name and version (`offline-rules-1`, or the LLM's model).
+    /// The classifier's name and version (`offline-rules-2`, or the LLM's model).
     pub classifier: String,
     /// `yes`, `no` or `unclassified`.
     pub answer: String,

@@ -70,6 +70,8 @@ pub enum Topic {
     BuildSpeed,
     Docs,
     Correctness,
+    /// Refactoring and clean-up: "optimize the code" in the sense of tidying it.
+    Refactor,
 }
 
 /// Where a rule matched.
@@ -120,6 +122,7 @@ impl Topic {
             Topic::BuildSpeed => "build_speed",
             Topic::Docs => "docs",
             Topic::Correctness => "correctness",
+            Topic::Refactor => "refactor",
         }
     }
 }
@@ -163,10 +166,23 @@ impl Classification {
 }
 
 /// A commit message as the classifier reads it when no issue is known: the subject as the title,
-/// the rest as the body.
+/// the rest as the body. A GitHub merge (`Merge pull request #N from owner/branch`, then the pull
+/// request's title) reads the pull request's title as the title; the branch name counts only when
+/// the message has nothing else.
 pub fn commit_text(message: &str) -> IssueText<'_> {
     let message = message.trim_start();
-    let (title, body) = message.split_once('\n').unwrap_or((message, ""));
+    let (subject, rest) = message.split_once('\n').unwrap_or((message, ""));
+    let (title, body) = match subject.strip_prefix("Merge pull request #") {
+        Some(tail) => {
+            let rest = rest.trim_start();
+            match rest.split_once('\n') {
+                _ if rest.is_empty() => (tail.split_once(" from ").map_or(tail, |(_, b)| b), ""),
+                Some((t, b)) => (t, b),
+                None => (rest, ""),
+            }
+        }
+        None => (subject, rest),
+    };
     IssueText {
         title,
         body,
@@ -181,7 +197,7 @@ pub struct Offline;
 
 impl Offline {
     /// Name and version of the rules, recorded with every answer; bumped when a rule changes.
-    pub const NAME: &'static str = "offline-rules-1";
+    pub const NAME: &'static str = "offline-rules-2";
 
     pub fn classify(&self, text: &IssueText) -> Classification {
         let mut evidence = Vec::new();

@@ -24,7 +24,9 @@ const fn p(topic: Topic, words: &'static str, weight: u32) -> Phrase {
     }
 }
 
-use Topic::{BuildSpeed, Correctness, Docs, ExecutionTime as Et, FlakyTest, Hang, Memory};
+use Topic::{
+    BuildSpeed, Correctness, Docs, ExecutionTime as Et, FlakyTest, Hang, Memory, Refactor,
+};
 
 /// Every phrase rule, by topic.
 pub const PHRASES: &[Phrase] = &[
@@ -77,9 +79,11 @@ pub const PHRASES: &[Phrase] = &[
     p(Et, "profiled", 1),
     p(Et, "unnecessary", 1),
     p(Et, "avoid*", 1),
-    p(Et, "redundant", 1),
     p(Et, "cache", 1),
     p(Et, "caching", 1),
+    p(Et, "object creation", 3),
+    p(Et, "unnecessary object*", 3),
+    p(Et, "allocation*", 2),
     // Memory: leaks, footprint, out-of-memory.
     p(Memory, "memory", 2),
     p(Memory, "memory leak*", 3),
@@ -131,6 +135,16 @@ pub const PHRASES: &[Phrase] = &[
     p(BuildSpeed, "package size", 4),
     p(BuildSpeed, "gradle", 1),
     p(BuildSpeed, "github actions", 2),
+    p(BuildSpeed, "appveyor", 3),
+    p(BuildSpeed, "travis", 3),
+    p(BuildSpeed, "tox", 2),
+    p(BuildSpeed, "setup py", 3),
+    p(BuildSpeed, "tests faster", 4),
+    p(BuildSpeed, "faster tests", 4),
+    p(BuildSpeed, "faster ci", 4),
+    p(BuildSpeed, "ci faster", 4),
+    p(BuildSpeed, "pip cache", 4),
+    p(BuildSpeed, "cache pip", 4),
     // Documentation.
     p(Docs, "documentation", 3),
     p(Docs, "docs", 3),
@@ -148,6 +162,33 @@ pub const PHRASES: &[Phrase] = &[
     p(Correctness, "npe", 3),
     p(Correctness, "exception", 1),
     p(Correctness, "error", 1),
+    // A revert restores behaviour (an optimisation's revert is no ETIP; the optimisation is).
+    p(Correctness, "revert*", 1),
+    p(Correctness, "undo", 1),
+    // Refactoring and clean-up, including "optimize the code" in the sense of tidying it.
+    p(Refactor, "refactor*", 4),
+    p(Refactor, "clean up", 3),
+    p(Refactor, "cleanup", 3),
+    p(Refactor, "polish*", 3),
+    p(Refactor, "chore", 3),
+    p(Refactor, "readabilit*", 3),
+    p(Refactor, "code style", 3),
+    p(Refactor, "checkstyle", 3),
+    p(Refactor, "lint*", 3),
+    p(Refactor, "pyflakes", 3),
+    p(Refactor, "flake8", 3),
+    p(Refactor, "redundant", 3),
+    p(Refactor, "unused", 2),
+    p(Refactor, "unnecessary else", 4),
+    p(Refactor, "optimize code", 5),
+    p(Refactor, "optimise code", 5),
+    p(Refactor, "optimize the code", 5),
+    p(Refactor, "optimise the code", 5),
+    p(Refactor, "optimize some code", 5),
+    p(Refactor, "code optimization", 5),
+    p(Refactor, "code optimisation", 5),
+    p(Refactor, "optimization code", 5),
+    p(Refactor, "optimize imports", 5),
 ];
 
 /// A label rule: a label containing `word` (as a word of the normalised label) counts for
