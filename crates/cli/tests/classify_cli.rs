@@ -1,6 +1,8 @@
 //! `etip classify` through the binary: each record printed back with the answer, the classifier and
 //! the evidence; GitHub's label objects read; a malformed line is bad input (exit 2) and nothing
-//! is printed.
+//! is printed. With `--llm-base-url`, a real HTTP server on 127.0.0.1 that speaks OpenAI's chat
+//! completions answers: the temperature is sent, the key only in the header, a rate limit is
+//! retried, answers are parsed robustly and cached, tokens and cost printed.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -84,4 +86,247 @@ fn a_malformed_record_is_bad_input_and_nothing_is_printed() {
         .arg(tmp.path().join("missing.jsonl"))
         .assert()
         .code(2);
+}
+
+/// A server on 127.0.0.1 that answers OpenAI's `POST /v1/chat/completions` like a model would:
+/// the first four requests get a rate limit (429: async-openai's own layer retries three times,
+/// then etip once more), then "Yes." for an issue that says "slower",
+/// "**No**" for one that says "leak", "maybe" otherwise. Records each request's authorization
+/// header and body.
+fn fake_openai() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        let mut limited = 0;
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut len, mut auth) = (0usize, String::new());
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if lower.starts_with("authorization:") {
+                    auth = line["authorization:".len()..].trim().to_string();
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let prompt = body["messages"][1]["content"].to_string();
+            log.lock().unwrap().push((auth, body));
+            let (status, payload) = if limited < 4 {
+                limited += 1;
+                (
+                    "429 Too Many Requests",
+                    r#"{"error":{"message":"rate limited","type":"rate_limit_error","param":null,"code":null}}"#.to_string(),
+                )
+            } else {
+                let answer = if prompt.contains("slower") {
+                    "Yes."
+                } else if prompt.contains("leak") {
+                    "**No**"
+                } else {
+                    "maybe"
+                };
+                (
+                    "200 OK",
+                    serde_json::json!({
+                        "id": "c", "object": "chat.completion", "created": 0, "model": "test-model",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": answer}}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102}
+                    })
+                    .to_string(),
+                )
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{payload}",
+                payload.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
+    let (url, seen) = fake_openai();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("issues.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"repo": "a/b", "title": "Parsing is 3 times slower since 2.1"}"#,
+            "\n",
+            r#"{"repo": "a/b", "title": "Memory leak on close"}"#,
+            "\n",
+            r#"{"repo": "a/b", "title": "Add a setting"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let cache = tmp.path().join("cache.sqlite");
+    let run = || {
+        etip()
+            .arg("classify")
+            .arg(&file)
+            .args(["--llm-base-url", &url, "--llm-model", "test-model"])
+            .args([
+                "--llm-price-in",
+                "1",
+                "--llm-price-out",
+                "2",
+                "--llm-retries",
+                "1",
+            ])
+            .arg("--llm-cache")
+            .arg(&cache)
+            .env("OPENAI_API_KEY", "sk-secret-123")
+            .assert()
+            .success()
+    };
+    let out = run();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answers: Vec<&str> = lines
+        .iter()
+        .map(|l| l["answer"].as_str().unwrap())
+        .collect();
+    assert_eq!(answers, ["yes", "no", "unclassified"]);
+    assert_eq!(lines[0]["classifier"], "llm:test-model");
+    assert!(
+        lines[2]["reason"].as_str().unwrap().contains("maybe"),
+        "{}",
+        lines[2]
+    );
+    let requests = seen.lock().unwrap().clone();
+    let order: Vec<String> = requests
+        .iter()
+        .map(|(_, b)| {
+            b["messages"][1]["content"]
+                .to_string()
+                .chars()
+                .take(60)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        requests.len(),
+        7,
+        "three issues, four attempts rate-limited: {order:?}"
+    );
+    for (auth, body) in &requests {
+        assert_eq!(auth, "Bearer sk-secret-123");
+        assert_eq!(body["temperature"], 0.0, "{body}");
+        assert_eq!(body["model"], "test-model");
+        assert!(body.to_string().contains("Repository: a/b"));
+    }
+    assert!(
+        stderr.contains("3 request(s), 0 answer(s) from the cache, 1 retried, 300 prompt and 6 completion tokens, cost $0.0003"),
+        "{stderr} {order:?}"
+    );
+    assert!(!stdout.contains("sk-secret") && !stderr.contains("sk-secret"));
+    // Again: every answer from the cache, nothing sent.
+    let again = run();
+    let stderr = String::from_utf8_lossy(&again.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("0 request(s), 3 answer(s) from the cache"),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&again.get_output().stdout), stdout);
+    assert_eq!(seen.lock().unwrap().len(), 7);
+    // An endpoint that does not answer: a failed run (exit 1) that names it.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let out = etip()
+        .arg("classify")
+        .arg(&file)
+        .args([
+            "--llm-base-url",
+            &dead_url,
+            "--llm-model",
+            "other",
+            "--llm-retries",
+            "0",
+        ])
+        .arg("--llm-cache")
+        .arg(&cache)
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("LLM endpoint") && stderr.contains(&dead_url),
+        "{stderr}"
+    );
+}
+
+/// `etip mine local --classify` with an endpoint: every candidate's commit message is asked once,
+/// the verdicts recorded with the model's name.
+#[test]
+fn mine_local_classifies_candidates_with_the_endpoint() {
+    let (url, seen) = fake_openai();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    etip_testkit::fixture_repo("python", &repo);
+    let out = tmp.path().join("c.jsonl");
+    let run = etip()
+        .args([
+            "mine",
+            "local",
+            "--lang",
+            "python",
+            "--since",
+            "none",
+            "--classify",
+        ])
+        .args([
+            "--repo-name",
+            "a/b",
+            "--llm-base-url",
+            &url,
+            "--llm-model",
+            "test-model",
+        ])
+        .args(["--llm-retries", "1", "--repo"])
+        .arg(&repo)
+        .arg("--llm-cache")
+        .arg(tmp.path().join("cache.sqlite"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(stdout.contains("classified (llm:test-model"), "{stdout}");
+    let cands: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!cands.is_empty());
+    for c in &cands {
+        let v = &c["classification"];
+        assert_eq!(v["classifier"], "llm:test-model", "{c}");
+        assert_eq!(v["read"], "commit message");
+    }
+    // One request per candidate, and the four rate-limited attempts.
+    assert_eq!(seen.lock().unwrap().len(), cands.len() + 4);
 }

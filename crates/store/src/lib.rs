@@ -22,6 +22,8 @@
 //! - **evaluation** ([`Store::record_eval`], [`Store::eval_results`]): per `etip eval` run id,
 //!   submission and instance, the result and the key of what shaped it (a rerun skips results
 //!   whose key is unchanged and that did not end in a harness error).
+//! - **classification** ([`Store::llm_answer`], [`Store::record_llm_answer`]): an LLM's raw answer
+//!   and token counts per model and prompt hash, so that a prompt is paid for once.
 //!
 //! # Schema versions
 //!
@@ -35,6 +37,7 @@
 //! | 1 | mining: `mine_runs`, `mine_decisions` (a store that still has the older `mine_commits` table has its decisions moved over) |
 //! | 2 | measurement: `measure_runs`, `measure_rounds`, `measure_outcomes` |
 //! | 3 | evaluation: `eval_results` |
+//! | 4 | classification: `llm_answers`, an LLM's raw answers keyed by model and prompt hash |
 //!
 //! A store whose version is newer than [`SCHEMA_VERSION`] was written by a newer etip and is
 //! refused ([`StoreError::NewerSchema`]) rather than misread.
@@ -70,9 +73,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 mod eval;
+mod llm;
 mod measure;
 mod mine;
 
+pub use llm::CachedAnswer;
 pub use measure::StoredRound;
 pub use mine::CommitRecord;
 
@@ -163,7 +168,12 @@ type Migration = fn(&Transaction) -> rusqlite::Result<()>;
 
 /// The migrations, in order: `MIGRATIONS[i]` brings a store from version `i` to version `i + 1`.
 /// Append only; never edit one that has been released.
-const MIGRATIONS: &[Migration] = &[migrate_v1_mining, migrate_v2_measurement, migrate_v3_eval];
+const MIGRATIONS: &[Migration] = &[
+    migrate_v1_mining,
+    migrate_v2_measurement,
+    migrate_v3_eval,
+    migrate_v4_llm,
+];
 
 /// Version 1: the mining tables.
 ///
@@ -248,6 +258,21 @@ fn migrate_v3_eval(tx: &Transaction) -> rusqlite::Result<()> {
              payload TEXT NOT NULL,
              recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
              UNIQUE (run_id, model, instance)
+         );",
+    )
+}
+
+/// Version 4: an LLM's answers, one per model and prompt hash.
+fn migrate_v4_llm(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE llm_answers (
+             model TEXT NOT NULL,
+             prompt_hash TEXT NOT NULL,
+             raw TEXT NOT NULL,
+             prompt_tokens INTEGER NOT NULL,
+             completion_tokens INTEGER NOT NULL,
+             recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+             PRIMARY KEY (model, prompt_hash)
          );",
     )
 }
@@ -518,13 +543,14 @@ mod tests {
         let path = dir.path().join("new.sqlite");
         let s = Store::open(&path).unwrap();
         assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 3);
+        assert_eq!(SCHEMA_VERSION, 4);
         drop(s);
-        assert_eq!(version_of(&path), 3);
+        assert_eq!(version_of(&path), 4);
         assert_eq!(
             tables(&path),
             [
                 "eval_results",
+                "llm_answers",
                 "measure_outcomes",
                 "measure_rounds",
                 "measure_runs",
@@ -534,7 +560,7 @@ mod tests {
         );
         // Reopening changes nothing.
         drop(Store::open(&path).unwrap());
-        assert_eq!(version_of(&path), 3);
+        assert_eq!(version_of(&path), 4);
     }
 
     /// A store of an etip from before versioning (user_version 0, today's mining tables) keeps its

@@ -331,6 +331,8 @@ pub struct Summary {
     pub jira_projects: Vec<String>,
     /// Candidates per classifier answer (`yes`, `no`, `unclassified`) when classified.
     pub classified: BTreeMap<String, u64>,
+    /// The classifier that answered (`--classify`).
+    pub classifier: Option<String>,
     /// Candidates with a PR number.
     pub with_pr_number: u64,
     /// Build-tool files at the root of the tip (`mvnw`, `pom.xml`, `build.gradle`, `pyproject.toml`,
@@ -768,6 +770,9 @@ fn summarize(
         with_jira_keys: counts.with_jira_keys,
         jira_projects: p.settings.jira_projects.clone(),
         classified: counts.answers.clone(),
+        classifier: cfg
+            .classify
+            .then(|| etip_classify::Offline::NAME.to_string()),
         with_pr_number: counts.with_pr_number,
         build_tools: p
             .build_tools

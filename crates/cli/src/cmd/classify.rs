@@ -21,6 +21,80 @@ pub struct Args {
     /// table (line, repo, answer, score, evidence).
     #[arg(long, value_enum, default_value_t = FormatArg::Json)]
     format: FormatArg,
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
+/// The LLM classifier's options (`etip classify`, `etip mine`): without `--llm-base-url`, the
+/// offline classifier answers.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LlmArgs {
+    /// An OpenAI-compatible endpoint up to `/v1` (`https://api.openai.com/v1`, a local server);
+    /// the key comes from `OPENAI_API_KEY` and is never printed.
+    #[arg(long, value_name = "URL", requires = "llm_model")]
+    pub llm_base_url: Option<String>,
+    /// The model to ask (e.g. `gpt-5.1-codex-mini`, JETO's).
+    #[arg(long, value_name = "NAME")]
+    pub llm_model: Option<String>,
+    /// Dollars per million prompt tokens, to print the run's cost.
+    #[arg(long, value_name = "USD", requires = "llm_price_out")]
+    pub llm_price_in: Option<f64>,
+    /// Dollars per million completion tokens.
+    #[arg(long, value_name = "USD", requires = "llm_price_in")]
+    pub llm_price_out: Option<f64>,
+    /// Time limit of one request, seconds.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub llm_timeout: u64,
+    /// Retries of a request after a rate limit (429), a server error or a broken connection,
+    /// waiting 2 s, then 4 s, 8 s, ...
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub llm_retries: u32,
+    /// The answers' cache (SQLite, keyed by model and prompt): a prompt is paid for once.
+    #[arg(long, default_value = ".etip/llm-cache.sqlite", value_name = "FILE")]
+    pub llm_cache: PathBuf,
+}
+
+impl LlmArgs {
+    /// The LLM classifier when an endpoint is given, with its cache.
+    pub fn classifier(
+        &self,
+        rt: &tokio::runtime::Runtime,
+    ) -> anyhow::Result<Option<(etip_llm::LlmClassifier, etip_store::Store)>> {
+        let (Some(url), Some(model)) = (&self.llm_base_url, &self.llm_model) else {
+            return Ok(None);
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(UsageError(format!("--llm-base-url {url:?} is not an http(s) URL")).into());
+        }
+        let mut cfg = etip_llm::LlmConfig::new(url, model);
+        cfg.api_key = std::env::var("OPENAI_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty());
+        cfg.timeout = std::time::Duration::from_secs(self.llm_timeout.max(1));
+        cfg.retries = self.llm_retries;
+        cfg.prices = self.llm_price_in.zip(self.llm_price_out);
+        if let Some((i, o)) = cfg.prices
+            && !(i >= 0.0 && o >= 0.0 && i.is_finite() && o.is_finite())
+        {
+            return Err(
+                UsageError("--llm-price-in/--llm-price-out must be non-negative".into()).into(),
+            );
+        }
+        if let Some(dir) = self
+            .llm_cache
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| UsageError(format!("creating {}: {e}", dir.display())))?;
+        }
+        let store =
+            etip_store::Store::open(&self.llm_cache).map_err(|e| UsageError(e.to_string()))?;
+        Ok(Some((
+            etip_llm::LlmClassifier::new(cfg, rt.handle().clone())?,
+            store,
+        )))
+    }
 }
 
 /// One input record.
@@ -63,6 +137,10 @@ fn labels(fields: &Map<String, Value>, line: usize) -> Result<Vec<String>, Strin
     }
 }
 
+fn text_field<'a>(fields: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    fields.get(key).and_then(Value::as_str)
+}
+
 /// Every record of the file, or the first problem (nothing is printed for a file with one).
 fn read(path: &std::path::Path) -> anyhow::Result<Vec<Record>> {
     let content = std::fs::read_to_string(path)
@@ -93,17 +171,48 @@ fn read(path: &std::path::Path) -> anyhow::Result<Vec<Record>> {
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let records = read(&args.file)?;
-    let answers: Vec<Classification> = records
-        .iter()
-        .map(|r| {
-            Offline.classify(&IssueText {
-                title: &r.title,
-                body: &r.body,
-                labels: &r.labels,
-                commit_message: &r.commit_message,
-            })
-        })
-        .collect();
+    let rt = super::runtime()?;
+    let llm = args.llm.classifier(rt)?;
+    let mut usage = etip_llm::Usage::default();
+    let bar = indicatif::ProgressBar::new(records.len() as u64);
+    if llm.is_some() {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} issues",
+            )
+            .expect("the template is valid"),
+        );
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let mut answers: Vec<Classification> = Vec::with_capacity(records.len());
+    for r in &records {
+        let text = IssueText {
+            title: &r.title,
+            body: &r.body,
+            labels: &r.labels,
+            commit_message: &r.commit_message,
+        };
+        let c = match &llm {
+            Some((classifier, cache)) => {
+                let repo = text_field(&r.fields, "repo");
+                classifier.classify(&text, repo, Some(cache), &mut usage)?
+            }
+            None => Offline.classify(&text),
+        };
+        answers.push(c);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if let Some((classifier, _)) = &llm {
+        eprintln!(
+            "{}",
+            usage.line(&classifier.config().model, classifier.config().prices)
+        );
+    }
+    let name = llm
+        .as_ref()
+        .map_or_else(|| Offline::NAME.to_string(), |(c, _)| c.name());
     match OutputFormat::from(args.format) {
         OutputFormat::Json => {
             for (r, c) in records.into_iter().zip(answers) {
@@ -143,9 +252,8 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             let yes = answers.iter().filter(|c| c.answer == Answer::Yes).count();
             writeln!(
                 stdout,
-                "{yes} of {} about execution time ({})",
+                "{yes} of {} about execution time ({name})",
                 answers.len(),
-                Offline::NAME
             )
             .context("writing the summary")?;
         }

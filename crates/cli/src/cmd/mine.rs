@@ -97,6 +97,9 @@ pub struct LocalArgs {
     /// summary. Every candidate is kept: select with `jq 'select(.classification.answer=="yes")'`.
     #[arg(long)]
     pub classify: bool,
+    /// With --classify: ask an OpenAI-compatible endpoint instead of the offline classifier.
+    #[command(flatten)]
+    pub llm: super::classify::LlmArgs,
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
@@ -231,11 +234,22 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(warning) = capped {
         eprintln!("{warning}");
     }
+    if a.llm.llm_base_url.is_some() && !a.classify {
+        return Err(
+            UsageError("--llm-base-url classifies candidates: pass --classify too".into()).into(),
+        );
+    }
+    let rt = super::runtime()?;
+    let llm = a.llm.classifier(rt)?;
     let mut bar = Bar::default();
-    let summary = etip_mine_git::mine(&cfg, &mut bar)
+    let mut summary = etip_mine_git::mine(&cfg, &mut bar)
         .map_err(usage_or)
         .with_context(|| format!("mining {}", cfg.repo.display()))?;
     bar.clear();
+    if let Some((classifier, cache)) = &llm {
+        summary.classified = classify_with_llm(&cfg.out, classifier, cache)?;
+        summary.classifier = Some(classifier.name());
+    }
     for u in &summary.unreadable {
         eprintln!("warning: skipped commit {}: {}", u.sha, u.problem);
     }
@@ -247,6 +261,52 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         Format::Text => print_summary(stdout, &summary)?,
     }
     Ok(())
+}
+
+/// Re-classifies every candidate of `out` with the LLM (from its commit message, as the offline
+/// classifier read it) and rewrites the file; returns the answers' counts.
+fn classify_with_llm(
+    out: &std::path::Path,
+    classifier: &etip_llm::LlmClassifier,
+    cache: &etip_store::Store,
+) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+    let text =
+        std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
+    let mut usage = etip_llm::Usage::default();
+    let mut counts = std::collections::BTreeMap::new();
+    let mut lines = String::with_capacity(text.len());
+    let lines_in: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let bar = ProgressBar::new(lines_in.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} classified",
+        )
+        .expect("the template is valid"),
+    );
+    for line in lines_in {
+        let mut c: etip_core::candidate::Candidate = serde_json::from_str(line)
+            .with_context(|| format!("reading a candidate of {}", out.display()))?;
+        let verdict = classifier.classify(
+            &etip_classify::commit_text(&c.message),
+            c.repo.as_deref(),
+            Some(cache),
+            &mut usage,
+        )?;
+        *counts
+            .entry(verdict.answer.as_str().to_string())
+            .or_default() += 1;
+        c.classification = Some(verdict.record("commit message"));
+        lines.push_str(&serde_json::to_string(&c)?);
+        lines.push('\n');
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    super::measure::write_atomic(out, &lines)?;
+    eprintln!(
+        "{}",
+        usage.line(&classifier.config().model, classifier.config().prices)
+    );
+    Ok(counts)
 }
 
 #[derive(Default)]
@@ -361,7 +421,9 @@ fn print_summary(w: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
         writeln!(
             w,
             "classified ({}, from the commit messages): {} about execution time, {} not, {} unclassified",
-            etip_classify::Offline::NAME,
+            s.classifier
+                .as_deref()
+                .unwrap_or(etip_classify::Offline::NAME),
             n("yes"),
             n("no"),
             n("unclassified")
