@@ -93,10 +93,10 @@ fn a_malformed_record_is_bad_input_and_nothing_is_printed() {
 /// then etip once more), then "Yes." for an issue that says "slower",
 /// "**No**" for one that says "leak", "maybe" otherwise. Records each request's authorization
 /// header and body.
-fn fake_openai() -> (
-    String,
-    std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
-) {
+/// The requests a fake server saw: (authorization header, JSON body).
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+fn fake_openai() -> (String, Seen) {
     use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
