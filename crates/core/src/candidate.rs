@@ -110,10 +110,30 @@ pub struct Candidate {
     pub diff_hash: String,
     /// Later commits (patched SHAs) whose normalised diff is identical to this one.
     pub duplicates: Vec<String>,
+    /// The issue the candidate fixes, as GitHub has it (`etip mine local --issues`): the first
+    /// referenced number that is an issue, else one its pull request links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<LinkedIssue>,
     /// Whether the candidate is about execution time, as a classifier read it (`etip mine local
-    /// --classify`: from the commit message).
+    /// --classify`: the issue with the commit message, else the commit message alone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classification: Option<Classified>,
+}
+
+/// An issue as GitHub has it, linked to a candidate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkedIssue {
+    pub number: u64,
+    pub title: String,
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// `open` or `closed`.
+    pub state: String,
+    /// How it was found: `commit message`, `merged branch …`/`merged commit …`, or `pull request
+    /// #N` (the commit's pull request links it).
+    pub via: String,
 }
 
 /// A classifier's verdict on a candidate: is its issue (or commit message) about execution time?

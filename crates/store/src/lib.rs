@@ -24,6 +24,8 @@
 //!   whose key is unchanged and that did not end in a harness error).
 //! - **classification** ([`Store::llm_answer`], [`Store::record_llm_answer`]): an LLM's raw answer
 //!   and token counts per model and prompt hash, so that a prompt is paid for once.
+//! - **GitHub** ([`Store::http_answer`], [`Store::record_http_answer`]): API answers by URL, so
+//!   that a re-run spends no rate limit on what it already read.
 //!
 //! # Schema versions
 //!
@@ -38,6 +40,7 @@
 //! | 2 | measurement: `measure_runs`, `measure_rounds`, `measure_outcomes` |
 //! | 3 | evaluation: `eval_results` |
 //! | 4 | classification: `llm_answers`, an LLM's raw answers keyed by model and prompt hash |
+//! | 5 | GitHub: `http_cache`, API answers (status and body) keyed by URL |
 //!
 //! A store whose version is newer than [`SCHEMA_VERSION`] was written by a newer etip and is
 //! refused ([`StoreError::NewerSchema`]) rather than misread.
@@ -73,6 +76,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 mod eval;
+mod http;
 mod llm;
 mod measure;
 mod mine;
@@ -173,6 +177,7 @@ const MIGRATIONS: &[Migration] = &[
     migrate_v2_measurement,
     migrate_v3_eval,
     migrate_v4_llm,
+    migrate_v5_http,
 ];
 
 /// Version 1: the mining tables.
@@ -273,6 +278,18 @@ fn migrate_v4_llm(tx: &Transaction) -> rusqlite::Result<()> {
              completion_tokens INTEGER NOT NULL,
              recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
              PRIMARY KEY (model, prompt_hash)
+         );",
+    )
+}
+
+/// Version 5: API answers by URL (GitHub).
+fn migrate_v5_http(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE http_cache (
+             url TEXT PRIMARY KEY,
+             status INTEGER NOT NULL,
+             body TEXT NOT NULL,
+             recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
          );",
     )
 }
@@ -543,13 +560,14 @@ mod tests {
         let path = dir.path().join("new.sqlite");
         let s = Store::open(&path).unwrap();
         assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 4);
+        assert_eq!(SCHEMA_VERSION, 5);
         drop(s);
-        assert_eq!(version_of(&path), 4);
+        assert_eq!(version_of(&path), 5);
         assert_eq!(
             tables(&path),
             [
                 "eval_results",
+                "http_cache",
                 "llm_answers",
                 "measure_outcomes",
                 "measure_rounds",
@@ -560,7 +578,7 @@ mod tests {
         );
         // Reopening changes nothing.
         drop(Store::open(&path).unwrap());
-        assert_eq!(version_of(&path), 4);
+        assert_eq!(version_of(&path), 5);
     }
 
     /// A store of an etip from before versioning (user_version 0, today's mining tables) keeps its

@@ -542,6 +542,7 @@ impl Worker {
             diff_stats: stats,
             diff_hash,
             duplicates: Vec::new(),
+            issue: None,
             classification,
         };
         Ok(Decision::Kept(Box::new(candidate)))

@@ -100,6 +100,18 @@ pub struct LocalArgs {
     /// With --classify: ask an OpenAI-compatible endpoint instead of the offline classifier.
     #[command(flatten)]
     pub llm: super::classify::LlmArgs,
+    /// Link each candidate to its issue through GitHub's API (needs the repository's
+    /// owner/name): referenced numbers that are pull requests are dropped, and a commit that
+    /// links no issue takes its pull request's links. Token from GITHUB_TOKEN (never printed).
+    /// With --classify, the issue (title, body, labels) is what is classified.
+    #[arg(long)]
+    pub issues: bool,
+    /// GitHub's API base URL (GitHub Enterprise, or a test server).
+    #[arg(long, default_value = etip_github::API, value_name = "URL")]
+    pub github_api: String,
+    /// The API answers' cache (SQLite, by URL): a re-run spends no rate limit on them.
+    #[arg(long, default_value = ".etip/github-cache.sqlite", value_name = "FILE")]
+    pub github_cache: PathBuf,
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
@@ -246,9 +258,47 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         .map_err(usage_or)
         .with_context(|| format!("mining {}", cfg.repo.display()))?;
     bar.clear();
-    if let Some((classifier, cache)) = &llm {
-        summary.classified = classify_with_llm(&cfg.out, classifier, cache)?;
-        summary.classifier = Some(classifier.name());
+    let github = if a.issues {
+        if summary_repo(&cfg.out).is_none() && a.repo_name.is_none() {
+            eprintln!(
+                "warning: --issues: the repository's owner/name is not known (no remote URL); pass --repo-name"
+            );
+        }
+        if let Some(dir) = a
+            .github_cache
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| UsageError(format!("creating {}: {e}", dir.display())))?;
+        }
+        let store =
+            etip_store::Store::open(&a.github_cache).map_err(|e| UsageError(e.to_string()))?;
+        let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
+        let gh = etip_github::GitHub::new(Some(&a.github_api), token, rt.handle().clone())?;
+        Some((gh, store))
+    } else {
+        None
+    };
+    if github.is_some() || llm.is_some() {
+        let done = post_process(&cfg.out, github.as_ref(), llm.as_ref(), a.classify)?;
+        if a.classify {
+            summary.classified = done.answers;
+        }
+        if let Some((classifier, _)) = &llm {
+            summary.classifier = Some(classifier.name());
+        }
+        if let Some(l) = done.links {
+            eprintln!(
+                "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub; GitHub API: {} requests, {} answers from the cache",
+                l.linked,
+                l.via_pull_request,
+                l.pull_request_references,
+                l.not_found,
+                l.calls.requests,
+                l.calls.cached
+            );
+        }
     }
     for u in &summary.unreadable {
         eprintln!("warning: skipped commit {}: {}", u.sha, u.problem);
@@ -263,50 +313,97 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Re-classifies every candidate of `out` with the LLM (from its commit message, as the offline
-/// classifier read it) and rewrites the file; returns the answers' counts.
-fn classify_with_llm(
+/// The repository named by the first candidate of `out`, if any.
+fn summary_repo(out: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(out).ok()?;
+    let first: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+    first.get("repo")?.as_str().map(str::to_string)
+}
+
+/// What the pass over the candidates did.
+struct PostProcessed {
+    answers: std::collections::BTreeMap<String, u64>,
+    links: Option<etip_github::LinkCounts>,
+}
+
+/// One pass over the candidates of `out` after mining: each linked to its issue through GitHub
+/// (`github`), then, with `classify`, classified from its issue (title, body, labels and the
+/// commit message) when it has one, else from its commit message (by the LLM when given one;
+/// the miner's offline verdict on the message stays otherwise). Rewrites the file atomically.
+fn post_process(
     out: &std::path::Path,
-    classifier: &etip_llm::LlmClassifier,
-    cache: &etip_store::Store,
-) -> anyhow::Result<std::collections::BTreeMap<String, u64>> {
+    github: Option<&(etip_github::GitHub, etip_store::Store)>,
+    llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,
+    classify: bool,
+) -> anyhow::Result<PostProcessed> {
     let text =
         std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
     let mut usage = etip_llm::Usage::default();
-    let mut counts = std::collections::BTreeMap::new();
-    let mut lines = String::with_capacity(text.len());
+    let mut answers = std::collections::BTreeMap::new();
+    let mut links = github.map(|_| etip_github::LinkCounts::default());
     let lines_in: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let bar = ProgressBar::new(lines_in.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} classified",
+            "{elapsed_precise} [{bar:30}] {pos}/{len} candidates",
         )
         .expect("the template is valid"),
     );
+    let mut written = String::with_capacity(text.len());
     for line in lines_in {
         let mut c: etip_core::candidate::Candidate = serde_json::from_str(line)
             .with_context(|| format!("reading a candidate of {}", out.display()))?;
-        let verdict = classifier.classify(
-            &etip_classify::commit_text(&c.message),
-            c.repo.as_deref(),
-            Some(cache),
-            &mut usage,
-        )?;
-        *counts
-            .entry(verdict.answer.as_str().to_string())
-            .or_default() += 1;
-        c.classification = Some(verdict.record("commit message"));
-        lines.push_str(&serde_json::to_string(&c)?);
-        lines.push('\n');
+        if let (Some((gh, cache)), Some(counts)) = (github, links.as_mut()) {
+            etip_github::link(&mut c, gh, Some(cache), counts)?;
+        }
+        if classify {
+            let labels = c
+                .issue
+                .as_ref()
+                .map(|i| i.labels.clone())
+                .unwrap_or_default();
+            let (text, read) = match &c.issue {
+                Some(i) => (
+                    etip_classify::IssueText {
+                        title: &i.title,
+                        body: &i.body,
+                        labels: &labels,
+                        commit_message: &c.message,
+                    },
+                    format!("issue #{}", i.number),
+                ),
+                None => (
+                    etip_classify::commit_text(&c.message),
+                    "commit message".to_string(),
+                ),
+            };
+            let verdict = match llm {
+                Some((classifier, cache)) => {
+                    Some(classifier.classify(&text, c.repo.as_deref(), Some(cache), &mut usage)?)
+                }
+                None if c.issue.is_some() => Some(etip_classify::Offline.classify(&text)),
+                None => None,
+            };
+            if let Some(v) = verdict {
+                c.classification = Some(v.record(&read));
+            }
+            if let Some(v) = &c.classification {
+                *answers.entry(v.answer.clone()).or_default() += 1;
+            }
+        }
+        written.push_str(&serde_json::to_string(&c)?);
+        written.push('\n');
         bar.inc(1);
     }
     bar.finish_and_clear();
-    super::measure::write_atomic(out, &lines)?;
-    eprintln!(
-        "{}",
-        usage.line(&classifier.config().model, classifier.config().prices)
-    );
-    Ok(counts)
+    super::measure::write_atomic(out, &written)?;
+    if let Some((classifier, _)) = llm {
+        eprintln!(
+            "{}",
+            usage.line(&classifier.config().model, classifier.config().prices)
+        );
+    }
+    Ok(PostProcessed { answers, links })
 }
 
 #[derive(Default)]
