@@ -20,8 +20,9 @@ fn etip() -> Command {
 /// (path, authorization header) of each request.
 type Seen = Arc<Mutex<Vec<(String, String)>>>;
 
-/// Serves `routes` (path → JSON); other paths are 404. The first request is rate-limited.
-fn fake_github(routes: HashMap<String, Value>) -> (String, Seen) {
+/// Serves what `route` gives for a request's path and query (other requests: 404). The first
+/// request is rate-limited.
+fn fake_github(route: impl Fn(&str) -> Option<Value> + Send + 'static) -> (String, Seen) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::new(Mutex::new(Vec::new()));
@@ -63,8 +64,7 @@ fn fake_github(routes: HashMap<String, Value>) -> (String, Seen) {
                     json!({"message": "API rate limit exceeded"}).to_string(),
                 )
             } else {
-                let key = path.split('?').next().unwrap_or("").to_string();
-                match routes.get(&key) {
+                match route(&path) {
                     Some(v) => ("200 OK", String::new(), v.to_string()),
                     None => (
                         "404 Not Found",
@@ -152,7 +152,7 @@ fn candidates_get_their_issues_through_the_api() {
         json!([{"sha": via_pr, "commit": {"message": "Rework g, see #7"}}]),
     );
     routes.insert(format!("/repos/a/b/commits/{none}/pulls"), json!([]));
-    let (url, seen) = fake_github(routes);
+    let (url, seen) = fake_github(move |p| routes.get(p.split('?').next().unwrap_or("")).cloned());
     let out = tmp.path().join("c.jsonl");
     let cache = tmp.path().join("gh.sqlite");
     let run = || {
@@ -219,4 +219,98 @@ fn candidates_get_their_issues_through_the_api() {
     let stderr = String::from_utf8_lossy(&again.get_output().stderr).to_string();
     assert!(stderr.contains("GitHub API: 0 requests"), "{stderr}");
     assert_eq!(seen.lock().unwrap().len(), rate_limited);
+}
+
+/// `etip mine github`: the search is cut into windows while one holds more than 1,000 results;
+/// each repository found is mirrored and mined; one without a build tool is skipped; the
+/// candidates classified `yes` are written; a re-run reads the search from the cache.
+#[test]
+fn mine_github_searches_in_windows_mirrors_and_mines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one");
+    etip_fixtures::write_repo(etip_fixtures::Kind::Python, &one).unwrap();
+    let two = tmp.path().join("two");
+    std::fs::create_dir_all(&two).unwrap();
+    git(&two, &["init", "-q", "-b", "main"]);
+    commit(&two, "a.py", "def f():\n    return 1\n", "Initial");
+    commit(&two, "a.py", "def f():\n    return 2\n", "Speed up f");
+    let items = json!([
+        {"full_name": "o/one", "clone_url": one.display().to_string(), "stargazers_count": 500,
+         "archived": false, "fork": false, "default_branch": "main"},
+        {"full_name": "o/two", "clone_url": two.display().to_string(), "stargazers_count": 300,
+         "archived": false, "fork": false, "default_branch": "main"},
+        {"full_name": "o/fork", "clone_url": "/nonexistent", "stargazers_count": 900,
+         "archived": false, "fork": true}
+    ]);
+    let (url, seen) = fake_github(move |p| {
+        if !p.starts_with("/search/repositories?") {
+            return None;
+        }
+        // pushed:A..B: a window of more than 40 days holds "1,500" repositories.
+        let q = p.replace("%3A", ":").replace('+', " ");
+        let range = q.split("pushed:").nth(1)?.split(' ').next()?.to_string();
+        let (a, b) = range.split_once("..")?;
+        let days = |d: &str| -> i64 {
+            let v: Vec<i64> = d.split('-').map(|x| x.parse().unwrap()).collect();
+            v[0] * 372 + v[1] * 31 + v[2]
+        };
+        let total = if days(b) - days(a) > 40 { 1500 } else { 3 };
+        Some(json!({"total_count": total, "incomplete_results": false, "items": items}))
+    });
+    let out = tmp.path().join("etips.jsonl");
+    let cache = tmp.path().join("cache");
+    let run = || {
+        etip()
+            .args(["mine", "github", "--lang", "python", "--since", "none"])
+            .args([
+                "--pushed-after",
+                "2024-01-01",
+                "--pushed-before",
+                "2024-03-01",
+            ])
+            .args(["--github-api", &url, "--format", "json", "--cache"])
+            .arg(&cache)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success()
+    };
+    let first = run();
+    let s: Value = serde_json::from_slice(&first.get_output().stdout).unwrap();
+    assert_eq!(s["windows_bisected"], 1, "{s}");
+    assert_eq!(s["windows"].as_array().unwrap().len(), 3, "{s}");
+    assert_eq!(s["repos_found"], 2, "the fork is left out: {s}");
+    let repos = s["repos"].as_array().unwrap();
+    assert_eq!(repos[0]["repo"], "o/one");
+    assert_eq!(repos[0]["outcome"], "mined");
+    assert!(repos[0]["candidates"].as_u64().unwrap() >= 2, "{s}");
+    assert!(
+        repos[1]["outcome"]
+            .as_str()
+            .unwrap()
+            .starts_with("skipped: build tools"),
+        "{s}"
+    );
+    let written: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        written.len() as u64,
+        s["classified"]["yes"].as_u64().unwrap_or(0)
+    );
+    assert!(!written.is_empty(), "{s}");
+    for c in &written {
+        assert_eq!(c["repo"], "o/one");
+        assert_eq!(c["classification"]["answer"], "yes");
+    }
+    assert!(cache.join("repos/o__one.git/HEAD").is_file());
+    // Again: the search and the lookups come from the cache, the mirror is fetched.
+    let asked = seen.lock().unwrap().len();
+    let again = run();
+    let s2: Value = serde_json::from_slice(&again.get_output().stdout).unwrap();
+    assert_eq!(s2["github_requests"], 0, "{s2}");
+    assert_eq!(seen.lock().unwrap().len(), asked);
+    assert_eq!(s2["written"], s["written"]);
 }

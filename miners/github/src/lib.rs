@@ -320,3 +320,80 @@ fn link_through_pull_request(
     }
     Ok(())
 }
+
+pub mod search;
+
+/// A bare mirror of `url` in `cache` (`<cache>/<owner>__<name>.git`), cloned the first time and
+/// fetched (every branch and tag, pruned) on later runs, with the `git` program (its transports,
+/// credentials and proxy settings). A clone lands under a temporary name first and is renamed
+/// into place, so a killed clone never leaves a half repository under the real name.
+pub fn mirror(
+    url: &str,
+    cache: &std::path::Path,
+    full_name: &str,
+) -> Result<std::path::PathBuf, GhError> {
+    let git = |args: &[&str], dir: Option<&std::path::Path>| -> Result<(), GhError> {
+        let mut cmd = std::process::Command::new("git");
+        if let Some(d) = dir {
+            cmd.arg("-C").arg(d);
+        }
+        let out = cmd
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .map_err(|e| GhError::Client(format!("running git: {e}")))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(GhError::Api {
+                url: url.to_string(),
+                detail: format!(
+                    "git {}: {}",
+                    args.first().copied().unwrap_or(""),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            })
+        }
+    };
+    // `owner/name` as one safe file name: `owner__name`.
+    let slug: String = full_name
+        .replace('/', "__")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-._".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let slug = slug.trim_start_matches('.').to_string();
+    let dest = cache.join(format!("{slug}.git"));
+    std::fs::create_dir_all(cache)
+        .map_err(|e| GhError::Client(format!("creating {}: {e}", cache.display())))?;
+    if dest.join("HEAD").is_file() {
+        git(
+            &[
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--tags",
+                "origin",
+                "+refs/heads/*:refs/heads/*",
+            ],
+            Some(&dest),
+        )?;
+        return Ok(dest);
+    }
+    let tmp = cache.join(format!(".{slug}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let result = git(&["clone", "--quiet", "--mirror", url, &tmp_s], None);
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, &dest)
+        .map_err(|e| GhError::Client(format!("moving the clone to {}: {e}", dest.display())))?;
+    Ok(dest)
+}

@@ -22,6 +22,9 @@ pub struct Args {
 pub enum MineCommand {
     /// Mine a local (normal or bare) repository's first-parent history.
     Local(Box<LocalArgs>),
+    /// Search GitHub for repositories, mirror and mine each, link candidates to their issues and
+    /// classify them; write the ETIPs found.
+    Github(Box<super::mine_github::GithubArgs>),
     /// One worker process of `mine local` (started by it: reads blocks of commits on stdin, writes
     /// decisions on stdout).
     #[command(hide = true)]
@@ -117,6 +120,7 @@ pub struct LocalArgs {
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     match args.command {
         MineCommand::Local(a) => local(*a, stdout),
+        MineCommand::Github(a) => super::mine_github::run(*a, stdout),
         MineCommand::Worker => {
             etip_mine_git::serve_worker(std::io::stdin().lock(), std::io::stdout().lock())?;
             Ok(())
@@ -321,16 +325,16 @@ fn summary_repo(out: &std::path::Path) -> Option<String> {
 }
 
 /// What the pass over the candidates did.
-struct PostProcessed {
-    answers: std::collections::BTreeMap<String, u64>,
-    links: Option<etip_github::LinkCounts>,
+pub(crate) struct PostProcessed {
+    pub(crate) answers: std::collections::BTreeMap<String, u64>,
+    pub(crate) links: Option<etip_github::LinkCounts>,
 }
 
 /// One pass over the candidates of `out` after mining: each linked to its issue through GitHub
 /// (`github`), then, with `classify`, classified from its issue (title, body, labels and the
 /// commit message) when it has one, else from its commit message (by the LLM when given one;
 /// the miner's offline verdict on the message stays otherwise). Rewrites the file atomically.
-fn post_process(
+pub(crate) fn post_process(
     out: &std::path::Path,
     github: Option<&(etip_github::GitHub, etip_store::Store)>,
     llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,

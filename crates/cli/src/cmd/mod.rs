@@ -14,6 +14,7 @@ pub mod input;
 pub mod measure;
 pub mod measure_html;
 pub mod mine;
+pub mod mine_github;
 pub mod select;
 
 use std::process::ExitCode;
