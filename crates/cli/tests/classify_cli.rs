@@ -134,6 +134,15 @@ fn fake_openai() -> (String, Seen) {
                     r#"{"error":{"message":"rate limited","type":"rate_limit_error","param":null,"code":null}}"#.to_string(),
                 )
             } else {
+                if prompt.contains("Garbage") {
+                    let payload = r#"{"oops": true}"#;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{payload}",
+                        payload.len()
+                    );
+                    continue;
+                }
                 let answer = if prompt.contains("slower") {
                     "Yes."
                 } else if prompt.contains("leak") {
@@ -176,6 +185,8 @@ fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
             "\n",
             r#"{"repo": "a/b", "title": "Add a setting"}"#,
             "\n",
+            r#"{"repo": "a/b", "title": "Garbage in"}"#,
+            "\n",
         ),
     )
     .unwrap();
@@ -210,12 +221,20 @@ fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
         .iter()
         .map(|l| l["answer"].as_str().unwrap())
         .collect();
-    assert_eq!(answers, ["yes", "no", "unclassified"]);
+    assert_eq!(answers, ["yes", "no", "unclassified", "unclassified"]);
     assert_eq!(lines[0]["classifier"], "llm:test-model");
     assert!(
         lines[2]["reason"].as_str().unwrap().contains("maybe"),
         "{}",
         lines[2]
+    );
+    assert!(
+        lines[3]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not a chat completion"),
+        "a malformed answer is recorded, not dropped: {}",
+        lines[3]
     );
     let requests = seen.lock().unwrap().clone();
     let order: Vec<String> = requests
@@ -230,8 +249,8 @@ fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
         .collect();
     assert_eq!(
         requests.len(),
-        7,
-        "three issues, four attempts rate-limited: {order:?}"
+        8,
+        "four issues, four attempts rate-limited: {order:?}"
     );
     for (auth, body) in &requests {
         assert_eq!(auth, "Bearer sk-secret-123");
@@ -240,19 +259,19 @@ fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
         assert!(body.to_string().contains("Repository: a/b"));
     }
     assert!(
-        stderr.contains("3 request(s), 0 answer(s) from the cache, 1 retried, 300 prompt and 6 completion tokens, cost $0.0003"),
+        stderr.contains("4 request(s), 0 answer(s) from the cache, 1 retried, 300 prompt and 6 completion tokens, cost $0.0003"),
         "{stderr} {order:?}"
     );
     assert!(!stdout.contains("sk-secret") && !stderr.contains("sk-secret"));
-    // Again: every answer from the cache, nothing sent.
+    // Again: the answers come from the cache; the malformed one was not stored and is asked again.
     let again = run();
     let stderr = String::from_utf8_lossy(&again.get_output().stderr).to_string();
     assert!(
-        stderr.contains("0 request(s), 3 answer(s) from the cache"),
+        stderr.contains("1 request(s), 3 answer(s) from the cache"),
         "{stderr}"
     );
     assert_eq!(String::from_utf8_lossy(&again.get_output().stdout), stdout);
-    assert_eq!(seen.lock().unwrap().len(), 7);
+    assert_eq!(seen.lock().unwrap().len(), 9);
     // An endpoint that does not answer: a failed run (exit 1) that names it.
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());

@@ -21,20 +21,38 @@ fn etip() -> Command {
 type Seen = Arc<Mutex<Vec<(String, String)>>>;
 
 /// Serves what `route` gives for a request's path and query (other requests: 404). The first
-/// request is rate-limited.
-fn fake_github(route: impl Fn(&str) -> Option<Value> + Send + 'static) -> (String, Seen) {
+/// request meets the primary rate limit (403, `x-ratelimit-remaining: 0`), the second a
+/// secondary one (403 with `retry-after`), the third a 502.
+/// Each connection is served on its own thread (a request that hangs holds up no other).
+fn fake_github(route: impl Fn(&str) -> Option<Value> + Send + Sync + 'static) -> (String, Seen) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
+    let route = Arc::new(route);
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     std::thread::spawn(move || {
-        let mut limited = false;
         for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
+            let Ok(stream) = stream else { continue };
+            let (log, route, count) = (log.clone(), route.clone(), count.clone());
+            std::thread::spawn(move || serve(stream, &log, &*route, &count));
+        }
+    });
+    (url, seen)
+}
+
+fn serve(
+    mut stream: std::net::TcpStream,
+    log: &Mutex<Vec<(String, String)>>,
+    route: &dyn Fn(&str) -> Option<Value>,
+    count: &std::sync::atomic::AtomicUsize,
+) {
+    {
+        {
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut request = String::new();
             if reader.read_line(&mut request).unwrap_or(0) == 0 {
-                continue;
+                return;
             }
             let path = request.split_whitespace().nth(1).unwrap_or("").to_string();
             let mut auth = String::new();
@@ -53,8 +71,8 @@ fn fake_github(route: impl Fn(&str) -> Option<Value> + Send + 'static) -> (Strin
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap()
                 .as_secs();
-            let (status, extra, body) = if !limited {
-                limited = true;
+            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let (status, extra, body) = if n == 1 {
                 (
                     "403 Forbidden",
                     format!(
@@ -62,6 +80,18 @@ fn fake_github(route: impl Fn(&str) -> Option<Value> + Send + 'static) -> (Strin
                         now + 1
                     ),
                     json!({"message": "API rate limit exceeded"}).to_string(),
+                )
+            } else if n == 2 {
+                (
+                    "403 Forbidden",
+                    "retry-after: 1\r\n".to_string(),
+                    json!({"message": "You have exceeded a secondary rate limit"}).to_string(),
+                )
+            } else if n == 3 {
+                (
+                    "502 Bad Gateway",
+                    String::new(),
+                    json!({"message": "Server Error"}).to_string(),
                 )
             } else {
                 match route(&path) {
@@ -79,8 +109,7 @@ fn fake_github(route: impl Fn(&str) -> Option<Value> + Send + 'static) -> (Strin
                 body.len()
             );
         }
-    });
-    (url, seen)
+    }
 }
 
 fn commit(repo: &Path, file: &str, content: &str, message: &str) -> String {
@@ -119,7 +148,7 @@ fn candidates_get_their_issues_through_the_api() {
         &repo,
         "pkg/__init__.py",
         &body("x + 1", "x + 2", "x + 3"),
-        "Tidy h",
+        "Tidy h (see #6)",
     );
     let issue = |n: u64, title: &str, body: &str, labels: &[&str]| {
         json!({"number": n, "title": title, "body": body, "state": "closed",
@@ -152,6 +181,8 @@ fn candidates_get_their_issues_through_the_api() {
         json!([{"sha": via_pr, "commit": {"message": "Rework g, see #7"}}]),
     );
     routes.insert(format!("/repos/a/b/commits/{none}/pulls"), json!([]));
+    // Not the JSON of an issue: counted as malformed, the run goes on.
+    routes.insert("/repos/a/b/issues/6".to_string(), json!({"number": 6}));
     let (url, seen) = fake_github(move |p| routes.get(p.split('?').next().unwrap_or("")).cloned());
     let out = tmp.path().join("c.jsonl");
     let cache = tmp.path().join("gh.sqlite");
@@ -181,7 +212,7 @@ fn candidates_get_their_issues_through_the_api() {
     let stdout = String::from_utf8_lossy(&first.get_output().stdout).to_string();
     assert!(!stderr.contains("ghp_secret") && !stdout.contains("ghp_secret"));
     assert!(
-        stderr.contains("2 candidates linked to an issue (1 through their pull request); 1 referenced numbers are pull requests"),
+        stderr.contains("2 candidates linked to an issue (1 through their pull request); 1 referenced numbers are pull requests, 0 unknown to GitHub, 1 answers malformed"),
         "{stderr}"
     );
     let cands: HashMap<String, Value> = std::fs::read_to_string(&out)
@@ -221,7 +252,8 @@ fn candidates_get_their_issues_through_the_api() {
     assert_eq!(seen.lock().unwrap().len(), rate_limited);
 }
 
-/// `etip mine github`: the search is cut into windows while one holds more than 1,000 results;
+/// `etip mine github`: the search is cut into windows while one holds more than 1,000 results,
+/// and each window read page by page;
 /// each repository found is mirrored and mined; one without a build tool is skipped; the
 /// candidates classified `yes` are written; a re-run reads the search from the cache.
 #[test]
@@ -254,8 +286,14 @@ fn mine_github_searches_in_windows_mirrors_and_mines() {
             let v: Vec<i64> = d.split('-').map(|x| x.parse().unwrap()).collect();
             v[0] * 372 + v[1] * 31 + v[2]
         };
-        let total = if days(b) - days(a) > 40 { 1500 } else { 3 };
-        Some(json!({"total_count": total, "incomplete_results": false, "items": items}))
+        let total = if days(b) - days(a) > 40 { 1500 } else { 150 };
+        // Two pages: the fork and o/one, then o/two.
+        let page: Vec<Value> = if p.contains("page=2") {
+            vec![items[1].clone()]
+        } else {
+            vec![items[0].clone(), items[2].clone()]
+        };
+        Some(json!({"total_count": total, "incomplete_results": false, "items": page}))
     });
     let out = tmp.path().join("etips.jsonl");
     let cache = tmp.path().join("cache");
@@ -313,4 +351,103 @@ fn mine_github_searches_in_windows_mirrors_and_mines() {
     assert_eq!(s2["github_requests"], 0, "{s2}");
     assert_eq!(seen.lock().unwrap().len(), asked);
     assert_eq!(s2["written"], s["written"]);
+}
+
+/// A killed `etip mine github` started again finishes with the output of a run never killed, and
+/// asks no API question twice.
+#[test]
+fn a_killed_crawl_resumes_to_the_same_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one");
+    etip_fixtures::write_repo(etip_fixtures::Kind::Python, &one).unwrap();
+    let item = json!({"full_name": "o/one", "clone_url": one.display().to_string(),
+                      "stargazers_count": 5, "archived": false, "fork": false});
+    // The first lookup of issue #8 hangs (the run is killed while it waits); later ones answer.
+    let hang = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let hold = hang.clone();
+    let (url, seen) = fake_github(move |p| {
+        if p.starts_with("/search/repositories?") {
+            return Some(
+                json!({"total_count": 1, "incomplete_results": false, "items": [item.clone()]}),
+            );
+        }
+        if p == "/repos/o/one/issues/8" && hold.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_secs(120));
+        }
+        None
+    });
+    let crawl = |cache: &Path, out: &Path| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_etip"));
+        cmd.args(["mine", "github", "--lang", "python", "--since", "none"])
+            .args([
+                "--pushed-after",
+                "2024-01-01",
+                "--pushed-before",
+                "2024-01-02",
+            ])
+            .args(["--github-api", &url, "--format", "json", "--cache"])
+            .arg(cache)
+            .arg("--out")
+            .arg(out)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let (cache, out) = (tmp.path().join("cache"), tmp.path().join("etips.jsonl"));
+    let mut child = crawl(&cache, &out).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !seen
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(p, _)| p == "/repos/o/one/issues/8")
+    {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "the crawl never reached issue #8"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = seen.lock().unwrap().len();
+    let resumed = crawl(&cache, &out).output().unwrap();
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    // Every question answered before the kill comes from the cache (only the one that hung is
+    // asked again).
+    let paths: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect();
+    for p in &paths[before..] {
+        assert!(
+            p == "/repos/o/one/issues/8" || !paths[..before].contains(p),
+            "{p} asked again: {paths:?}"
+        );
+    }
+    // A run never killed, with a cache of its own, writes the same ETIPs.
+    let (cache2, out2) = (tmp.path().join("cache2"), tmp.path().join("etips2.jsonl"));
+    let fresh = crawl(&cache2, &out2).output().unwrap();
+    assert!(fresh.status.success());
+    let read = |p: &Path| -> Vec<Value> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                // The mirror's path differs with the cache.
+                v.as_object_mut().unwrap().remove("source");
+                v
+            })
+            .collect()
+    };
+    let (a, b) = (read(&out), read(&out2));
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
 }

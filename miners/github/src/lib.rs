@@ -150,6 +150,9 @@ pub struct LinkCounts {
     pub pull_request_references: u64,
     /// Referenced numbers GitHub does not know (404): kept as references.
     pub not_found: u64,
+    /// Answers that were not the JSON expected (the reference is kept, the lookup recorded as
+    /// failed in the log; the run goes on).
+    pub malformed: u64,
 }
 
 fn issue_of(v: &Value, via: &str) -> Option<LinkedIssue> {
@@ -242,7 +245,15 @@ fn try_issue(
     counts: &mut LinkCounts,
 ) -> Result<Found, GhError> {
     let route = format!("/repos/{repo}/issues/{n}");
-    match gh.get(&route, cache, &mut counts.calls)? {
+    let got = match gh.get(&route, cache, &mut counts.calls) {
+        Err(GhError::Answer { url, detail }) => {
+            tracing::warn!("{url}: not the JSON of an issue ({detail})");
+            counts.malformed += 1;
+            return Ok(Found::Nothing);
+        }
+        other => other?,
+    };
+    match got {
         None => {
             counts.not_found += 1;
             Ok(Found::Nothing)
@@ -252,7 +263,13 @@ fn try_issue(
             counts.pull_request_references += 1;
             Ok(Found::PullRequest)
         }
-        Some(v) => Ok(issue_of(&v, via).map_or(Found::Nothing, Found::Issue)),
+        Some(v) => Ok(match issue_of(&v, via) {
+            Some(i) => Found::Issue(i),
+            None => {
+                counts.malformed += 1;
+                Found::Nothing
+            }
+        }),
     }
 }
 

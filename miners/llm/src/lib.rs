@@ -74,6 +74,8 @@ pub enum LlmError {
     },
     #[error("building the LLM request: {0}")]
     Request(String),
+    #[error("the LLM endpoint's answer is not a chat completion: {0}")]
+    Malformed(String),
     #[error(transparent)]
     Store(#[from] etip_store::StoreError),
 }
@@ -233,7 +235,18 @@ impl LlmClassifier {
                 a
             }
             None => {
-                let a = self.ask(&system, &user, usage)?;
+                let a = match self.ask(&system, &user, usage) {
+                    Ok(a) => a,
+                    // An answer that is not a chat completion: recorded as no answer, with why.
+                    Err(LlmError::Malformed(detail)) => {
+                        usage.calls += 1;
+                        return Ok(unanswered(
+                            self.name(),
+                            format!("the endpoint's answer is not a chat completion: {detail}"),
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                };
                 usage.calls += 1;
                 usage.prompt_tokens += a.prompt_tokens;
                 usage.completion_tokens += a.completion_tokens;
@@ -302,6 +315,12 @@ impl LlmClassifier {
                         completion_tokens: u64::from(c),
                     });
                 }
+                Err(OpenAIError::JSONDeserialize(e, content)) => {
+                    return Err(LlmError::Malformed(format!(
+                        "{e}: {:?}",
+                        clip(&content, 200)
+                    )));
+                }
                 Err(e) if attempt <= self.cfg.retries && retryable(&e) => {
                     tracing::warn!("LLM request failed ({e}); retrying in {wait:?}");
                     usage.retries += 1;
@@ -317,6 +336,17 @@ impl LlmClassifier {
                 }
             }
         }
+    }
+}
+
+fn unanswered(classifier: String, reason: String) -> Classification {
+    Classification {
+        answer: Answer::Unclassified,
+        classifier,
+        score: 0,
+        rival: None,
+        evidence: Vec::new(),
+        reason: Some(reason),
     }
 }
 

@@ -294,11 +294,12 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         }
         if let Some(l) = done.links {
             eprintln!(
-                "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub; GitHub API: {} requests, {} answers from the cache",
+                "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub, {} answers malformed; GitHub API: {} requests, {} answers from the cache",
                 l.linked,
                 l.via_pull_request,
                 l.pull_request_references,
                 l.not_found,
+                l.malformed,
                 l.calls.requests,
                 l.calls.cached
             );
