@@ -56,6 +56,8 @@ enum Command {
     EvalTest(Box<cmd::eval::TestArgs>),
     /// Remove the images and containers etip created.
     Clean(cmd::clean::Args),
+    /// The configuration file: `etip config init` writes the defaults, commented.
+    Config(cmd::config::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::BaseImage(args) => cmd::base_image::run(args, stdout),
         Command::Build(args) => cmd::build::run(args, stdout),
         Command::Clean(args) => cmd::clean::run(args),
+        Command::Config(args) => cmd::config::run(args, stdout),
         Command::Measure(args) => cmd::measure::run(*args, stdout),
         Command::Select(args) => cmd::select::run(args, stdout),
         Command::Eval(args) => cmd::eval::run(*args, stdout),

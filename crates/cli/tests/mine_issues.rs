@@ -297,15 +297,44 @@ fn mine_github_searches_in_windows_mirrors_and_mines() {
     });
     let out = tmp.path().join("etips.jsonl");
     let cache = tmp.path().join("cache");
+    // The window comes from a configuration file that `etip config init` wrote and a user edited.
+    let config = tmp.path().join("etip.toml");
+    etip()
+        .args(["config", "init", "--out"])
+        .arg(&config)
+        .assert()
+        .success();
+    etip()
+        .args(["config", "init", "--out"])
+        .arg(&config)
+        .assert()
+        .code(2);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("# pushed_before ="), "{text}");
+    std::fs::write(
+        &config,
+        text.replace(
+            "# pushed_before = \"2026-12-31\"",
+            "pushed_before = \"2024-03-01\"",
+        ),
+    )
+    .unwrap();
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "[mine.github]\nstars = 3\n").unwrap();
+    etip()
+        .args(["mine", "github", "--lang", "python", "--out"])
+        .arg(&out)
+        .arg("--config")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("unknown field `stars`"));
     let run = || {
         etip()
-            .args(["mine", "github", "--lang", "python", "--since", "none"])
             .args([
-                "--pushed-after",
-                "2024-01-01",
-                "--pushed-before",
-                "2024-03-01",
+                "mine", "github", "--lang", "python", "--since", "none", "--config",
             ])
+            .arg(&config)
             .args(["--github-api", &url, "--format", "json", "--cache"])
             .arg(&cache)
             .arg("--out")

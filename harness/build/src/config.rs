@@ -372,8 +372,38 @@ impl InvalidConfig {
     }
 }
 
+/// Top-level tables of an `etip.toml` that belong to other commands (`[mine]`: `etip mine
+/// github`); the build reads around them.
+pub const OTHER_SECTIONS: &[&str] = &["mine"];
+
+/// `text` with the tables of [`OTHER_SECTIONS`] (`[mine]`, `[mine.github]`, ...) blanked: their
+/// header and key lines become empty lines, every other line keeps its number.
+fn without_other_sections(text: &str) -> String {
+    let mut skipping = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            let name = t.trim_start_matches('[').trim_start();
+            skipping = OTHER_SECTIONS.iter().any(|o| {
+                name.strip_prefix(o).is_some_and(|rest| {
+                    rest.starts_with(']')
+                        || rest.starts_with('.')
+                        || rest.trim_start().starts_with(']')
+                })
+            });
+        }
+        if !skipping {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 impl BuildConfig {
-    /// Reads a TOML file; keys it does not set keep their defaults.
+    /// Reads a TOML file; keys it does not set keep their defaults; the tables of
+    /// [`OTHER_SECTIONS`] are left to their commands.
     pub fn load(path: &Path) -> Result<BuildConfig, ConfigError> {
         let text =
             etip_core::bounded::read_to_string_capped(path, etip_core::bounded::MAX_INPUT_BYTES)
@@ -381,10 +411,13 @@ impl BuildConfig {
                     path: path.display().to_string(),
                     source,
                 })?;
-        let cfg: BuildConfig = toml::from_str(&text).map_err(|source| ConfigError::Parse {
+        let parse = |source| ConfigError::Parse {
             path: path.display().to_string(),
             source,
-        })?;
+        };
+        // The sections of other commands (`etip config init` writes them into the same file)
+        // are blanked line by line, so that errors still name the file's own lines.
+        let cfg: BuildConfig = toml::from_str(&without_other_sections(&text)).map_err(parse)?;
         cfg.validate().map_err(|source| ConfigError::Invalid {
             path: path.display().to_string(),
             source,
@@ -751,6 +784,30 @@ mod tests {
         let err = BuildConfig::load(&p).unwrap_err().to_string();
         assert!(err.contains("line 1, column"), "{err}");
         assert!(err.contains("`none` or `bridge`"), "{err}");
+    }
+
+    /// The `[mine]` tables of `etip config init`'s file are left to `etip mine`; errors after
+    /// them still name the right line.
+    #[test]
+    fn other_commands_sections_are_read_around() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("etip.toml");
+        std::fs::write(
+            &p,
+            "namespace = \"ns\"\n[mine.github]\nmin_stars = 3\n[mine]\nx = 1\n[java]\ndefault_jdk = \"21\"\n",
+        )
+        .unwrap();
+        let cfg = BuildConfig::load(&p).unwrap();
+        assert_eq!(
+            (cfg.namespace.as_str(), cfg.java.default_jdk.as_str()),
+            ("ns", "21")
+        );
+        std::fs::write(&p, "[mine.github]\nmin_stars = 3\n[java]\nnope = 1\n").unwrap();
+        let err = BuildConfig::load(&p).unwrap_err().to_string();
+        assert!(err.contains("line 4") && err.contains("nope"), "{err}");
+        // A table that only starts like one is not skipped.
+        std::fs::write(&p, "[miner]\nx = 1\n").unwrap();
+        assert!(BuildConfig::load(&p).is_err());
     }
 
     /// Found by `fuzz/fuzz_targets/build_config_toml.rs`: a parse error quoted the offending line,

@@ -28,38 +28,43 @@ pub struct GithubArgs {
     /// The ETIPs found: candidates classified as about execution time, one JSON line each.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// Repositories with at least this many stars.
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    pub min_stars: u64,
-    /// Repositories pushed on or after this day (YYYY-MM-DD).
-    #[arg(long, default_value = "2024-01-01", value_name = "DAY")]
-    pub pushed_after: String,
-    /// Repositories pushed on or before this day (YYYY-MM-DD; default: today).
+    /// Settings of `[mine.github]` in this TOML file (`etip config init` writes one); a flag
+    /// given on the command line wins over the file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Repositories with at least this many stars [default: 100].
+    #[arg(long, value_name = "N")]
+    pub min_stars: Option<u64>,
+    /// Repositories pushed on or after this day, YYYY-MM-DD [default: 2024-01-01].
+    #[arg(long, value_name = "DAY")]
+    pub pushed_after: Option<String>,
+    /// Repositories pushed on or before this day, YYYY-MM-DD [default: today].
     #[arg(long, value_name = "DAY")]
     pub pushed_before: Option<String>,
-    /// At most this many repositories (the most starred of each window first).
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub max_repos: usize,
+    /// At most this many repositories, the most starred of each window first [default: 20].
+    #[arg(long, value_name = "N")]
+    pub max_repos: Option<usize>,
     /// Which build tools a repository needs: `strict` is SPEC 2's (Java: `mvnw` at the root;
     /// Python: `pyproject.toml`, `setup.py` or `setup.cfg`), `any` also takes a bare `pom.xml`
-    /// or Gradle.
-    #[arg(long, value_enum, default_value_t = BuildTools::Strict)]
-    pub build_tools: BuildTools,
-    /// Mine commits authored on or after DATE (`none`: all).
-    #[arg(long, default_value = "2015-01-01", value_name = "DATE")]
-    pub since: String,
-    /// Reject commits changing more than N files.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub max_files: usize,
+    /// or Gradle [default: strict].
+    #[arg(long, value_enum)]
+    pub build_tools: Option<BuildTools>,
+    /// Mine commits authored on or after DATE (`none`: all) [default: 2015-01-01].
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Reject commits changing more than N files [default: 20].
+    #[arg(long, value_name = "N")]
+    pub max_files: Option<usize>,
     /// Write every candidate, classified `yes` or not.
     #[arg(long)]
     pub keep_all: bool,
-    /// The cache: bare mirrors, per-repository candidates and state, API and LLM answers.
-    #[arg(long, default_value = ".etip/github", value_name = "DIR")]
-    pub cache: PathBuf,
-    /// GitHub's API base URL (GitHub Enterprise, or a test server).
-    #[arg(long, default_value = etip_github::API, value_name = "URL")]
-    pub github_api: String,
+    /// The cache: bare mirrors, per-repository candidates and state, API and LLM answers
+    /// [default: .etip/github].
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// GitHub's API base URL (GitHub Enterprise, or a test server) [default: https://api.github.com].
+    #[arg(long, value_name = "URL")]
+    pub github_api: Option<String>,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -67,8 +72,112 @@ pub struct GithubArgs {
     pub llm: LlmArgs,
 }
 
+/// `[mine.github]` of a configuration file: every key is also a flag.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    min_stars: Option<u64>,
+    pushed_after: Option<String>,
+    pushed_before: Option<String>,
+    max_repos: Option<usize>,
+    build_tools: Option<BuildTools>,
+    since: Option<String>,
+    max_files: Option<usize>,
+    keep_all: Option<bool>,
+    cache: Option<PathBuf>,
+    github_api: Option<String>,
+}
+
+/// The settings of a run: the flag, else the file, else the default.
+#[derive(Debug)]
+struct Settings {
+    min_stars: u64,
+    pushed_after: String,
+    pushed_before: Option<String>,
+    max_repos: usize,
+    build_tools: BuildTools,
+    since: String,
+    max_files: usize,
+    keep_all: bool,
+    cache: PathBuf,
+    github_api: String,
+}
+
+/// The commented `[mine.github]` section `etip config init` writes.
+pub const CONFIG_SECTION: &str = r#"
+# `etip mine github`: every key is also a flag, and a flag given on the command line wins.
+[mine.github]
+min_stars = 100              # repositories with at least this many stars
+pushed_after = "2024-01-01"  # pushed on or after this day
+# pushed_before = "2026-12-31"  # pushed on or before this day (default: today)
+max_repos = 20               # the most starred of each pushed-date window first
+build_tools = "strict"       # "strict": Java mvnw, Python pyproject.toml/setup.py/setup.cfg; "any": also pom.xml, Gradle
+since = "2015-01-01"         # mine commits authored on or after this date ("none": all)
+max_files = 20               # reject commits changing more files
+keep_all = false             # write every candidate, not only those classified yes
+cache = ".etip/github"       # mirrors, mining state, API and LLM answers
+github_api = "https://api.github.com"
+"#;
+
+fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileSettings> {
+    let Some(path) = path else {
+        return Ok(FileSettings::default());
+    };
+    let bad = |e: &dyn std::fmt::Display| UsageError(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(&e))?;
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| bad(&e))?;
+    let section = table.remove("mine").and_then(|m| match m {
+        toml::Value::Table(mut t) => t.remove("github"),
+        _ => None,
+    });
+    match section {
+        Some(v) => Ok(v
+            .try_into()
+            .map_err(|e| bad(&format_args!("[mine.github]: {e}")))?),
+        None => Ok(FileSettings::default()),
+    }
+}
+
+impl Settings {
+    fn of(a: &GithubArgs) -> anyhow::Result<Settings> {
+        let f = load_file(a.config.as_deref())?;
+        Ok(Settings {
+            min_stars: a.min_stars.or(f.min_stars).unwrap_or(100),
+            pushed_after: a
+                .pushed_after
+                .clone()
+                .or(f.pushed_after)
+                .unwrap_or_else(|| "2024-01-01".into()),
+            pushed_before: a.pushed_before.clone().or(f.pushed_before),
+            max_repos: a.max_repos.or(f.max_repos).unwrap_or(20),
+            build_tools: a
+                .build_tools
+                .or(f.build_tools)
+                .unwrap_or(BuildTools::Strict),
+            since: a
+                .since
+                .clone()
+                .or(f.since)
+                .unwrap_or_else(|| "2015-01-01".into()),
+            max_files: a.max_files.or(f.max_files).unwrap_or(20),
+            keep_all: a.keep_all || f.keep_all.unwrap_or(false),
+            cache: a
+                .cache
+                .clone()
+                .or(f.cache)
+                .unwrap_or_else(|| PathBuf::from(".etip/github")),
+            github_api: a
+                .github_api
+                .clone()
+                .or(f.github_api)
+                .unwrap_or_else(|| etip_github::API.to_string()),
+        })
+    }
+}
+
 /// Which build tools qualify a repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BuildTools {
     Strict,
     Any,
@@ -119,27 +228,28 @@ fn today() -> i64 {
 }
 
 pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
+    let st = Settings::of(&a)?;
     let (lang, language) = match a.lang {
         LangArg::Java => (Language::Java, "Java"),
         LangArg::Python => (Language::Python, "Python"),
     };
     let criteria = Criteria {
         language: language.into(),
-        min_stars: a.min_stars,
-        pushed_from: day(&a.pushed_after, "--pushed-after")?,
-        pushed_to: match &a.pushed_before {
+        min_stars: st.min_stars,
+        pushed_from: day(&st.pushed_after, "--pushed-after")?,
+        pushed_to: match &st.pushed_before {
             Some(d) => day(d, "--pushed-before")?,
             None => today(),
         },
-        max_repos: a.max_repos,
+        max_repos: st.max_repos,
     };
     if criteria.pushed_from > criteria.pushed_to {
         return Err(UsageError("--pushed-after is later than --pushed-before".into()).into());
     }
-    let since = if a.since == "none" {
+    let since = if st.since == "none" {
         None
     } else {
-        Some(etip_mine_git::parse_date(&a.since, false).map_err(|e| UsageError(e.to_string()))?)
+        Some(etip_mine_git::parse_date(&st.since, false).map_err(|e| UsageError(e.to_string()))?)
     };
     if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
@@ -150,23 +260,23 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         ))
         .into());
     }
-    std::fs::create_dir_all(&a.cache)
-        .map_err(|e| UsageError(format!("creating {}: {e}", a.cache.display())))?;
+    std::fs::create_dir_all(&st.cache)
+        .map_err(|e| UsageError(format!("creating {}: {e}", st.cache.display())))?;
     let rt = super::runtime()?;
     let mut llm_args = a.llm.clone();
     if llm_args.llm_cache == std::path::Path::new(".etip/llm-cache.sqlite") {
-        llm_args.llm_cache = a.cache.join("llm-cache.sqlite");
+        llm_args.llm_cache = st.cache.join("llm-cache.sqlite");
     }
     let llm = llm_args.classifier(rt)?;
-    let store = etip_store::Store::open(&a.cache.join("github-cache.sqlite"))
+    let store = etip_store::Store::open(&st.cache.join("github-cache.sqlite"))
         .map_err(|e| UsageError(e.to_string()))?;
     let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
-    let gh = etip_github::GitHub::new(Some(&a.github_api), token, rt.handle().clone())?;
+    let gh = etip_github::GitHub::new(Some(&st.github_api), token, rt.handle().clone())?;
     let mut calls = etip_github::Calls::default();
     let mut log = search::SearchLog::default();
     eprintln!(
         "searching GitHub: language:{language} stars:>={} pushed:{}..{}",
-        a.min_stars,
+        st.min_stars,
         search::day_string(criteria.pushed_from),
         search::day_string(criteria.pushed_to)
     );
@@ -191,7 +301,7 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let (mut scanned, mut candidates, mut linked) = (0u64, 0u64, 0u64);
     for repo in &found {
         bar.set_message(repo.full_name.clone());
-        let line = mine_one(repo, lang, since, &a, &github, llm.as_ref(), &mut calls);
+        let line = mine_one(repo, lang, since, &st, &github, llm.as_ref(), &mut calls);
         let (mut line, cands, links) = match line {
             Ok(x) => x,
             Err(e) => (
@@ -219,7 +329,7 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
             if answer == "yes" {
                 line.yes += 1;
             }
-            if (answer == "yes" || a.keep_all) && seen_hashes.insert(c.diff_hash.clone()) {
+            if (answer == "yes" || st.keep_all) && seen_hashes.insert(c.diff_hash.clone()) {
                 written.push(c);
             }
         }
@@ -262,7 +372,7 @@ fn mine_one(
     repo: &search::Found,
     lang: Language,
     since: Option<i64>,
-    a: &GithubArgs,
+    a: &Settings,
     github: &(etip_github::GitHub, etip_store::Store),
     llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,
     calls: &mut etip_github::Calls,

@@ -4,6 +4,7 @@ pub mod base_image;
 pub mod build;
 pub mod classify;
 pub mod clean;
+pub mod config;
 pub mod demo;
 pub mod demo_report;
 pub mod disk;
