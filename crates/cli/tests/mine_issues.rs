@@ -150,6 +150,34 @@ fn candidates_get_their_issues_through_the_api() {
         &body("x + 1", "x + 2", "x + 3"),
         "Tidy h (see #6)",
     );
+    // Pull request #12, merged by rebase: two commits on the branch, one candidate as a whole.
+    let part1 = commit(
+        &repo,
+        "pkg/__init__.py",
+        &body("x + 1", "x + 2", "x + 4"),
+        "Cache h's table",
+    );
+    let part2 = commit(
+        &repo,
+        "pkg/__init__.py",
+        &body("x + 1", "x + 2", "x + 5"),
+        "Cache h's table, part 2",
+    );
+    // Pull request #13, merged by rebase: its second commit changes a test, so the whole pull
+    // request fails the rules and its first commit is no candidate either.
+    let faster = commit(
+        &repo,
+        "pkg/__init__.py",
+        &body("x + 6", "x + 2", "x + 5"),
+        "Faster f again",
+    );
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    let with_test = commit(
+        &repo,
+        "tests/test_f.py",
+        "def test_f():\n    assert True\n",
+        "Test f",
+    );
     let issue = |n: u64, title: &str, body: &str, labels: &[&str]| {
         json!({"number": n, "title": title, "body": body, "state": "closed",
                "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>()})
@@ -183,6 +211,19 @@ fn candidates_get_their_issues_through_the_api() {
     routes.insert(format!("/repos/a/b/commits/{none}/pulls"), json!([]));
     // Not the JSON of an issue: counted as malformed, the run goes on.
     routes.insert("/repos/a/b/issues/6".to_string(), json!({"number": 6}));
+    let merged = |n: u64, last: &str| json!([{"number": n, "merge_commit_sha": last, "merged_at": "2024-01-01T00:00:00Z"}]);
+    for (n, last, commits) in [
+        (12, &part2, [&part1, &part2]),
+        (13, &with_test, [&faster, &with_test]),
+    ] {
+        for c in commits {
+            routes.insert(format!("/repos/a/b/commits/{c}/pulls"), merged(n, last));
+        }
+        routes.insert(
+            format!("/repos/a/b/pulls/{n}"),
+            json!({"number": n, "merged": true, "merge_commit_sha": last, "commits": 2}),
+        );
+    }
     let (url, seen) = fake_github(move |p| routes.get(p.split('?').next().unwrap_or("")).cloned());
     let out = tmp.path().join("c.jsonl");
     let cache = tmp.path().join("gh.sqlite");
@@ -237,6 +278,19 @@ fn candidates_get_their_issues_through_the_api() {
     let c = &cands[&none];
     assert!(c.get("issue").is_none(), "{c}");
     assert_eq!(c["classification"]["read"], "commit message");
+    // #12 is one candidate from its base to its last commit; #13 is gone.
+    let whole = &cands[&part2];
+    assert_eq!(whole["base_commit"], json!(none), "{whole}");
+    assert_eq!(whole["replaces"], json!([part2, part1]));
+    assert_eq!(whole["pr_number"], 12);
+    assert!(
+        !cands.contains_key(&part1) && !cands.contains_key(&faster),
+        "{cands:?}"
+    );
+    assert!(
+        stderr.contains("2 candidates replaced by their rebase-merged pull request, 1 dropped because the whole pull request fails a rule"),
+        "{stderr}"
+    );
     let requests = seen.lock().unwrap().clone();
     assert!(
         requests

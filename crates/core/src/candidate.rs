@@ -110,6 +110,11 @@ pub struct Candidate {
     pub diff_hash: String,
     /// Later commits (patched SHAs) whose normalised diff is identical to this one.
     pub duplicates: Vec<String>,
+    /// The commits of a pull request merged by rebase that this candidate stands for as a whole
+    /// (`etip mine local --issues`): each was mined on its own first; the candidate is the range
+    /// from the pull request's base to its last commit, checked against the rules as one change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
     /// The issue the candidate fixes, as GitHub has it (`etip mine local --issues`): the first
     /// referenced number that is an issue, else one its pull request links.
     #[serde(default, skip_serializing_if = "Option::is_none")]

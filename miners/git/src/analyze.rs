@@ -542,6 +542,7 @@ impl Worker {
             diff_stats: stats,
             diff_hash,
             duplicates: Vec::new(),
+            replaces: Vec::new(),
             issue: None,
             classification,
         };

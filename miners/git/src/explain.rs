@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use etip_core::candidate::Candidate;
 use etip_store::Store;
-use git2::Repository;
+use git2::{Oid, Repository};
 use serde::Serialize;
 
 use crate::{
@@ -132,4 +132,67 @@ pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
         }
     }
     Ok(out)
+}
+
+/// A pull request merged by rebase, seen from its last commit `last` on the branch and its number
+/// of commits `n`: its base (the commit `n` first parents before `last`) and its commits, newest
+/// first. `None` when `last` is a merge commit (the pull request was merged with one: that commit
+/// already is the whole pull request) or the history is shorter than `n`.
+pub fn rebased_range(
+    cfg: &MineConfig,
+    last: &str,
+    n: usize,
+) -> Result<Option<(String, Vec<String>)>, MineError> {
+    let repo = Repository::open(&cfg.repo).map_err(|source| MineError::OpenRepo {
+        path: cfg.repo.clone(),
+        source,
+    })?;
+    let Ok(mut oid) = history::resolve_commit(&repo, last) else {
+        return Ok(None);
+    };
+    let mut commits = Vec::with_capacity(n);
+    for _ in 0..n {
+        let Ok(c) = repo.find_commit(oid) else {
+            return Ok(None);
+        };
+        if c.parent_count() != 1 {
+            return Ok(None);
+        }
+        commits.push(oid.to_string());
+        oid = c.parent_id(0).map_err(|source| MineError::Git {
+            what: "read first parent",
+            sha: oid.to_string(),
+            source,
+        })?;
+    }
+    Ok(Some((oid.to_string(), commits)))
+}
+
+/// Decides the change from `base` to `patched` as one commit would be decided (every rule, links
+/// and classification from `patched`'s message): a pull request's commits taken together.
+pub fn evaluate_range(cfg: &MineConfig, base: &str, patched: &str) -> Result<Decision, MineError> {
+    let p = prepare(cfg)?;
+    let repo = Repository::open(&p.repo_path).map_err(|source| MineError::OpenRepo {
+        path: cfg.repo.clone(),
+        source,
+    })?;
+    let resolve = |rev: &str| {
+        history::resolve_commit(&repo, rev).map_err(|_| MineError::UnknownCommit {
+            rev: rev.to_string(),
+            path: cfg.repo.clone(),
+        })
+    };
+    let (base, patched) = (resolve(base)?, resolve(patched)?);
+    let tree = |oid: Oid| history::commit_tree(&repo, oid);
+    let ids = crate::CommitIds {
+        commit: patched,
+        tree: tree(patched).ok_or_else(|| MineError::UnknownCommit {
+            rev: patched.to_string(),
+            path: cfg.repo.clone(),
+        })?,
+        parent: Some(base),
+        parent_tree: tree(base),
+    };
+    let mut worker = Worker::new(&p.repo_path, Arc::clone(&p.settings))?;
+    worker.evaluate_ids(&ids)
 }

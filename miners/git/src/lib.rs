@@ -43,7 +43,7 @@ use sha2::{Digest, Sha256};
 
 pub use analyze::{CommitIds, Decision, EvalSettings, Worker};
 pub use dates::{parse_date, rfc3339};
-pub use explain::{Explanation, explain};
+pub use explain::{Explanation, evaluate_range, explain, rebased_range};
 pub use history::Unreadable;
 use output::{Counts, write_output};
 pub use procs::{WorkerCommand, serve as serve_worker};

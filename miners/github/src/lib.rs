@@ -340,6 +340,58 @@ fn link_through_pull_request(
 
 pub mod search;
 
+/// A merged pull request that contains a candidate's commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedPull {
+    pub number: u64,
+    /// The commit the merge left on the branch (the merge commit, the squashed commit, or the
+    /// last rebased commit).
+    pub merge_commit_sha: String,
+    /// Its number of commits.
+    pub commits: u64,
+}
+
+/// The merged pull request containing `c`'s commit (the one merged as this commit first), with
+/// its number of commits; `None` when there is none or GitHub does not say.
+pub fn merged_pull_request(
+    c: &Candidate,
+    gh: &GitHub,
+    cache: Option<&Store>,
+    calls: &mut Calls,
+) -> Result<Option<MergedPull>, GhError> {
+    let Some(repo) = c.repo.as_deref() else {
+        return Ok(None);
+    };
+    let route = format!("/repos/{repo}/commits/{}/pulls", c.patched_commit);
+    let Some(Value::Array(prs)) = gh.get(&route, cache, calls)? else {
+        return Ok(None);
+    };
+    let merged = |p: &&Value| p.get("merged_at").is_some_and(|m| !m.is_null());
+    let pick = prs
+        .iter()
+        .filter(merged)
+        .find(|p| {
+            p.get("merge_commit_sha").and_then(Value::as_str) == Some(c.patched_commit.as_str())
+        })
+        .or_else(|| prs.iter().find(merged));
+    let Some(number) = pick.and_then(|p| p.get("number")).and_then(Value::as_u64) else {
+        return Ok(None);
+    };
+    let Some(full) = gh.get(&format!("/repos/{repo}/pulls/{number}"), cache, calls)? else {
+        return Ok(None);
+    };
+    let sha = full.get("merge_commit_sha").and_then(Value::as_str);
+    let commits = full.get("commits").and_then(Value::as_u64);
+    match (full.get("merged").and_then(Value::as_bool), sha, commits) {
+        (Some(true), Some(sha), Some(n)) if n > 0 => Ok(Some(MergedPull {
+            number,
+            merge_commit_sha: sha.to_string(),
+            commits: n,
+        })),
+        _ => Ok(None),
+    }
+}
+
 /// A bare mirror of `url` in `cache` (`<cache>/<owner>__<name>.git`), cloned the first time and
 /// fetched (every branch and tag, pruned) on later runs, with the `git` program (its transports,
 /// credentials and proxy settings). A clone lands under a temporary name first and is renamed

@@ -285,7 +285,15 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         None
     };
     if github.is_some() || llm.is_some() {
-        let done = post_process(&cfg.out, github.as_ref(), llm.as_ref(), a.classify)?;
+        let done = super::mine_post::post_process(
+            &cfg.out,
+            &super::mine_post::Services {
+                cfg: &cfg,
+                github: github.as_ref(),
+                llm: llm.as_ref(),
+                classify: a.classify,
+            },
+        )?;
         if a.classify {
             summary.classified = done.answers;
         }
@@ -294,12 +302,14 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         }
         if let Some(l) = done.links {
             eprintln!(
-                "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub, {} answers malformed; GitHub API: {} requests, {} answers from the cache",
+                "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub, {} answers malformed; {} candidates replaced by their rebase-merged pull request, {} dropped because the whole pull request fails a rule; GitHub API: {} requests, {} answers from the cache",
                 l.linked,
                 l.via_pull_request,
                 l.pull_request_references,
                 l.not_found,
                 l.malformed,
+                done.replaced,
+                done.dropped,
                 l.calls.requests,
                 l.calls.cached
             );
@@ -323,92 +333,6 @@ fn summary_repo(out: &std::path::Path) -> Option<String> {
     let text = std::fs::read_to_string(out).ok()?;
     let first: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
     first.get("repo")?.as_str().map(str::to_string)
-}
-
-/// What the pass over the candidates did.
-pub(crate) struct PostProcessed {
-    pub(crate) answers: std::collections::BTreeMap<String, u64>,
-    pub(crate) links: Option<etip_github::LinkCounts>,
-}
-
-/// One pass over the candidates of `out` after mining: each linked to its issue through GitHub
-/// (`github`), then, with `classify`, classified from its issue (title, body, labels and the
-/// commit message) when it has one, else from its commit message (by the LLM when given one;
-/// the miner's offline verdict on the message stays otherwise). Rewrites the file atomically.
-pub(crate) fn post_process(
-    out: &std::path::Path,
-    github: Option<&(etip_github::GitHub, etip_store::Store)>,
-    llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,
-    classify: bool,
-) -> anyhow::Result<PostProcessed> {
-    let text =
-        std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
-    let mut usage = etip_llm::Usage::default();
-    let mut answers = std::collections::BTreeMap::new();
-    let mut links = github.map(|_| etip_github::LinkCounts::default());
-    let lines_in: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let bar = ProgressBar::new(lines_in.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} candidates",
-        )
-        .expect("the template is valid"),
-    );
-    let mut written = String::with_capacity(text.len());
-    for line in lines_in {
-        let mut c: etip_core::candidate::Candidate = serde_json::from_str(line)
-            .with_context(|| format!("reading a candidate of {}", out.display()))?;
-        if let (Some((gh, cache)), Some(counts)) = (github, links.as_mut()) {
-            etip_github::link(&mut c, gh, Some(cache), counts)?;
-        }
-        if classify {
-            let labels = c
-                .issue
-                .as_ref()
-                .map(|i| i.labels.clone())
-                .unwrap_or_default();
-            let (text, read) = match &c.issue {
-                Some(i) => (
-                    etip_classify::IssueText {
-                        title: &i.title,
-                        body: &i.body,
-                        labels: &labels,
-                        commit_message: &c.message,
-                    },
-                    format!("issue #{}", i.number),
-                ),
-                None => (
-                    etip_classify::commit_text(&c.message),
-                    "commit message".to_string(),
-                ),
-            };
-            let verdict = match llm {
-                Some((classifier, cache)) => {
-                    Some(classifier.classify(&text, c.repo.as_deref(), Some(cache), &mut usage)?)
-                }
-                None if c.issue.is_some() => Some(etip_classify::Offline.classify(&text)),
-                None => None,
-            };
-            if let Some(v) = verdict {
-                c.classification = Some(v.record(&read));
-            }
-            if let Some(v) = &c.classification {
-                *answers.entry(v.answer.clone()).or_default() += 1;
-            }
-        }
-        written.push_str(&serde_json::to_string(&c)?);
-        written.push('\n');
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    super::measure::write_atomic(out, &written)?;
-    if let Some((classifier, _)) = llm {
-        eprintln!(
-            "{}",
-            usage.line(&classifier.config().model, classifier.config().prices)
-        );
-    }
-    Ok(PostProcessed { answers, links })
 }
 
 #[derive(Default)]

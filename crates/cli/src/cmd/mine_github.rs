@@ -17,7 +17,8 @@ use etip_mine_git::MineConfig;
 use serde::Serialize;
 
 use super::classify::LlmArgs;
-use super::mine::{Format, LangArg, post_process};
+use super::mine::{Format, LangArg};
+use super::mine_post::{Services, post_process};
 use crate::cmd::UsageError;
 
 #[derive(Debug, clap::Args)]
@@ -414,7 +415,15 @@ fn mine_one(
         );
         return Ok((line, Vec::new(), 0));
     }
-    let done = post_process(&out, Some(github), llm, true)?;
+    let done = post_process(
+        &out,
+        &Services {
+            cfg: &cfg,
+            github: Some(github),
+            llm,
+            classify: true,
+        },
+    )?;
     let links = done.links.unwrap_or_default();
     calls.requests += links.calls.requests;
     calls.cached += links.calls.cached;

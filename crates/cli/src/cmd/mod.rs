@@ -16,6 +16,7 @@ pub mod measure;
 pub mod measure_html;
 pub mod mine;
 pub mod mine_github;
+pub mod mine_post;
 pub mod select;
 
 use std::process::ExitCode;
