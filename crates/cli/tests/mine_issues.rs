@@ -401,6 +401,12 @@ fn mine_github_searches_in_windows_mirrors_and_mines() {
     assert_eq!(s["windows_bisected"], 1, "{s}");
     assert_eq!(s["windows"].as_array().unwrap().len(), 3, "{s}");
     assert_eq!(s["repos_found"], 2, "the fork is left out: {s}");
+    // No endpoint: the offline rules classified, no LLM request, no cost.
+    assert_eq!(
+        (s["llm_requests"].as_u64(), s["llm_cost_usd"].is_null()),
+        (Some(0), true)
+    );
+    assert_eq!(s["classifier"], "offline-rules-2");
     let repos = s["repos"].as_array().unwrap();
     assert_eq!(repos[0]["repo"], "o/one");
     assert_eq!(repos[0]["outcome"], "mined");

@@ -210,6 +210,12 @@ struct RunSummary {
     classified: BTreeMap<String, u64>,
     classifier: String,
     linked_issues: u64,
+    /// The LLM's requests, cache hits, tokens and cost (when an endpoint classified).
+    llm_requests: u64,
+    llm_cached: u64,
+    llm_prompt_tokens: u64,
+    llm_completion_tokens: u64,
+    llm_cost_usd: Option<f64>,
     github_requests: u64,
     github_cached: u64,
     written: usize,
@@ -300,10 +306,11 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let mut seen_hashes: HashSet<String> = HashSet::new();
     let mut classified: BTreeMap<String, u64> = BTreeMap::new();
     let (mut scanned, mut candidates, mut linked) = (0u64, 0u64, 0u64);
+    let mut usage = etip_llm::Usage::default();
     for repo in &found {
         bar.set_message(repo.full_name.clone());
         let line = mine_one(repo, lang, since, &st, &github, llm.as_ref(), &mut calls);
-        let (mut line, cands, links) = match line {
+        let (mut line, cands, links, used) = match line {
             Ok(x) => x,
             Err(e) => (
                 RepoLine {
@@ -316,8 +323,14 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
                 },
                 Vec::new(),
                 0,
+                etip_llm::Usage::default(),
             ),
         };
+        usage.calls += used.calls;
+        usage.cached += used.cached;
+        usage.retries += used.retries;
+        usage.prompt_tokens += used.prompt_tokens;
+        usage.completion_tokens += used.completion_tokens;
         scanned += line.commits_scanned;
         candidates += line.candidates;
         linked += links;
@@ -359,6 +372,14 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
             |(c, _)| c.name(),
         ),
         linked_issues: linked,
+        llm_requests: usage.calls,
+        llm_cached: usage.cached,
+        llm_prompt_tokens: usage.prompt_tokens,
+        llm_completion_tokens: usage.completion_tokens,
+        llm_cost_usd: llm
+            .as_ref()
+            .and_then(|(c, _)| c.config().prices)
+            .map(|p| usage.cost(p)),
         github_requests: calls.requests,
         github_cached: calls.cached,
         written: written.len(),
@@ -377,7 +398,7 @@ fn mine_one(
     github: &(etip_github::GitHub, etip_store::Store),
     llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,
     calls: &mut etip_github::Calls,
-) -> anyhow::Result<(RepoLine, Vec<Candidate>, u64)> {
+) -> anyhow::Result<(RepoLine, Vec<Candidate>, u64, etip_llm::Usage)> {
     let mut line = RepoLine {
         repo: repo.full_name.clone(),
         stars: repo.stars,
@@ -413,7 +434,7 @@ fn mine_one(
             "skipped: build tools at the tip {:?} do not meet the criterion",
             summary.build_tools
         );
-        return Ok((line, Vec::new(), 0));
+        return Ok((line, Vec::new(), 0, etip_llm::Usage::default()));
     }
     let done = post_process(
         &out,
@@ -435,7 +456,7 @@ fn mine_one(
         .collect::<Result<_, _>>()
         .with_context(|| format!("reading {}", out.display()))?;
     line.candidates = cands.len() as u64;
-    Ok((line, cands, links.linked))
+    Ok((line, cands, links.linked, done.usage))
 }
 
 fn print_summary(s: &RunSummary, format: Format, w: &mut dyn Write) -> anyhow::Result<()> {
@@ -482,6 +503,18 @@ fn print_summary(s: &RunSummary, format: Format, w: &mut dyn Write) -> anyhow::R
         "GitHub API: {} requests, {} answers from the cache",
         s.github_requests, s.github_cached
     )?;
+    if s.llm_requests + s.llm_cached > 0 {
+        writeln!(
+            w,
+            "LLM: {} requests, {} answers from the cache, {} prompt and {} completion tokens{}",
+            s.llm_requests,
+            s.llm_cached,
+            s.llm_prompt_tokens,
+            s.llm_completion_tokens,
+            s.llm_cost_usd
+                .map_or(String::new(), |c| format!(", cost ${c:.4}"))
+        )?;
+    }
     writeln!(w, "{} ETIPs written to {}", s.written, s.output)?;
     Ok(())
 }

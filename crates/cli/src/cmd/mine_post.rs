@@ -29,17 +29,19 @@ pub(crate) struct PostProcessed {
     pub(crate) replaced: u64,
     /// Candidates dropped because their whole pull request fails a rule.
     pub(crate) dropped: u64,
+    /// The LLM's requests, cache hits and tokens.
+    pub(crate) usage: etip_llm::Usage,
 }
 
 pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProcessed> {
     let text =
         std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
-    let mut usage = etip_llm::Usage::default();
     let mut done = PostProcessed {
         answers: BTreeMap::new(),
         links: s.github.map(|_| etip_github::LinkCounts::default()),
         replaced: 0,
         dropped: 0,
+        usage: etip_llm::Usage::default(),
     };
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let bar = ProgressBar::new(lines.len() as u64);
@@ -79,7 +81,7 @@ pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProce
             continue;
         }
         if s.classify {
-            classify(&mut c, s.llm, &mut usage)?;
+            classify(&mut c, s.llm, &mut done.usage)?;
         }
         by_hash.insert(c.diff_hash.clone(), kept.len());
         kept.push(c);
@@ -97,7 +99,8 @@ pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProce
     if let Some((classifier, _)) = s.llm {
         eprintln!(
             "{}",
-            usage.line(&classifier.config().model, classifier.config().prices)
+            done.usage
+                .line(&classifier.config().model, classifier.config().prices)
         );
     }
     Ok(done)
