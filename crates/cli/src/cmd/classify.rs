@@ -80,16 +80,7 @@ impl LlmArgs {
                 UsageError("--llm-price-in/--llm-price-out must be non-negative".into()).into(),
             );
         }
-        if let Some(dir) = self
-            .llm_cache
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| UsageError(format!("creating {}: {e}", dir.display())))?;
-        }
-        let store =
-            etip_store::Store::open(&self.llm_cache).map_err(|e| UsageError(e.to_string()))?;
+        let store = open_cache(&self.llm_cache)?;
         Ok(Some((
             etip_llm::LlmClassifier::new(cfg, rt.handle().clone())?,
             store,
@@ -135,6 +126,16 @@ fn labels(fields: &Map<String, Value>, line: usize) -> Result<Vec<String>, Strin
             .collect(),
         Some(other) => Err(format!("line {line}: `labels` must be a list, not {other}")),
     }
+}
+
+/// An answers' cache (SQLite), its folder created when missing; a file that cannot be used is
+/// bad input.
+pub(crate) fn open_cache(path: &std::path::Path) -> anyhow::Result<etip_store::Store> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| UsageError(format!("creating {}: {e}", dir.display())))?;
+    }
+    Ok(etip_store::Store::open(path).map_err(|e| UsageError(e.to_string()))?)
 }
 
 fn text_field<'a>(fields: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

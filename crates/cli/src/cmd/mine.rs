@@ -202,12 +202,7 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     cfg.branch = a.branch.clone();
     cfg.jobs = jobs;
     // Workers run as processes of this binary: libgit2 serialises the object reads of threads.
-    cfg.worker = std::env::current_exe()
-        .ok()
-        .map(|program| etip_mine_git::WorkerCommand {
-            program,
-            args: vec!["mine".into(), "worker".into()],
-        });
+    cfg.worker = worker_command();
     cfg.state = a.state.clone();
     cfg.semantic = !a.no_semantic;
     cfg.repo_name = a.repo_name.clone();
@@ -268,19 +263,7 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
                 "warning: --issues: the repository's owner/name is not known (no remote URL); pass --repo-name"
             );
         }
-        if let Some(dir) = a
-            .github_cache
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| UsageError(format!("creating {}: {e}", dir.display())))?;
-        }
-        let store =
-            etip_store::Store::open(&a.github_cache).map_err(|e| UsageError(e.to_string()))?;
-        let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
-        let gh = etip_github::GitHub::new(Some(&a.github_api), token, rt.handle().clone())?;
-        Some((gh, store))
+        Some(github_client(&a.github_api, &a.github_cache, rt)?)
     } else {
         None
     };
@@ -326,6 +309,28 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         Format::Text => print_summary(stdout, &summary)?,
     }
     Ok(())
+}
+
+/// How `mine` starts a worker process: this binary's hidden `mine worker`.
+pub(crate) fn worker_command() -> Option<etip_mine_git::WorkerCommand> {
+    std::env::current_exe()
+        .ok()
+        .map(|program| etip_mine_git::WorkerCommand {
+            program,
+            args: vec!["mine".into(), "worker".into()],
+        })
+}
+
+/// The GitHub client of `api` (token from `GITHUB_TOKEN`) with its answers' cache at `cache`.
+pub(crate) fn github_client(
+    api: &str,
+    cache: &std::path::Path,
+    rt: &tokio::runtime::Runtime,
+) -> anyhow::Result<(etip_github::GitHub, etip_store::Store)> {
+    let store = super::classify::open_cache(cache)?;
+    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
+    let gh = etip_github::GitHub::new(Some(api), token, rt.handle().clone())?;
+    Ok((gh, store))
 }
 
 /// The repository named by the first candidate of `out`, if any.

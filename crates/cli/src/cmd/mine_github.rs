@@ -275,10 +275,8 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         llm_args.llm_cache = st.cache.join("llm-cache.sqlite");
     }
     let llm = llm_args.classifier(rt)?;
-    let store = etip_store::Store::open(&st.cache.join("github-cache.sqlite"))
-        .map_err(|e| UsageError(e.to_string()))?;
-    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
-    let gh = etip_github::GitHub::new(Some(&st.github_api), token, rt.handle().clone())?;
+    let (gh, store) =
+        super::mine::github_client(&st.github_api, &st.cache.join("github-cache.sqlite"), rt)?;
     let mut calls = etip_github::Calls::default();
     let mut log = search::SearchLog::default();
     eprintln!(
@@ -418,12 +416,7 @@ fn mine_one(
     cfg.classify = true;
     // Worker processes of this binary, as `mine local` starts them.
     cfg.jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cfg.worker = std::env::current_exe()
-        .ok()
-        .map(|program| etip_mine_git::WorkerCommand {
-            program,
-            args: vec!["mine".into(), "worker".into()],
-        });
+    cfg.worker = super::mine::worker_command();
     let summary = etip_mine_git::mine(&cfg, &mut etip_mine_git::NoProgress)
         .with_context(|| format!("mining {}", repo.full_name))?;
     line.commits_scanned = summary.commits_scanned;
