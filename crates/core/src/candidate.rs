@@ -97,8 +97,17 @@ pub struct Candidate {
     pub message: String,
     /// Author date, RFC 3339 with the author's UTC offset.
     pub author_date: String,
-    /// Changed file paths (repository-relative, sorted).
+    /// Changed file paths of the code change (repository-relative, sorted): source files, and
+    /// compiled-extension sources when the run accepts them.
     pub changed_files: Vec<String>,
+    /// Changed files set aside by the path rule (documentation, changelogs, repository metadata,
+    /// configured globs), sorted: not part of the code change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_files: Vec<String>,
+    /// The compiled-extension sources and build descriptors among `changed_files` (Cython, C/C++,
+    /// `meson.build`; opt-in): the image must compile the project's extensions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extension_files: Vec<String>,
     /// Changed modules (Maven: nearest ancestor directory holding `pom.xml`, `.` for the root;
     /// Python: top-level package), sorted.
     pub changed_modules: Vec<String>,

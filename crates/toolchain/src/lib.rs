@@ -3,6 +3,8 @@
 //! build descriptors and how to run (and read) its tests.
 //!
 //! - [`paths`]: source and test files, modules, qualified-name prefixes, build tools of a repository;
+//! - [`policy`]: which changed paths are code, which are set aside (documentation, changelogs,
+//!   metadata) and which disqualify a commit;
 //! - [`detect`]: the JDK or Python version a repository asks for, read from its files;
 //! - [`descriptors`]: which files the env layer needs to resolve dependencies;
 //! - [`testcmd`]: the test command of a version (Maven Surefire, pytest) and where its XML reports land.
@@ -17,6 +19,7 @@
 pub mod descriptors;
 pub mod detect;
 pub mod paths;
+pub mod policy;
 pub mod testcmd;
 
 pub use etip_core::Language;

@@ -16,6 +16,7 @@ use etip_lang::profile;
 use etip_lang::semantic::Tree as SyntaxTree;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
+use etip_toolchain::policy::{PathClass, PathMatcher, PathPolicy};
 use git2::{Blob, Commit, DiffOptions, Oid, Repository, Tree};
 use sha2::{Digest, Sha256};
 
@@ -44,6 +45,9 @@ pub struct EvalSettings {
     /// Classify each candidate's commit message with the offline classifier (`--classify`).
     #[serde(default)]
     pub classify: bool,
+    /// Which changed paths are code, set aside or disqualifying (rule 1).
+    #[serde(default)]
+    pub paths: PathPolicy,
 }
 
 /// The most commits of a merged branch whose messages a merge commit's links are taken from.
@@ -82,6 +86,7 @@ const CACHE_LIMIT: usize = 1024;
 pub struct Worker {
     repo: Repository,
     settings: Arc<EvalSettings>,
+    paths: PathMatcher,
     sem: SemState,
 }
 
@@ -127,6 +132,7 @@ struct FileDiff {
     new_path: Option<String>,
     old_id: Option<Oid>,
     new_id: Option<Oid>,
+    class: PathClass,
 }
 
 impl FileDiff {
@@ -203,12 +209,12 @@ fn malformed_tree() -> git2::Error {
 }
 
 /// Appends the changed files between two trees (blobs and submodules; `None` is the empty tree), in
-/// tree order; stops and returns `true` at the first file that is not a source file of `lang`.
-/// Identical subtrees (same id) are skipped without being read, so the cost follows the size of the
-/// change, not the size of the repository.
+/// tree order, each with its class; stops and returns `true` at the first file that rule 1 rejects
+/// ([`PathClass::Other`]). Identical subtrees (same id) are skipped without being read, so the cost
+/// follows the size of the change, not the size of the repository.
 fn diff_trees(
     odb: &git2::Odb,
-    lang: Language,
+    classify: &mut dyn FnMut(&str) -> PathClass,
     old: Option<Oid>,
     new: Option<Oid>,
     prefix: &mut String,
@@ -278,17 +284,19 @@ fn diff_trees(
         if entry.kind == ObjectType::Tree {
             // Same name on both sides means both are trees (the sort key tells trees from files).
             prefix.push('/');
-            if diff_trees(odb, lang, old_id, new_id, prefix, out)? {
+            if diff_trees(odb, classify, old_id, new_id, prefix, out)? {
                 return Ok(true);
             }
         } else {
+            let class = classify(prefix);
             out.push(FileDiff {
                 old_path: old_e.as_ref().map(|_| prefix.clone()),
                 new_path: new_e.as_ref().map(|_| prefix.clone()),
                 old_id,
                 new_id,
+                class,
             });
-            if !profile::is_source(lang, prefix) {
+            if class == PathClass::Other {
                 // Rule 1 rejects the commit whatever else changed: stop reading trees.
                 return Ok(true);
             }
@@ -329,9 +337,11 @@ impl Worker {
         } else {
             None
         };
+        let paths = PathMatcher::new(settings.lang, &settings.paths)?;
         Ok(Self {
             repo,
             settings,
+            paths,
             sem: SemState {
                 analyzer,
                 stats: (0, 0, 0, 0),
@@ -390,21 +400,10 @@ impl Worker {
         let lang = self.settings.lang;
         let oid = ids.commit;
         // Stage 1: paths only — a tree-to-tree comparison that skips identical subtrees by id.
-        let odb = self
-            .repo
-            .odb()
-            .map_err(git_err("open the object database", oid))?;
         let mut files = Vec::new();
-        let non_source = diff_trees(
-            &odb,
-            lang,
-            ids.parent_tree,
-            Some(ids.tree),
-            &mut String::new(),
-            &mut files,
-        )
-        .map_err(git_err("diff trees", oid))?;
-        drop(odb);
+        let non_source = self
+            .changed_paths(ids, &mut files)
+            .map_err(git_err("diff trees", oid))?;
         if non_source {
             let last = files.last().expect("the non-source file was pushed");
             return Self::reject(RejectReason::NonSourceFile, last.path());
@@ -417,20 +416,15 @@ impl Worker {
                 .into_iter()
                 .flatten()
             {
-                if !profile::is_source(lang, p) {
-                    return Self::reject(RejectReason::NonSourceFile, p);
-                }
-            }
-        }
-        for f in &files {
-            for p in [f.old_path.as_deref(), f.new_path.as_deref()]
-                .into_iter()
-                .flatten()
-            {
                 if let Some(rule) = profile::test_rule(lang, p) {
                     return Self::reject(RejectReason::TestFile, format!("{p} ({rule})"));
                 }
             }
+        }
+        let (mut files, ignored): (Vec<FileDiff>, Vec<FileDiff>) =
+            files.into_iter().partition(|f| f.class.is_code());
+        if files.is_empty() {
+            return Self::reject(RejectReason::OnlyIgnoredFiles, files_detail(&ignored));
         }
         if files.len() > self.settings.max_files {
             return Self::reject(
@@ -503,14 +497,17 @@ impl Worker {
             .map_err(git_err("read commit", oid))?;
         let message = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
         let found = self.links(&commit, &message)?;
-        let changed_files: Vec<String> = {
+        let paths_of = |files: &[FileDiff], only: Option<PathClass>| -> Vec<String> {
             let mut all = BTreeSet::new();
-            for f in &files {
+            for f in files.iter().filter(|f| only.is_none_or(|c| f.class == c)) {
                 all.extend(f.old_path.clone());
                 all.extend(f.new_path.clone());
             }
             all.into_iter().collect()
         };
+        let changed_files = paths_of(&files, None);
+        let ignored_files = paths_of(&ignored, None);
+        let extension_files = paths_of(&files, Some(PathClass::Extension));
         let tree = self
             .repo
             .find_tree(ids.tree)
@@ -537,6 +534,8 @@ impl Worker {
             message,
             author_date: author_date(&commit),
             changed_files,
+            ignored_files,
+            extension_files,
             changed_modules,
             changed_functions: functions.into_iter().collect(),
             diff_stats: stats,
@@ -547,6 +546,42 @@ impl Worker {
             classification,
         };
         Ok(Decision::Kept(Box::new(candidate)))
+    }
+
+    /// Stage 1's tree diff of a commit against its first parent, every path classified by the path
+    /// rule; `true` when it stopped at a file that rule 1 rejects.
+    fn changed_paths(
+        &self,
+        ids: &CommitIds,
+        files: &mut Vec<FileDiff>,
+    ) -> Result<bool, git2::Error> {
+        let odb = self.repo.odb()?;
+        // Python packages (directories holding `__init__.py`) in either version, asked only about
+        // the folders of documentation-format files.
+        let mut memo: HashMap<String, bool> = HashMap::new();
+        let trees = [Some(ids.tree), ids.parent_tree];
+        let mut is_package = |dir: &str| -> bool {
+            if let Some(v) = memo.get(dir) {
+                return *v;
+            }
+            let init = Path::new(dir).join("__init__.py");
+            let v = trees.iter().flatten().any(|t| {
+                self.repo
+                    .find_tree(*t)
+                    .is_ok_and(|t| t.get_path(&init).is_ok())
+            });
+            memo.insert(dir.to_string(), v);
+            v
+        };
+        let mut classify = |p: &str| self.paths.classify(p, &mut is_package);
+        diff_trees(
+            &odb,
+            &mut classify,
+            ids.parent_tree,
+            Some(ids.tree),
+            &mut String::new(),
+            files,
+        )
     }
 
     /// The commit's links ([`links`]): JIRA keys of the project's prefixes only; a merge commit
@@ -719,11 +754,30 @@ fn semantic(
 
     let mut names = BTreeSet::new();
     let mut reasons = BTreeSet::new();
+    // Compiled-extension sources changed beyond comments and whitespace (no names: no grammar).
+    let mut native_changed = false;
     for (i, f) in files.iter().enumerate() {
         if used.contains(&i) {
             continue; // analysed with its added partner
         }
-        if let Some(&d) = pair_of.get(&i) {
+        let partner = pair_of.get(&i).copied();
+        if f.class == PathClass::Extension {
+            let old_side = partner.map_or(&blobs[i].0, |d| &blobs[d].0);
+            match (old_side, &blobs[i].1) {
+                (Some(o), Some(n))
+                    if crate::native::same_code(f.path(), o.content(), n.content()) =>
+                {
+                    reasons.insert(if partner.is_some() {
+                        NonSemantic::RenameOnly
+                    } else {
+                        NonSemantic::WhitespaceOrComment
+                    });
+                }
+                _ => native_changed = true,
+            }
+            continue;
+        }
+        if let Some(d) = partner {
             let old_id = files[d].old_id.expect("deleted side has an old blob");
             let new_id = f.new_id.expect("added side has a new blob");
             if old_id == new_id {
@@ -819,7 +873,7 @@ fn semantic(
             }
         }
     }
-    if !names.is_empty() {
+    if !names.is_empty() || native_changed {
         return Ok(Ok(names));
     }
     // The most substantial kind of non-semantic change names the rejection.

@@ -25,6 +25,7 @@ mod feed;
 mod history;
 pub mod linediff;
 pub mod links;
+mod native;
 mod output;
 pub mod procs;
 pub mod rules;
@@ -37,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use etip_core::candidate::{Language, SCHEMA_VERSION};
 use etip_store::{CommitRecord, Store};
+pub use etip_toolchain::policy::{self, PathPolicy, PathRule};
 use git2::{Oid, Repository};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -50,7 +52,7 @@ pub use procs::{WorkerCommand, serve as serve_worker};
 pub use rules::RejectReason;
 
 /// Version of the mining rules: part of the state key, so a rule change never reuses old decisions.
-pub const RULES_VERSION: u32 = 1;
+pub const RULES_VERSION: u32 = 2;
 
 /// Errors of the miner.
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +124,9 @@ pub enum MineError {
         /// End of the window (Unix seconds, exclusive).
         until: i64,
     },
+    /// The path policy cannot be used (a bad glob, globs with the strict rule).
+    #[error("{0}")]
+    Paths(#[from] etip_toolchain::policy::PolicyError),
     /// The repository is a shallow clone: its history is cut.
     #[error(
         "{} is a shallow clone; fetch its full history with `git fetch --unshallow` in it, or mine a full clone or mirror",
@@ -243,6 +248,8 @@ pub struct MineConfig {
     /// Classify each candidate's commit message with the offline classifier
     /// ([`etip_classify::Offline`]), recorded as its `classification`.
     pub classify: bool,
+    /// Rule 1's path policy: which changed files are code, set aside or disqualifying.
+    pub paths: PathPolicy,
 }
 
 impl MineConfig {
@@ -264,11 +271,14 @@ impl MineConfig {
             checkpoint: Duration::from_secs(30),
             jira_projects: Vec::new(),
             classify: false,
+            paths: PathPolicy::default(),
         }
     }
 
-    /// Refuses a date window that holds no instant (`until` at or before `since`).
+    /// Refuses a date window that holds no instant (`until` at or before `since`), and a path
+    /// policy that does not compile.
     pub fn check_window(&self) -> Result<(), MineError> {
+        etip_toolchain::policy::PathMatcher::new(self.lang, &self.paths)?;
         match (self.since, self.until) {
             (Some(since), Some(until)) if until <= since => {
                 Err(MineError::EmptyWindow { since, until })
@@ -456,6 +466,7 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         id_prefix,
         jira_projects: jira.keys().cloned().collect(),
         classify: cfg.classify,
+        paths: cfg.paths.clone(),
     });
     Ok(Prepared {
         repo_path,
@@ -484,6 +495,7 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
         "semantic": cfg.semantic,
         "jira_projects": p.settings.jira_projects,
         "classifier": cfg.classify.then_some(etip_classify::Offline::NAME),
+        "paths": cfg.paths,
     })
     .to_string();
     let key = hex::encode(Sha256::digest(params.as_bytes()));

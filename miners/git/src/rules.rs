@@ -11,6 +11,9 @@ pub enum RejectReason {
     OutsideDateWindow,
     /// The commit changes no file (relative to its first parent).
     EmptyDiff,
+    /// Rule 1 (path rule `code`): every changed file is set aside (documentation, changelogs,
+    /// repository metadata, configured globs): no code changed.
+    OnlyIgnoredFiles,
     /// Rule 1: a changed file is not a source file of the language.
     NonSourceFile,
     /// Rule 2: a changed file is a test file.
@@ -32,9 +35,10 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// Every reason, in rule order.
-    pub const ALL: [RejectReason; 10] = [
+    pub const ALL: [RejectReason; 11] = [
         RejectReason::OutsideDateWindow,
         RejectReason::EmptyDiff,
+        RejectReason::OnlyIgnoredFiles,
         RejectReason::NonSourceFile,
         RejectReason::TestFile,
         RejectReason::TooManyFiles,
@@ -50,6 +54,7 @@ impl RejectReason {
         match self {
             RejectReason::OutsideDateWindow => "outside_date_window",
             RejectReason::EmptyDiff => "empty_diff",
+            RejectReason::OnlyIgnoredFiles => "only_ignored_files",
             RejectReason::NonSourceFile => "non_source_file",
             RejectReason::TestFile => "test_file",
             RejectReason::TooManyFiles => "too_many_files",
@@ -71,6 +76,9 @@ impl RejectReason {
         match self {
             RejectReason::OutsideDateWindow => "author date outside the --since/--until window",
             RejectReason::EmptyDiff => "no file changed relative to the first parent",
+            RejectReason::OnlyIgnoredFiles => {
+                "rule 1: changes only files the path rule sets aside (documentation, changelogs, metadata)"
+            }
             RejectReason::NonSourceFile => {
                 "rule 1: changes a file that is not a source file of the language"
             }

@@ -45,6 +45,57 @@ pub enum Format {
     Json,
 }
 
+/// Rule 1's path policy, shared by `mine local` and `mine github` (docs/rules.md §2.2).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PathArgs {
+    /// Rule 1: `code` sets documentation, changelogs and repository metadata aside (listed in a
+    /// candidate's `ignored_files`); `strict` (alias `jeto`) rejects a commit that changes any
+    /// non-source file, as JETO did [default: code].
+    #[arg(long, value_name = "RULE", value_parser = ["code", "strict", "jeto"])]
+    pub path_rule: Option<String>,
+    /// Also set aside paths matching GLOB (repeatable; `**` crosses directories, `*` does not),
+    /// e.g. 'benchmarks/**' for an asv suite. Test files still reject the commit.
+    #[arg(long, value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// Set aside only the --ignore globs, not the default documentation, changelog and metadata
+    /// paths.
+    #[arg(long)]
+    pub no_default_ignores: bool,
+    /// Python: count Cython (.pyx/.pxd/.pxi), C/C++ sources and their build descriptors
+    /// (meson.build, CMakeLists.txt) as code, listed in a candidate's `extension_files`; they
+    /// are semantic unless only comments or whitespace changed.
+    #[arg(long)]
+    pub compiled_extensions: bool,
+}
+
+impl PathArgs {
+    /// The policy these flags ask for (`file` fills what no flag says).
+    pub fn policy(&self, file: &PathArgs) -> Result<etip_mine_git::PathPolicy, UsageError> {
+        use etip_mine_git::{PathPolicy, PathRule};
+        let rule = match self.path_rule.as_deref().or(file.path_rule.as_deref()) {
+            None => PathRule::Code,
+            Some(name) => PathRule::from_name(name).ok_or_else(|| {
+                UsageError(format!(
+                    "unknown path rule {name:?}: use code, strict or jeto"
+                ))
+            })?,
+        };
+        let mut ignore = self.ignore.clone();
+        ignore.extend(file.ignore.iter().cloned());
+        let policy = PathPolicy {
+            rule,
+            default_ignores: rule == PathRule::Code
+                && !(self.no_default_ignores || file.no_default_ignores),
+            ignore,
+            compiled_extensions: self.compiled_extensions || file.compiled_extensions,
+        };
+        // Both languages: the same globs and the same strict-with-globs conflict.
+        etip_mine_git::policy::PathMatcher::new(etip_core::Language::Python, &policy)
+            .map_err(|e| UsageError(e.to_string()))?;
+        Ok(policy)
+    }
+}
+
 /// `etip mine local`.
 #[derive(Debug, clap::Args)]
 pub struct LocalArgs {
@@ -88,6 +139,8 @@ pub struct LocalArgs {
     /// Skip the tree-sitter semantic rule (rule 4), e.g. to measure its cost.
     #[arg(long)]
     pub no_semantic: bool,
+    #[command(flatten)]
+    pub paths: PathArgs,
     /// `owner/name` of the repository when no remote URL tells it (mirrors, local clones).
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo_name: Option<String>,
@@ -139,6 +192,7 @@ fn usage_or(err: MineError) -> anyhow::Error {
         | MineError::UnreadableCommit(_)
         | MineError::Date(_)
         | MineError::EmptyWindow { .. }
+        | MineError::Paths(_)
         | MineError::Shallow { .. }
         | MineError::Output { .. }
         | MineError::Store(StoreError::Locked { .. } | StoreError::NewerSchema { .. }) => {
@@ -205,6 +259,7 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     cfg.worker = worker_command();
     cfg.state = a.state.clone();
     cfg.semantic = !a.no_semantic;
+    cfg.paths = a.paths.policy(&PathArgs::default())?;
     cfg.repo_name = a.repo_name.clone();
     for p in &a.jira_project {
         if !(p.len() >= 2

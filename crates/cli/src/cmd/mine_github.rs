@@ -59,6 +59,8 @@ pub struct GithubArgs {
     /// Write every candidate, classified `yes` or not.
     #[arg(long)]
     pub keep_all: bool,
+    #[command(flatten)]
+    pub paths: super::mine::PathArgs,
     /// The cache: bare mirrors, per-repository candidates and state, API and LLM answers
     /// [default: .etip/github].
     #[arg(long, value_name = "DIR")]
@@ -87,6 +89,13 @@ struct FileSettings {
     keep_all: Option<bool>,
     cache: Option<PathBuf>,
     github_api: Option<String>,
+    path_rule: Option<String>,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default)]
+    no_default_ignores: bool,
+    #[serde(default)]
+    compiled_extensions: bool,
 }
 
 /// The settings of a run: the flag, else the file, else the default.
@@ -102,6 +111,7 @@ struct Settings {
     keep_all: bool,
     cache: PathBuf,
     github_api: String,
+    paths: etip_mine_git::PathPolicy,
 }
 
 /// The commented `[mine.github]` section `etip config init` writes.
@@ -118,6 +128,10 @@ max_files = 20               # reject commits changing more files
 keep_all = false             # write every candidate, not only those classified yes
 cache = ".etip/github"       # mirrors, mining state, API and LLM answers
 github_api = "https://api.github.com"
+path_rule = "code"           # "code": documentation, changelogs, metadata set aside; "strict" (or "jeto"): any non-source file rejects
+ignore = []                  # more paths to set aside, globs such as "benchmarks/**"
+no_default_ignores = false   # true: set aside only the `ignore` globs
+compiled_extensions = false  # Python: Cython, C/C++ sources and meson.build/CMakeLists.txt count as code
 "#;
 
 fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileSettings> {
@@ -142,7 +156,15 @@ fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileSettings> {
 impl Settings {
     fn of(a: &GithubArgs) -> anyhow::Result<Settings> {
         let f = load_file(a.config.as_deref())?;
+        let from_file = super::mine::PathArgs {
+            path_rule: f.path_rule.clone(),
+            ignore: f.ignore.clone(),
+            no_default_ignores: f.no_default_ignores,
+            compiled_extensions: f.compiled_extensions,
+        };
+        let paths = a.paths.policy(&from_file)?;
         Ok(Settings {
+            paths,
             min_stars: a.min_stars.or(f.min_stars).unwrap_or(100),
             pushed_after: a
                 .pushed_after
@@ -412,6 +434,7 @@ fn mine_one(
     let mut cfg = MineConfig::new(path, lang, out.clone());
     cfg.since = since;
     cfg.max_files = a.max_files;
+    cfg.paths = a.paths.clone();
     cfg.repo_name = Some(repo.full_name.clone());
     cfg.classify = true;
     // Worker processes of this binary, as `mine local` starts them.
