@@ -26,6 +26,36 @@ impl Failure {
             detail: detail.into(),
         }
     }
+
+    /// A failed build of an ETIP whose patch changes compiled-extension sources says so: the
+    /// image must compile them, which the default bootstrap image (no C compiler) cannot.
+    pub(crate) fn with_extensions(mut self, extension_files: &[String]) -> Failure {
+        let building = matches!(
+            self.kind,
+            FailureKind::OriginalCompile
+                | FailureKind::PatchedCompile
+                | FailureKind::EnvironmentIncomplete
+                | FailureKind::DependencyResolution
+        );
+        if building && !extension_files.is_empty() {
+            let shown: Vec<&str> = extension_files.iter().take(5).map(String::as_str).collect();
+            let more = extension_files.len().saturating_sub(shown.len());
+            self.detail = format!(
+                "note: this ETIP changes compiled-extension sources ({}{}): the image must compile \
+                 the project's extensions, which needs a C/C++ compiler and their build tools; \
+                 with the bootstrap base image, add e.g. build-essential, cython3 and meson to \
+                 [bootstrap] packages, or use a base image that has them\n{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                },
+                self.detail
+            );
+        }
+        self
+    }
 }
 
 pub(crate) fn tail(text: &str, lines: usize) -> String {
@@ -613,6 +643,31 @@ mod tests {
                 f.detail
             );
         }
+    }
+
+    /// A failed build of an ETIP that changes compiled-extension sources names them and what
+    /// the image lacks; other failures and other ETIPs are left as they are.
+    #[test]
+    fn compiled_extension_builds_say_what_the_image_needs() {
+        let files: Vec<String> = ["scipy/special/_ufuncs.pyx", "scipy/special/meson.build"]
+            .map(String::from)
+            .to_vec();
+        let f = instance(spec::EXIT_PATCHED, BUILT, "error: command 'gcc' failed")
+            .with_extensions(&files);
+        assert_eq!(f.kind, FailureKind::PatchedCompile);
+        assert!(
+            f.detail.starts_with(
+                "note: this ETIP changes compiled-extension sources (scipy/special/_ufuncs.pyx, scipy/special/meson.build)"
+            ),
+            "{}",
+            f.detail
+        );
+        assert!(f.detail.contains("build-essential"));
+        let plain = instance(spec::EXIT_PATCHED, BUILT, "error: command 'gcc' failed");
+        let before = plain.detail.clone();
+        assert_eq!(plain.with_extensions(&[]).detail, before);
+        let engine = Failure::new(FailureKind::Engine, "gone").with_extensions(&files);
+        assert_eq!(engine.detail, "gone");
     }
 
     /// An artifact only the patched tree needs (the original built offline with what the env

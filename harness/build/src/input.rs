@@ -22,6 +22,10 @@ pub struct EtipInput {
     pub repo: Option<String>,
     #[serde(default)]
     pub changed_modules: Option<Vec<String>>,
+    /// Compiled-extension sources the patch changes (the miner's `--compiled-extensions`): the
+    /// image must compile the project's extensions.
+    #[serde(default)]
+    pub extension_files: Vec<String>,
 }
 
 impl EtipInput {

@@ -473,7 +473,7 @@ impl Builder {
                 }
                 .with_context(ctx))
             })
-            .map_err(classify_instance_failure);
+            .map_err(|f| classify_instance_failure(f).with_extensions(&job.etip.extension_files));
         drop(held);
         let _ = std::fs::write(job.dir.join("context.txt"), &summary);
         layer

@@ -138,8 +138,8 @@ impl LocalBuilder {
         drop(tmp);
         let _ = std::fs::write(dir.join("context.txt"), &summary);
         log.push_str("etip: local build: both versions\n");
-        let inst_log =
-            run_script(&root, "work/.etip/build.sh", limit).map_err(classify_instance_failure)?;
+        let inst_log = run_script(&root, "work/.etip/build.sh", limit)
+            .map_err(|f| classify_instance_failure(f).with_extensions(&etip.extension_files))?;
         log.push_str(&inst_log);
 
         let host_path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());

@@ -26,6 +26,7 @@ pub fn etip(id: &str, lang: Language, repo: &Path, base: &str, patched: &str) ->
         source: Some(repo.to_string_lossy().into_owned()),
         repo: None,
         changed_modules: None,
+        extension_files: Vec::new(),
     }
 }
 

@@ -120,6 +120,7 @@ impl Env {
                 source: Some(repo.display().to_string()),
                 repo: None,
                 changed_modules: None,
+                extension_files: Vec::new(),
             },
             &|_| {},
         );
