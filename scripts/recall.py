@@ -48,6 +48,18 @@ def first_parent_commits(repo, since):
     return by_pr
 
 
+def repo_prefix(repo):
+    """`owner__name` from the origin remote's URL, else from the folder name."""
+    url = subprocess.run(["git", "-C", str(repo), "config", "remote.origin.url"],
+                         capture_output=True, text=True).stdout.strip()
+    m = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", url)
+    if m:
+        return f"{m.group(1)}__{m.group(2)}"
+    path = Path(repo).resolve()
+    name = path.parent.name if path.name in ("repo", ".git") else path.name
+    return name.replace("+", "__")
+
+
 def decisions(state):
     con = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
     run = con.execute("SELECT max(id) FROM mine_runs").fetchone()[0]
@@ -66,7 +78,7 @@ def main():
     ap.add_argument("--since", default="2015-01-01")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    prefix = a.prefix or Path(a.repo).resolve().name.replace("+", "__")
+    prefix = a.prefix or repo_prefix(a.repo)
     prs = pull_requests(a.gold, prefix)
     if not prs:
         sys.exit(f"no task of {prefix!r} in {a.gold}")
