@@ -239,3 +239,33 @@ fn a_folder_that_is_not_a_repository_is_refused_with_exit_2() {
     assert!(!out.exists());
     assert!(!Path::new(&format!("{}.state.sqlite", out.display())).exists());
 }
+
+/// Path-rule settings that cannot work are bad input (exit code 2) and nothing is written: a glob
+/// that does not parse, ignore globs with the strict rule (which sets nothing aside), an unknown
+/// rule name.
+#[test]
+fn unusable_path_rules_are_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut repo = JavaRepo::new(dir.path(), "repo");
+    repo.good_commits(2);
+    let out = dir.path().join("c.jsonl");
+    for (args, says) in [
+        (
+            &["--ignore", "docs/[a"][..],
+            "invalid ignore glob \"docs/[a\"",
+        ),
+        (
+            &["--path-rule", "strict", "--ignore", "benchmarks/**"][..],
+            "the strict path rule sets no path aside",
+        ),
+        (&["--path-rule", "loose"][..], "loose"),
+    ] {
+        let o = mine_to(&repo.path, &out, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!out.exists());
+    }
+    // `jeto` names the strict rule.
+    let o = mine_to(&repo.path, &out, &["--path-rule", "jeto"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
