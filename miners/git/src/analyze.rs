@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use etip_core::candidate::{Candidate, DiffStats, Language, SCHEMA_VERSION};
 use etip_lang::profile;
+use etip_lang::python_window::judge_python;
 use etip_lang::semantic::Tree as SyntaxTree;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
@@ -48,6 +49,10 @@ pub struct EvalSettings {
     /// Which changed paths are code, set aside or disqualifying (rule 1).
     #[serde(default)]
     pub paths: PathPolicy,
+    /// Decide rule 4 on whole-file parses only, without the token and window judgements (which
+    /// give the same answers faster): for checking that claim and measuring the difference.
+    #[serde(default)]
+    pub whole_file: bool,
 }
 
 /// The most commits of a merged branch whose messages a merge commit's links are taken from.
@@ -477,7 +482,7 @@ impl Worker {
             match semantic(
                 &self.repo,
                 &mut self.sem,
-                self.settings.lang,
+                (self.settings.lang, self.settings.whole_file),
                 &files,
                 &blobs,
                 &per_file,
@@ -711,7 +716,7 @@ fn summary(
 fn semantic(
     repo: &Repository,
     sem: &mut SemState,
-    lang: Language,
+    (lang, whole_file): (Language, bool),
     files: &[FileDiff],
     blobs: &[(Option<Blob>, Option<Blob>)],
     lines: &[Lines],
@@ -837,15 +842,11 @@ fn semantic(
             }
             continue;
         }
-        if let (Language::Java, Some(old_path), Some(new_path)) =
-            (lang, f.old_path.as_deref(), f.new_path.as_deref())
+        if let (false, Some(old_path), Some(new_path)) =
+            (whole_file, f.old_path.as_deref(), f.new_path.as_deref())
         {
-            // A modified Java file: tokens and member windows decide most changes without
-            // parsing the whole file (exactly as the whole-file comparison would).
-            let analyzer = sem
-                .analyzer
-                .as_mut()
-                .expect("semantic() only runs with an analyzer");
+            // A modified file: tokens and member windows decide most changes without parsing the
+            // whole file (exactly as the whole-file comparison would).
             let modified = Modified {
                 old: content(&blobs[i].0),
                 new: content(&blobs[i].1),
@@ -854,7 +855,17 @@ fn semantic(
                 deleted: &lines[i].deleted,
                 added: &lines[i].added,
             };
-            match judge_java(analyzer, &modified, &mut sem.windows)? {
+            let judged = match lang {
+                Language::Java => {
+                    let analyzer = sem
+                        .analyzer
+                        .as_mut()
+                        .expect("semantic() only runs with an analyzer");
+                    judge_java(analyzer, &modified, &mut sem.windows)?
+                }
+                Language::Python => judge_python(&modified, &mut sem.windows),
+            };
+            match judged {
                 Windowed::Decided(FileChange::Semantic(n)) => {
                     names.extend(n);
                     continue;

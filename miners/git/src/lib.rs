@@ -250,6 +250,8 @@ pub struct MineConfig {
     pub classify: bool,
     /// Rule 1's path policy: which changed files are code, set aside or disqualifying.
     pub paths: PathPolicy,
+    /// Rule 4 on whole-file parses only (see [`EvalSettings::whole_file`]).
+    pub whole_file: bool,
 }
 
 impl MineConfig {
@@ -272,6 +274,7 @@ impl MineConfig {
             jira_projects: Vec::new(),
             classify: false,
             paths: PathPolicy::default(),
+            whole_file: false,
         }
     }
 
@@ -467,6 +470,7 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         jira_projects: jira.keys().cloned().collect(),
         classify: cfg.classify,
         paths: cfg.paths.clone(),
+        whole_file: cfg.whole_file,
     });
     Ok(Prepared {
         repo_path,
@@ -496,6 +500,7 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
         "jira_projects": p.settings.jira_projects,
         "classifier": cfg.classify.then_some(etip_classify::Offline::NAME),
         "paths": cfg.paths,
+        "whole_file": cfg.whole_file,
     })
     .to_string();
     let key = hex::encode(Sha256::digest(params.as_bytes()));

@@ -20,6 +20,11 @@ pub mod java_layout;
 pub mod labels;
 /// Path knowledge lives in `etip-toolchain` (shared with the harness); re-exported here.
 pub use etip_toolchain::paths as profile;
+pub mod python_layout;
+mod python_syntax;
+pub mod python_tokens;
+pub mod python_units;
+pub mod python_window;
 pub mod semantic;
 pub mod window;
 

@@ -52,7 +52,9 @@ use crate::LangError;
 use crate::java_layout::{Layout, TokKind, code_tokens};
 use crate::semantic::{Analyzer, FileChange, NonSemantic, Side, compare};
 
-/// One modified Java file: both versions, their paths and their changed rows (0-based, sorted).
+/// One modified file (Java for [`judge_java`], Python for
+/// [`crate::python_window::judge_python`]): both versions, their paths and their changed rows
+/// (0-based, sorted).
 #[derive(Debug, Clone, Copy)]
 pub struct Modified<'a> {
     /// Old version.
@@ -69,7 +71,7 @@ pub struct Modified<'a> {
     pub added: &'a [usize],
 }
 
-/// Outcome of [`judge_java`].
+/// Outcome of [`judge_java`] and [`crate::python_window::judge_python`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Windowed {
     /// The answer [`compare`] gives on whole-file parses.

@@ -141,6 +141,10 @@ pub struct LocalArgs {
     pub no_semantic: bool,
     #[command(flatten)]
     pub paths: PathArgs,
+    /// Decide rule 4 on whole-file tree-sitter parses only (slower, same answers): to check the
+    /// token and window judgements against them.
+    #[arg(long, hide = true)]
+    pub whole_file_semantic: bool,
     /// `owner/name` of the repository when no remote URL tells it (mirrors, local clones).
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo_name: Option<String>,
@@ -260,6 +264,7 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     cfg.state = a.state.clone();
     cfg.semantic = !a.no_semantic;
     cfg.paths = a.paths.policy(&PathArgs::default())?;
+    cfg.whole_file = a.whole_file_semantic;
     cfg.repo_name = a.repo_name.clone();
     for p in &a.jira_project {
         if !(p.len() >= 2

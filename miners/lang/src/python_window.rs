@@ -1,0 +1,335 @@
+//! The semantic rule for a modified Python file without parsing it.
+//!
+//! [`judge_python`] gives exactly the answer of [`crate::semantic::compare`] on whole-file
+//! tree-sitter summaries of both versions, or says that it cannot ([`Windowed::NeedsFullParse`]),
+//! in which case the caller parses the whole files. No tree-sitter parse is involved: both versions
+//! are lexed together ([`crate::python_layout::lex_pair`]: the new version's tokens before the first
+//! and after the last difference are the old version's) and grouped into statements and units
+//! ([`crate::python_units`]), and `compare`'s decision is replayed on them:
+//!
+//! 1. **Units.** The module's statements and, recursively, the bodies of the classes among them
+//!    give the units `python_block` gives — function definitions (decorators included) keyed
+//!    `Class.name`, other statements keyed by the identifier they assign or `<module>` /
+//!    `Class.<body>` (a line continuation between two statements too: tree-sitter's
+//!    `line_continuation` is a named node), imports, docstrings and bare annotations left out,
+//!    `~N` for repeats — with the rows tree-sitter gives the nodes: from the first token (the first
+//!    decorator) to the last one, or for a compound statement to where the scanner puts the
+//!    `Dedent` that closes it (after the comments that belong to its last block).
+//! 2. **Changed units.** A unit touched by a changed row changed when its counterpart with the same
+//!    key has another token stream, or, without one, when no unit of the other version without a
+//!    same-key counterpart has its stream (a rename); the names are qualified with the module path
+//!    of the side `compare` takes them from.
+//! 3. **File streams.** Without a changed unit, the module-level items (statements, `;` and line
+//!    continuations; the module docstring an empty stream) with and without imports tell a
+//!    whitespace or comment change, an import-only change, or a declaration-only change apart, as
+//!    `compare`'s `all_hash` and `code_hash` do. Items made of tokens the versions share are the
+//!    same on both sides; only the items between are compared.
+//!
+//! Why the streams decide like tree-sitter's hashes: a hash covers the node's leaves (a string
+//! literal as one text, comments and docstrings left out, `line_continuation` leaves kept) and its
+//! named nodes' openings and closings. The lexer's tokens are those leaves, and for valid code the
+//! tree is a function of the leaves and the layout — `Newline` between statements, `Indent` and
+//! `Dedent` around blocks — up to what tree-sitter does not tell apart: a one-line suite and an
+//! indented one give the same `block` (the lexer gives both the same marks) and a `Newline` after
+//! `;` adds nothing (the streams leave it out). So equal streams mean equal trees, and unequal
+//! streams differ in a leaf or in where statements and blocks start and end, which the tree shows.
+//! The streams are compared directly, and hashed (64-bit FNV) only to look for renames.
+//!
+//! The argument holds for sources tree-sitter parses without errors. The lexer refuses what would
+//! make it recover from one in most cases (see [`crate::python_layout`]), and the grouping refuses
+//! clauses out of place, decorators before no definition, compound statements after `;`, headers
+//! that do not read as headers (`else x:`, `for x:`, parameter lists that are no parameters),
+//! assignment targets that are no targets (`"a": 1`), assignments to keywords, and a line
+//! continuation after a docstring. An error of another kind inside a statement (`f(a + if)`) could
+//! still make tree-sitter group the statements otherwise. Checked by `tests/python_window.rs`
+//! (random edits against whole-file parses) and on real history by
+//! `examples/python_history_check.rs`.
+
+use std::cell::OnceCell;
+use std::hash::Hasher;
+
+use crate::python_units::{FxMap, Item, Module, Piece, StmtKind, Units};
+use crate::semantic::{FileChange, NonSemantic};
+use crate::window::{Modified, WindowStats, Windowed};
+
+/// One version of the file, with its units and their stream hashes (computed on demand).
+struct Version<'a> {
+    module: &'a Module,
+    src: &'a [u8],
+    path: &'a str,
+    /// Byte spans of the changed rows: from the row's start to the next row's.
+    rows: Vec<(usize, usize)>,
+    units: &'a Units,
+    hashes: Vec<OnceCell<u64>>,
+    keys: FxMap<(&'a str, u32), usize>,
+}
+
+impl<'a> Version<'a> {
+    fn new(
+        module: &'a Module,
+        units: &'a Units,
+        src: &'a [u8],
+        path: &'a str,
+        rows: &'a [usize],
+    ) -> Self {
+        Version {
+            module,
+            src,
+            path,
+            rows: row_spans(src, rows),
+            units,
+            hashes: units.list.iter().map(|_| OnceCell::new()).collect(),
+            keys: (0..units.list.len()).map(|i| (units.key(i), i)).collect(),
+        }
+    }
+
+    fn stream(&self, i: usize) -> impl Iterator<Item = Piece<'a>> + 'a {
+        let u = &self.units.list[i];
+        self.module.pieces(self.src, u.tokens.clone(), u.skip_name)
+    }
+
+    fn hash(&self, i: usize) -> u64 {
+        *self.hashes[i].get_or_init(|| {
+            let mut h = Fnv::default();
+            for piece in self.stream(i) {
+                match piece {
+                    Piece::Text(t) => {
+                        h.write_u8(0x10);
+                        h.write_u32(t.len() as u32);
+                        h.write(t);
+                    }
+                    Piece::Mark(m) => h.write_u8(m),
+                }
+            }
+            h.finish()
+        })
+    }
+
+    /// Indices of the units a changed row falls in: a row from the unit's first to its last, that
+    /// is a row that ends after the unit's start and starts no later than its end offset.
+    fn touched(&self) -> impl Iterator<Item = usize> + '_ {
+        self.units.list.iter().enumerate().filter_map(|(i, u)| {
+            let k = self.rows.partition_point(|r| r.1 <= u.start as usize);
+            (k < self.rows.len() && self.rows[k].0 <= u.end as usize).then_some(i)
+        })
+    }
+
+    /// `compare`'s qualified name of unit `i`.
+    fn qualified(&self, i: usize) -> String {
+        let prefix = crate::profile::python_module_path(self.path);
+        let name = self.units.name(i);
+        match (prefix.is_empty(), name.is_empty()) {
+            (true, _) => name.to_string(),
+            (false, true) => prefix,
+            (false, false) => format!("{prefix}.{name}"),
+        }
+    }
+
+    /// Hashes of the units whose key `other` does not have (rename candidates).
+    fn unmatched(&self, other: &Version) -> Vec<u64> {
+        (0..self.units.list.len())
+            .filter(|&i| !other.keys.contains_key(&self.units.key(i)))
+            .map(|i| self.hash(i))
+            .collect()
+    }
+}
+
+/// The start of the line `n` lines after the one starting at `pos` (past the end when the source
+/// has fewer lines), counting newlines 64 bytes at a time.
+fn skip_lines(src: &[u8], mut pos: usize, mut n: usize) -> usize {
+    while n > 0 {
+        let Some(chunk) = src.get(pos..pos + 64) else {
+            return match memchr::memchr_iter(b'\n', &src[pos.min(src.len())..]).nth(n - 1) {
+                Some(k) => pos + k + 1,
+                None => src.len() + 1,
+            };
+        };
+        let count = chunk.iter().filter(|b| **b == b'\n').count();
+        if count < n {
+            n -= count;
+            pos += 64;
+        } else {
+            let k = memchr::memchr_iter(b'\n', chunk).nth(n - 1).unwrap_or(63);
+            return pos + k + 1;
+        }
+    }
+    pos
+}
+
+/// Byte spans of the (sorted) rows: each row's start and the next row's start (`usize::MAX` for
+/// the last row).
+fn row_spans(src: &[u8], rows: &[usize]) -> Vec<(usize, usize)> {
+    let (mut pos, mut row) = (0, 0);
+    rows.iter()
+        .map(|&r| {
+            pos = skip_lines(src, pos, r - row);
+            row = r;
+            let next = src
+                .get(pos..)
+                .and_then(|rest| memchr::memchr(b'\n', rest))
+                .map_or(usize::MAX, |k| pos + k + 1);
+            (pos, next)
+        })
+        .collect()
+}
+
+/// 64-bit FNV-1a.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+fn same_pieces<'s>(
+    mut a: impl Iterator<Item = Piece<'s>>,
+    mut b: impl Iterator<Item = Piece<'s>>,
+) -> bool {
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x == y => {}
+            _ => return false,
+        }
+    }
+}
+
+/// Whether unit `i` of `side` changed: its same-key counterpart in `other` has another stream, or
+/// (without one) no rename candidate of `other` has its stream.
+fn changed(
+    side: &Version,
+    i: usize,
+    other: &Version,
+    other_unmatched: &OnceCell<Vec<u64>>,
+) -> bool {
+    match other.keys.get(&side.units.key(i)) {
+        Some(&j) => !same_pieces(side.stream(i), other.stream(j)),
+        None => !other_unmatched
+            .get_or_init(|| other.unmatched(side))
+            .contains(&side.hash(i)),
+    }
+}
+
+/// The qualified names of the changed units touched by changed rows, as `compare` lists them.
+fn changed_names(old: &Version, new: &Version) -> Vec<String> {
+    let old_unmatched = OnceCell::new();
+    let new_unmatched = OnceCell::new();
+    let mut names = Vec::new();
+    for i in new.touched() {
+        if changed(new, i, old, &old_unmatched) {
+            names.push(new.qualified(i));
+        }
+    }
+    for i in old.touched() {
+        if changed(old, i, new, &new_unmatched) {
+            // The new version's name when the unit still exists there.
+            names.push(match new.keys.get(&old.units.key(i)) {
+                Some(&j) => new.qualified(j),
+                None => old.qualified(i),
+            });
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether the module-level items of both versions have the same streams (imports left out when
+/// `code_only`): `compare`'s `all_hash` and `code_hash`. Items made of shared leading tokens, and
+/// items of the same kind made of shared trailing tokens, are the same in both versions (a
+/// statement parses the same wherever it is, but for being the module's docstring, which its kind
+/// tells); only the items between are compared.
+fn same_items(old: &Version, new: &Version, shared: (usize, usize), code_only: bool) -> bool {
+    fn items(m: &Module) -> &[Item] {
+        &m.items[m.top.start as usize..m.top.end as usize]
+    }
+    fn range(item: &Item) -> (usize, usize) {
+        match item {
+            Item::Stmt(s) => (s.first as usize, s.end as usize),
+            Item::Leaf(t) => (*t as usize, *t as usize + 1),
+        }
+    }
+    let kind = |item: &Item| match item {
+        Item::Stmt(s) => Some(std::mem::discriminant(&s.kind)),
+        Item::Leaf(_) => None,
+    };
+    let (a, b) = (items(old.module), items(new.module));
+    let (na, nb) = (old.module.tokens.len(), new.module.tokens.len());
+    let (prefix, suffix) = shared;
+    let head = a
+        .iter()
+        .zip(b)
+        .take_while(|(x, y)| range(x).1 <= prefix && range(x) == range(y))
+        .count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| {
+            let (rx, ry) = (range(x), range(y));
+            rx.0 + suffix >= na
+                && ry.0 + suffix >= nb
+                && na - rx.0 == nb - ry.0
+                && kind(x) == kind(y)
+        })
+        .count();
+    let keep =
+        |item: &&Item| !(code_only && matches!(item, Item::Stmt(s) if s.kind == StmtKind::Import));
+    let mid_a: Vec<&Item> = a[head..a.len() - tail].iter().filter(keep).collect();
+    let mid_b: Vec<&Item> = b[head..b.len() - tail].iter().filter(keep).collect();
+    mid_a.len() == mid_b.len()
+        && mid_a.iter().zip(&mid_b).all(|(x, y)| {
+            same_pieces(
+                old.module.item_pieces(old.src, x),
+                new.module.item_pieces(new.src, y),
+            )
+        })
+}
+
+/// Decides a modified Python file (see the module docs). `stats` accumulates the work done:
+/// `by_body_tokens` counts files with a changed unit, `by_tokens` whitespace, comment and import
+/// changes, `no_unit_changed` declaration-only changes, `refused_scan` files left to whole-file
+/// parses.
+pub fn judge_python(change: &Modified, stats: &mut WindowStats) -> Windowed {
+    stats.file_bytes += (change.old.len() + change.new.len()) as u64;
+    let Some((ma, mb, shared_prefix, shared_suffix)) = Module::parse_pair(change.old, change.new)
+    else {
+        stats.refused_scan += 1;
+        return Windowed::NeedsFullParse;
+    };
+    let (ua, ub) = (ma.units(change.old), mb.units(change.new));
+    let old = Version::new(&ma, &ua, change.old, change.old_path, change.deleted);
+    let new = Version::new(&mb, &ub, change.new, change.new_path, change.added);
+    let names = changed_names(&old, &new);
+    if !names.is_empty() {
+        stats.by_body_tokens += 1;
+        return Windowed::Decided(FileChange::Semantic(names));
+    }
+    let shared = (shared_prefix, shared_suffix);
+    let reason = if same_items(&old, &new, shared, false) {
+        NonSemantic::WhitespaceOrComment
+    } else if same_items(&old, &new, shared, true) {
+        NonSemantic::ImportOnly
+    } else {
+        NonSemantic::NoBodyChange
+    };
+    if reason == NonSemantic::NoBodyChange {
+        stats.no_unit_changed += 1;
+    } else {
+        stats.by_tokens += 1;
+    }
+    Windowed::Decided(FileChange::NotSemantic(reason))
+}
