@@ -2,13 +2,16 @@
 //! of a repository's first-parent history, and times both:
 //!
 //! `cargo run --release -p etip-lang --example python_history_check -- REPO [--since YYYY-MM-DD]
-//! [--limit N] [--show N] [--dump DIR]`
+//! [--limit N] [--show N] [--show-refused N] [--dump DIR]`
 //!
-//! REPO may be bare. Renamed files count when their content changed too. Rows come from a Myers line
-//! diff ([`etip_lang::labels::changed_rows`]). Whole-file summaries of a blob are reused when the next
-//! (older) commit needs the same blob again, so the whole-file time is that of the parses actually
-//! done; its throughput is over the bytes parsed. `--dump DIR` writes each disagreement's versions
-//! as `N.old` / `N.new` with `N.txt` holding the paths, rows and both answers.
+//! REPO may be bare. Renamed files count when their content changed too (files whose blobs the
+//! mirror lacks are skipped and counted). Rows come from a Myers line diff
+//! ([`etip_lang::labels::changed_rows`]). Whole-file summaries of a blob are reused when an older
+//! commit needs the same blob again (up to 400 kept), so the whole-file time is that of the parses
+//! actually done; its throughput is over the bytes parsed. `--show N` prints the first N
+//! disagreements, `--show-refused N` the line where the token scan gave up on the first N refused
+//! files; `--dump DIR` writes each disagreement's versions as `N.old` / `N.new` with `N.txt` holding
+//! the commit, the paths, the rows and both answers.
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
