@@ -49,7 +49,7 @@ use std::cell::OnceCell;
 use std::hash::Hasher;
 
 use crate::python_units::{FxMap, Item, Module, Piece, StmtKind, Units};
-use crate::semantic::{FileChange, NonSemantic};
+use crate::semantic::{FileChange, Fnv, NonSemantic};
 use crate::window::{Modified, WindowStats, Windowed};
 
 /// One version of the file, with its units and their stream hashes (computed on demand).
@@ -171,27 +171,6 @@ fn row_spans(src: &[u8], rows: &[usize]) -> Vec<(usize, usize)> {
             (pos, next)
         })
         .collect()
-}
-
-/// 64-bit FNV-1a.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 fn same_pieces<'s>(

@@ -430,7 +430,7 @@ enum Tok<'a> {
 
 /// 64-bit FNV-1a: deterministic across runs and platforms, fast on short tokens.
 #[derive(Clone, Copy)]
-struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
