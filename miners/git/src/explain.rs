@@ -54,7 +54,7 @@ pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
     if let Some(u) = history::unreadable(&repo, oid) {
         return Err(MineError::UnreadableCommit(u));
     }
-    let (chain, _) = history::chain(&repo, p.tip)?;
+    let (chain, _) = p.chain();
     let position = chain.iter().position(|(o, _)| *o == oid);
     let author_time = repo
         .find_commit(oid)

@@ -73,15 +73,16 @@ pub(crate) fn unreadable(repo: &Repository, oid: Oid) -> Option<Unreadable> {
     })
 }
 
-/// Follows first parents from `tip`, newest first, calling `visit` with each commit's ids and
-/// author time until it returns `false`. Each commit is read once: its first parent's tree is
-/// known when the parent is read, so each commit is handed on one step later. A commit git cannot
-/// parse is handed on with no time, and reported in `skipped` (newest first).
+/// Follows first parents from `tip`, newest first, calling `visit` with each commit's ids, author
+/// time and subject (its message's first line, as stored) until it returns `false`. Each commit
+/// is read once: its first parent's tree is known when the parent is read, so each commit is
+/// handed on one step later. A commit git cannot parse is handed on with no time, and reported in
+/// `skipped` (newest first).
 pub(crate) fn walk(
     repo: &Repository,
     tip: Oid,
     skipped: &mut Vec<Unreadable>,
-    mut visit: impl FnMut(CommitIds, Option<i64>) -> bool,
+    mut visit: impl FnMut(CommitIds, Option<i64>, &[u8]) -> bool,
 ) -> Result<(), MineError> {
     let git = |oid: Oid| {
         move |source| MineError::Git {
@@ -93,40 +94,47 @@ pub(crate) fn walk(
     let odb = repo.odb().map_err(git(tip))?;
     // The header of the stored commit is enough (tree, first parent, author time); libgit2's parser
     // decides the commits whose header does not read plainly.
-    let mut read = |oid: Oid| -> Result<(Oid, Option<Oid>, Option<i64>), MineError> {
-        let obj = odb.read(oid).map_err(git(oid))?;
-        let is_commit = obj.kind() == ObjectType::Commit;
-        if is_commit && let Some((tree, parent, time)) = commit_header(obj.data()) {
-            return Ok((tree, parent, Some(time)));
-        }
-        match repo.find_commit(oid) {
-            Ok(c) => Ok((
-                c.tree_id(),
-                c.parent_id(0).ok(),
-                Some(c.author().when().seconds()),
-            )),
-            Err(e) => {
-                let Some((tree, parent)) = plain_ids(obj.data()).filter(|_| is_commit) else {
-                    return Err(git(oid)(e));
-                };
-                skipped.push(Unreadable {
-                    sha: oid.to_string(),
-                    problem: problem(obj.data(), &e),
-                });
-                Ok((tree, parent, None))
+    // The subject of the commit read last, kept until it is handed on.
+    let mut subject: Vec<u8> = Vec::new();
+    let mut held_subject: Vec<u8> = Vec::new();
+    let mut read =
+        |oid: Oid, subject: &mut Vec<u8>| -> Result<(Oid, Option<Oid>, Option<i64>), MineError> {
+            let obj = odb.read(oid).map_err(git(oid))?;
+            subject.clear();
+            subject.extend_from_slice(subject_of(obj.data()));
+            let is_commit = obj.kind() == ObjectType::Commit;
+            if is_commit && let Some((tree, parent, time)) = commit_header(obj.data()) {
+                return Ok((tree, parent, Some(time)));
             }
-        }
-    };
+            match repo.find_commit(oid) {
+                Ok(c) => Ok((
+                    c.tree_id(),
+                    c.parent_id(0).ok(),
+                    Some(c.author().when().seconds()),
+                )),
+                Err(e) => {
+                    let Some((tree, parent)) = plain_ids(obj.data()).filter(|_| is_commit) else {
+                        return Err(git(oid)(e));
+                    };
+                    skipped.push(Unreadable {
+                        sha: oid.to_string(),
+                        problem: problem(obj.data(), &e),
+                    });
+                    Ok((tree, parent, None))
+                }
+            }
+        };
     let mut held: Option<(CommitIds, Option<i64>)> = None;
     let mut next = Some(tip);
     while let Some(oid) = next {
-        let (tree, parent, time) = read(oid)?;
+        let (tree, parent, time) = read(oid, &mut subject)?;
         if let Some((mut ids, time)) = held.take() {
             ids.parent_tree = Some(tree);
-            if !visit(ids, time) {
+            if !visit(ids, time, &held_subject) {
                 return Ok(());
             }
         }
+        std::mem::swap(&mut subject, &mut held_subject);
         next = parent;
         let ids = CommitIds {
             commit: oid,
@@ -137,20 +145,30 @@ pub(crate) fn walk(
         held = Some((ids, time));
     }
     if let Some((ids, time)) = held {
-        visit(ids, time);
+        visit(ids, time, &held_subject);
     }
     Ok(())
+}
+
+/// The first line of a stored commit's message (empty when it has none).
+fn subject_of(data: &[u8]) -> &[u8] {
+    let Some(at) = memchr::memmem::find(data, b"\n\n") else {
+        return &[];
+    };
+    let msg = &data[at + 2..];
+    &msg[..memchr::memchr(b'\n', msg).unwrap_or(msg.len())]
 }
 
 /// The first-parent history from `tip`, oldest first, with each commit's author time (`None` for
 /// the commits git cannot parse, which are also returned, oldest first).
 pub(crate) type Chain = (Vec<(Oid, Option<i64>)>, Vec<Unreadable>);
 
-/// The [`Chain`] from `tip`.
+/// The [`Chain`] from `tip` (the miner keeps the walk it prepared the run with).
+#[cfg(test)]
 pub(crate) fn chain(repo: &Repository, tip: Oid) -> Result<Chain, MineError> {
     let mut chain = Vec::new();
     let mut skipped = Vec::new();
-    walk(repo, tip, &mut skipped, |ids, time| {
+    walk(repo, tip, &mut skipped, |ids, time, _| {
         chain.push((ids.commit, time));
         true
     })?;
@@ -195,23 +213,6 @@ fn hex_id(s: &[u8]) -> Option<Oid> {
         .then(|| std::str::from_utf8(s).ok())
         .flatten()
         .and_then(|s| Oid::from_str(s).ok())
-}
-
-/// The subject (first message line) of every first-parent commit from `tip`, newest first, read
-/// from the stored objects; a commit that cannot be read ends the walk there.
-pub(crate) fn subjects(repo: &Repository, tip: Oid, mut visit: impl FnMut(&str)) {
-    let Ok(odb) = repo.odb() else { return };
-    let mut next = Some(tip);
-    while let Some(oid) = next {
-        let Ok(obj) = odb.read(oid) else { return };
-        let data = obj.data();
-        next = plain_ids(data).and_then(|(_, p)| p);
-        if let Some(at) = memchr::memmem::find(data, b"\n\n") {
-            let msg = &data[at + 2..];
-            let end = memchr::memchr(b'\n', msg).unwrap_or(msg.len());
-            visit(&String::from_utf8_lossy(&msg[..end]));
-        }
-    }
 }
 
 /// Tree and first parent of a stored commit, whatever its other header lines hold.

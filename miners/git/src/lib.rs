@@ -391,6 +391,23 @@ struct Prepared {
     settings: Arc<EvalSettings>,
     tip: Oid,
     build_tools: Vec<etip_lang::profile::BuildTool>,
+    /// The first-parent history from the tip, newest first, with each commit's author time.
+    walked: Vec<(CommitIds, Option<i64>)>,
+    /// The commits of `walked` git cannot parse, newest first.
+    skipped: Vec<history::Unreadable>,
+}
+
+impl Prepared {
+    /// The walked history as a [`history::Chain`] (oldest first).
+    fn chain(&self) -> history::Chain {
+        let chain = self
+            .walked
+            .iter()
+            .rev()
+            .map(|(ids, t)| (ids.commit, *t))
+            .collect();
+        (chain, self.skipped.iter().rev().cloned().collect())
+    }
 }
 
 fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
@@ -448,13 +465,21 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
             n.strip_suffix(".git").map(str::to_string).unwrap_or(n)
         }
     };
-    // The project's JIRA prefixes: those whose keys open commit subjects, and the configured.
+    // One read of the first-parent history gives the commits to mine and the project's JIRA
+    // prefixes: those whose keys open commit subjects, and the configured.
+    let walk_started = Instant::now();
     let mut subjects = Vec::new();
-    history::subjects(&repo, tip, |s| {
-        if links::subject_key(s).is_some() {
-            subjects.push(s.to_string());
+    let mut walked = Vec::new();
+    let mut skipped = Vec::new();
+    history::walk(&repo, tip, &mut skipped, |ids, time, subject| {
+        walked.push((ids, time));
+        let subject = String::from_utf8_lossy(subject);
+        if links::subject_key(&subject).is_some() {
+            subjects.push(subject.into_owned());
         }
-    });
+        true
+    })?;
+    tracing::debug!(commits = walked.len(), elapsed = ?walk_started.elapsed(), "walked the first-parent history");
     let mut jira: BTreeMap<String, usize> =
         links::jira_projects(subjects.iter().map(String::as_str));
     for p in &cfg.jira_projects {
@@ -477,6 +502,8 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         settings,
         tip,
         build_tools,
+        walked,
+        skipped,
     })
 }
 
@@ -510,56 +537,43 @@ fn run_key(cfg: &MineConfig, p: &Prepared) -> (String, String) {
 /// The end of a run: the walked history, its date window, and what the candidates file holds.
 type Finished = (history::Chain, Arc<Vec<Oid>>, Counts);
 
-/// The walker thread: follows the history from the tip and feeds the workers the commits of the
-/// window that are not decided yet, as it finds them; then ends the feed with the window.
-fn walk_window(
+/// Feeds the workers the commits of the window that are not decided yet (newest first, in blocks
+/// so that they start at once), then ends the feed with the window.
+fn feed_window(
     cfg: &MineConfig,
     p: &Prepared,
     feed: &feed::Feed,
     stop: &AtomicBool,
     decided: &HashSet<Oid>,
-    started: Instant,
-) -> Result<history::Chain, MineError> {
-    let result = (|| {
-        let repo = Repository::open(&p.repo_path).map_err(|source| MineError::OpenRepo {
-            path: p.repo_path.clone(),
-            source,
-        })?;
-        let mut chain = Vec::new();
-        let mut skipped = Vec::new();
-        let mut fresh = Vec::new();
-        let mut resumed = 0;
-        history::walk(&repo, p.tip, &mut skipped, |ids, time| {
-            chain.push((ids.commit, time));
-            if in_window(cfg, time) {
-                if decided.contains(&ids.commit) {
-                    resumed += 1;
-                } else {
-                    fresh.push(ids);
-                    if fresh.len() >= 64 {
-                        feed.push(&mut fresh);
-                    }
-                }
+) -> history::Chain {
+    let mut fresh = Vec::new();
+    let mut resumed = 0;
+    for (ids, time) in &p.walked {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if !in_window(cfg, *time) {
+            continue;
+        }
+        if decided.contains(&ids.commit) {
+            resumed += 1;
+        } else {
+            fresh.push(*ids);
+            if fresh.len() >= 64 {
+                feed.push(&mut fresh);
             }
-            !stop.load(Ordering::Relaxed)
-        })?;
-        feed.push(&mut fresh);
-        tracing::debug!(commits = chain.len(), elapsed = ?started.elapsed(), "walked the first-parent history");
-        chain.reverse();
-        skipped.reverse();
-        let window = chain
-            .iter()
-            .filter(|(_, t)| in_window(cfg, *t))
-            .map(|(o, _)| *o)
-            .collect();
-        feed.finish(resumed, window);
-        Ok((chain, skipped))
-    })();
-    if result.is_err() {
-        stop.store(true, Ordering::Relaxed);
-        feed.close();
+        }
     }
-    result
+    feed.push(&mut fresh);
+    let chain = p.chain();
+    let window = chain
+        .0
+        .iter()
+        .filter(|(_, t)| in_window(cfg, *t))
+        .map(|(o, _)| *o)
+        .collect();
+    feed.finish(resumed, window);
+    chain
 }
 
 /// One worker thread (`--jobs 1`, or no worker command): evaluates the blocks `feed` hands out and
@@ -639,11 +653,9 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         _ => None,
     };
     let mut outcome: Result<(), MineError> = Ok(());
-    let mut walked: Result<history::Chain, MineError> = Ok(Default::default());
+    let mut walked = Some(feed_window(cfg, &p, &feed, &stop, &decided));
     let mut finished: Result<Finished, MineError> = Err(MineError::WorkerPanic);
     std::thread::scope(|scope| {
-        // The walk feeds the workers as it goes.
-        let walker = scope.spawn(|| walk_window(cfg, &p, &feed, &stop, &decided, started));
         for _ in 0..jobs {
             let tx = tx.clone();
             let (feed, stop) = (&feed, &stop);
@@ -722,13 +734,12 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         }
         // Drain so that blocked workers can finish.
         for _ in rx.iter() {}
-        walked = walker.join().unwrap_or(Err(MineError::WorkerPanic));
         // When nothing was recorded, the bar starts (and ends) here.
         report(0, progress);
         // The output is written while the worker processes exit.
         finished = (|| {
             outcome?;
-            let chain = std::mem::replace(&mut walked, Ok(Default::default()))?;
+            let chain = walked.take().ok_or(MineError::WorkerPanic)?;
             if !feed.drained() {
                 return Err(MineError::WorkerPanic);
             }
