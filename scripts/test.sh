@@ -8,8 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The Docker tests bootstrap etip's offline base image (once per machine) with debootstrap; the
-# online build tests make a throw-away certificate authority with openssl.
+# online build tests make a throw-away certificate authority with openssl; the HTML reports are
+# rendered by headless Chromium.
 source scripts/prereqs.sh
 install_missing "the Docker tests need them" debootstrap openssl
+# The HTML reports are checked as a browser draws them.
+install_missing "the HTML rendering tests need it" chromium
 
 cargo test --workspace --locked "$@"

@@ -4,7 +4,7 @@
 use crate::Table;
 use std::fmt::Write;
 
-pub use crate::chart::{bar_chart, histogram};
+pub use crate::chart::{WeightBar, heatmap, rank_chart, rank_scatter, sr_histogram, weight_bars};
 
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -202,7 +202,7 @@ impl HtmlReport {
         let _ = writeln!(self.body, "<pre>{}</pre>", escape(text));
     }
 
-    /// Adds an SVG figure (as produced by [`bar_chart`] or [`histogram`]) with a caption.
+    /// Adds an SVG figure (as produced by [`crate::chart`]) with a caption.
     pub fn figure(&mut self, svg: &str, caption: &str) {
         let _ = writeln!(
             self.body,
@@ -240,7 +240,7 @@ const STYLE: &str = concat!(
     "th,td{border-bottom:1px solid #ddd;padding:3px 7px;vertical-align:top}",
     "th{background:#f4f4f4;vertical-align:bottom}",
     ".r{text-align:right;font-variant-numeric:tabular-nums}td.r{white-space:nowrap}.l{text-align:left}",
-    "td:first-child{min-width:14em;max-width:26em;overflow-wrap:anywhere}",
+    "td.l:first-child{min-width:14em;max-width:26em;overflow-wrap:anywhere}",
     "tr.total td{font-weight:600;background:#f7f7f7;border-bottom:2px solid #bbb}",
     "tr.muted td,td.muted{color:#888}td.strong{font-weight:700}.nw{white-space:nowrap}",
     ".orig{color:#0072B2;font-weight:600;white-space:nowrap}.pat{color:#D55E00;font-weight:600;white-space:nowrap}",
@@ -270,7 +270,12 @@ mod tests {
         let mut t = Table::new(vec![("x&y", Align::Left)]);
         t.push(vec!["<script>".into()]);
         r.table(&t);
-        r.figure(&bar_chart(&[("<i>".into(), 0.5)], true), "\"c\"");
+        let bar = WeightBar {
+            task: "<i>".into(),
+            share: 0.5,
+            sr: 0.2,
+        };
+        r.figure(&weight_bars(&[bar], 0.5), "\"c\"");
         let html = r.finish();
         assert!(html.contains("<title>a&lt;b</title>"));
         assert!(html.contains("<th class=\"l\">x&amp;y</th>"));
@@ -307,18 +312,29 @@ mod tests {
     }
 
     #[test]
-    fn histogram_counts_every_value_once() {
-        let svg = histogram(&[0.001, 0.5, 1.0, 2.0, 1e9, 0.0], -3.0, 3.0, 6, Some(1.0));
-        let total: usize = svg
+    fn histogram_counts_every_value_once_with_an_edge_at_one() {
+        let values = [0.001, 0.5, 0.99, 1.0, 2.0, 1e9, 0.0, f64::NAN];
+        let svg = sr_histogram(&values, -3, 3, 4);
+        let counts: Vec<(usize, String)> = svg
             .match_indices("<title>")
             .map(|(i, _)| {
                 let rest = &svg[i + 7..];
-                rest[..rest.find('<').expect("closing tag")]
-                    .parse::<usize>()
-                    .expect("count")
+                let t = &rest[..rest.find('<').expect("closing tag")];
+                let n = t.split(' ').next().expect("count").parse().expect("count");
+                (n, t.to_owned())
             })
-            .sum();
-        assert_eq!(total, 6);
-        assert!(svg.contains("stroke-dasharray"));
+            .collect();
+        assert_eq!(counts.iter().map(|c| c.0).sum::<usize>(), values.len());
+        // 0.99 and 1.0 fall on either side of the edge at 1.
+        assert!(
+            counts.iter().any(|c| c.1.ends_with("[0.562, 1.00)")),
+            "{counts:?}"
+        );
+        assert!(
+            counts.iter().any(|c| c.1.ends_with("[1.00, 1.78)")),
+            "{counts:?}"
+        );
+        assert!(svg.contains("stroke-dasharray") && svg.contains(">tasks</text>"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
     }
 }

@@ -7,6 +7,7 @@
 //! GSO-style gate; for GSO reports, the opt counts. Rankings under these alternatives are compared with
 //! the benchmark's own ranking, and GSO with SWE-fficiency where both rank the same models.
 
+use crate::board::{Role, roles, short_name};
 use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Loaded, Submission};
@@ -99,6 +100,12 @@ impl Default for AuditParams {
 pub struct SubmissionAudit {
     /// Submission name.
     pub submission: String,
+    /// Display name: its alias, else the name without the report's file-name decorations
+    /// ([`short_name`]); the full name where two would read the same.
+    pub name: String,
+    /// Ranked, or the expert's patches, or an older copy of another run (left out of rankings).
+    #[serde(flatten)]
+    pub role: Role,
     /// Benchmark family of its input.
     pub benchmark: &'static str,
     /// The benchmark's own rule.
@@ -121,6 +128,8 @@ pub struct SubmissionAudit {
     pub worst_10_share: Option<f64>,
     /// The 10 heaviest tasks: (instance id, SR, weight).
     pub worst_tasks: Vec<WeightedTask>,
+    /// Tasks whose SR is at or below the floor: each carries the largest possible weight.
+    pub n_at_floor: Option<usize>,
     /// Harmonic mean with the raised floor (bounded penalty).
     pub hm_bounded: Option<f64>,
     /// The raised floor.
@@ -142,6 +151,10 @@ pub struct SubmissionAudit {
     /// Every task's SR, in input order (for plots; not serialised).
     #[serde(skip)]
     pub srs: Vec<f64>,
+    /// Every task's instance id and weight in the harmonic mean, in input order (for plots; not
+    /// serialised).
+    #[serde(skip)]
+    pub weights: Vec<(String, f64)>,
 }
 
 /// A task's weight in the harmonic mean.
@@ -237,6 +250,8 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
     let row = rules::score(sub, rule, &rule_params)?;
     let mut audit = SubmissionAudit {
         submission: sub.name.clone(),
+        name: short_name(&sub.name),
+        role: Role::Ranked,
         benchmark: sub.format.benchmark(),
         rule,
         score: row.score,
@@ -248,6 +263,7 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
         worst_5_share: None,
         worst_10_share: None,
         worst_tasks: Vec::new(),
+        n_at_floor: None,
         hm_bounded: None,
         bounded_floor: params.bounded_floor,
         median_sr: None,
@@ -262,6 +278,7 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
             .and_then(|v| v.as_u64())
             .map(|v| v as usize),
         srs: Vec::new(),
+        weights: Vec::new(),
     };
     if rule != Rule::Swefficiency {
         return Ok(audit);
@@ -284,6 +301,13 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
             sr: srs[i],
             weight: inv[i] / total,
         })
+        .collect();
+    audit.n_at_floor = Some(srs.iter().filter(|&&s| s <= params.floor).count());
+    audit.weights = sub
+        .tasks
+        .iter()
+        .zip(&inv)
+        .map(|(t, w)| (t.instance_id.clone(), w / total))
         .collect();
     audit.hm_bounded = Some(harmonic_mean_floored(&srs, params.bounded_floor));
     let mut sorted = srs.clone();
@@ -363,8 +387,17 @@ fn order_of(names: &[String], values: &[f64]) -> Vec<String> {
     idx.into_iter().map(|i| names[i].clone()).collect()
 }
 
+/// Coverage of the ranked submissions of one benchmark (the expert's patches and older copies of a
+/// run would make every task look reached).
 fn coverage(loaded: &Loaded) -> Result<Option<Coverage>> {
-    let subs = &loaded.submissions;
+    let names: Vec<&str> = loaded.submissions.iter().map(|s| s.name.as_str()).collect();
+    let subs: Vec<&Submission> = loaded
+        .submissions
+        .iter()
+        .zip(roles(&names))
+        .filter(|(_, r)| r.is_ranked())
+        .map(|(s, _)| s)
+        .collect();
     let Some(first) = subs.first() else {
         return Ok(None);
     };
@@ -382,7 +415,7 @@ fn coverage(loaded: &Loaded) -> Result<Option<Coverage>> {
         best_sr: Option<f64>,
     }
     let mut cells: BTreeMap<&str, Cell> = BTreeMap::new();
-    for sub in subs {
+    for sub in &subs {
         let srs = if is_gso {
             None
         } else {
@@ -435,12 +468,13 @@ pub fn audit(groups: &[Loaded], params: &AuditParams) -> Result<Audit> {
     let mut rankings = Vec::new();
     let mut coverages = Vec::new();
     for group in groups {
-        let audits = group
+        let mut audits = group
             .submissions
             .iter()
             .map(|s| audit_submission(s, params))
             .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&SubmissionAudit> = audits.iter().collect();
+        name_and_role(&mut audits, &params.aliases);
+        let refs: Vec<&SubmissionAudit> = audits.iter().filter(|a| a.role.is_ranked()).collect();
         if audits.first().is_some_and(|a| a.rule == Rule::Swefficiency) {
             let official = format!("hm_floor_{SR_FLOOR}");
             let comparisons = [
@@ -475,6 +509,35 @@ pub fn audit(groups: &[Loaded], params: &AuditParams) -> Result<Audit> {
     })
 }
 
+/// Display names and roles of one benchmark's submissions: aliases first, then short names; the
+/// full name for every submission whose display name another one of the group shares.
+fn name_and_role(audits: &mut [SubmissionAudit], aliases: &BTreeMap<String, String>) {
+    let names: Vec<&str> = audits.iter().map(|a| a.submission.as_str()).collect();
+    let roles = roles(&names);
+    let mut display: Vec<String> = audits
+        .iter()
+        .map(|a| {
+            aliases
+                .get(&a.submission)
+                .cloned()
+                .unwrap_or_else(|| short_name(&a.submission))
+        })
+        .collect();
+    let clash: Vec<bool> = display
+        .iter()
+        .map(|d| display.iter().filter(|e| *e == d).count() > 1)
+        .collect();
+    for (i, c) in clash.into_iter().enumerate() {
+        if c {
+            display[i] = audits[i].submission.clone();
+        }
+    }
+    for ((a, role), name) in audits.iter_mut().zip(roles).zip(display) {
+        a.role = role;
+        a.name = name;
+    }
+}
+
 /// GSO against SWE-fficiency, for the models both rank (matched through the aliases).
 fn cross_benchmark(
     submissions: &[SubmissionAudit],
@@ -487,7 +550,7 @@ fn cross_benchmark(
             .unwrap_or_else(|| name.to_owned())
     };
     let mut by_model: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
-    for s in submissions {
+    for s in submissions.iter().filter(|s| s.role.is_ranked()) {
         let entry = by_model.entry(canonical(&s.submission)).or_default();
         match s.rule {
             Rule::Gso => entry.0 = Some(s.score),

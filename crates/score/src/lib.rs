@@ -8,7 +8,9 @@
 //!   official leaderboard numbers exactly where the inputs are official reports;
 //! * audits a set of submissions ([`audit`]): the tail weight of the harmonic mean, bounded penalties,
 //!   test-failure tolerance, rescoring under another benchmark's rule, ranking agreement ([`rank`]) and
-//!   coverage across submissions.
+//!   coverage across submissions;
+//! * ranks them per benchmark under the official score and each alternative, with short names and
+//!   the expert's and duplicate runs set apart ([`board`]).
 //!
 //! Every numeric parameter has one valid range ([`param`]), checked by [`rules::Params::validate`]
 //! and [`audit::AuditParams::validate`] before anything is computed. Inputs are read within size
@@ -25,6 +27,7 @@
 //! ```
 
 pub mod audit;
+pub mod board;
 pub use etip_core::clip;
 mod error;
 pub mod input;

@@ -1,5 +1,6 @@
 //! Helpers the test suites share: git, index entries for repositories written through libgit2,
-//! copying trees, and the fixture repositories of `etip build`
+//! copying trees, rendering HTML reports in headless Chromium ([`render_html`]), and the fixture
+//! repositories of `etip build`
 //! and `etip measure` (`crates/fixtures/repos/<kind>/<step>/`, one commit per step folder,
 //! each step's files written over the previous tree). A dev-dependency only; it panics with a
 //! clear message where a test could not go on.
@@ -136,4 +137,130 @@ pub fn tree_snapshot(
         }
     }
     out
+}
+
+/// What a headless browser drew of an HTML page ([`render_html`]).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// Width and height of the screenshot in pixels.
+    pub size: (u32, u32),
+    /// The screenshot's pixels, RGB, row by row.
+    pub rgb: Vec<u8>,
+    /// Where the screenshot was written (kept for a person to look at when a check fails).
+    pub png: PathBuf,
+}
+
+impl Rendered {
+    /// Share of the pixels that are not (nearly) white.
+    pub fn ink(&self) -> f64 {
+        let px = self.rgb.chunks_exact(3);
+        let n = px.len().max(1);
+        px.filter(|p| p.iter().any(|&c| c < 235)).count() as f64 / n as f64
+    }
+
+    /// Pixels within `tolerance` (per channel) of the colour `#rrggbb`.
+    pub fn pixels_of(&self, hex: &str, tolerance: u8) -> usize {
+        let c = |i: usize| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16).expect("#rrggbb");
+        let want = [c(0), c(1), c(2)];
+        self.rgb
+            .chunks_exact(3)
+            .filter(|p| p.iter().zip(want).all(|(a, b)| a.abs_diff(b) <= tolerance))
+            .count()
+    }
+}
+
+/// The headless Chromium the rendering tests use: `$ETIP_CHROMIUM`, else `chromium`,
+/// `chromium-browser` or `google-chrome` on the PATH. Panics with how to install it when none is
+/// there (scripts/test.sh installs Debian's `chromium`).
+pub fn chromium() -> PathBuf {
+    if let Some(p) = std::env::var_os("ETIP_CHROMIUM") {
+        return PathBuf::from(p);
+    }
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        let found = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(name))
+                .find(|p| p.is_file())
+        });
+        if let Some(p) = found {
+            return p;
+        }
+    }
+    panic!(
+        "the HTML rendering tests need a headless Chromium and found none: install it \
+         (`apt-get install chromium`, which scripts/test.sh does as root) or set ETIP_CHROMIUM"
+    );
+}
+
+/// Renders `html` (a file) in headless Chromium at `width` × `height` CSS pixels and returns the
+/// screenshot, written next to the page as `<page>.png`. No network: the page must be
+/// self-contained. Panics when the browser fails, times out (120 s) or writes no image.
+pub fn render_html(html: &Path, width: u32, height: u32) -> Rendered {
+    let png = html.with_extension("png");
+    let profile = tempfile::tempdir().expect("a browser profile folder");
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-extensions",
+            "--force-device-scale-factor=1",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--window-size={width},{height}"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", html.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("headless Chromium starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for Chromium") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "headless Chromium did not render {} in 120 s",
+                html.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(
+        status.success() && png.is_file(),
+        "headless Chromium failed on {} ({status}):\n{err}",
+        html.display()
+    );
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png).expect("screenshot readable"),
+    ));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("a PNG screenshot");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("PNG frame");
+    let channels = info.color_type.samples();
+    let rgb: Vec<u8> = buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .flat_map(|p| {
+            if channels >= 3 {
+                [p[0], p[1], p[2]]
+            } else {
+                [p[0]; 3]
+            }
+        })
+        .collect();
+    Rendered {
+        size: (info.width, info.height),
+        rgb,
+        png,
+    }
 }

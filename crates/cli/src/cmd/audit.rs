@@ -5,6 +5,7 @@ use super::{UsageError, input_error};
 use anyhow::Context;
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::audit::{self, Audit, AuditParams};
+use etip_score::board::{self, Board, Role};
 use etip_score::{clip, input, param};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -85,12 +86,18 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     }
     let result = audit::audit(&groups, &params).map_err(input_error)?;
     let format = OutputFormat::from(args.format);
+    let boards = board::boards(&result, params.gso_sr_threshold);
     let out = match format {
-        OutputFormat::Json => etip_report::to_json(&result)?,
-        _ => human(&result, &params, format)?,
+        OutputFormat::Json => etip_report::to_json(&serde_json::json!({
+            "boards": &boards,
+            "submissions": &result.submissions,
+            "rankings": &result.rankings,
+            "coverage": &result.coverage,
+        }))?,
+        _ => human(&result, &boards, &params, format)?,
     };
     if let Some(path) = &args.html {
-        std::fs::write(path, html(&result, &params))
+        std::fs::write(path, super::audit_html::html(&result, &boards, &params))
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
         tracing::info!("wrote {}", path.display());
     }
@@ -102,13 +109,50 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
-fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::Result<String> {
+/// The benchmark's name as its authors write it.
+pub(crate) fn benchmark_title(b: &str) -> &str {
+    match b {
+        "swefficiency" => "SWE-fficiency",
+        "gso" => "GSO",
+        other => other,
+    }
+}
+
+/// At most `max` characters, the middle elided (names differ at both ends).
+fn fit(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_owned();
+    }
+    let head = (max - 1) / 2 + (max - 1) % 2;
+    let tail = max - 1 - head;
+    let a: String = s.chars().take(head).collect();
+    let b: String = s.chars().skip(n - tail).collect();
+    format!("{a}…{b}")
+}
+
+/// A rank change: `+3` (three places higher than the official rank), `-2`, `=`.
+fn change(d: Option<i64>) -> String {
+    match d {
+        Some(0) => "=".into(),
+        Some(d) if d > 0 => format!("+{d}"),
+        Some(d) => d.to_string(),
+        None => "-".into(),
+    }
+}
+
+fn human(
+    result: &Audit,
+    boards: &[Board],
+    params: &AuditParams,
+    format: OutputFormat,
+) -> anyhow::Result<String> {
     let mut out = String::new();
-    for (i, (title, table)) in tables(result, params).iter().enumerate() {
+    for (title, table) in tables(result, boards, params, 30) {
         if table.is_empty() {
             continue;
         }
-        if i > 0 && !out.is_empty() {
+        if !out.is_empty() {
             out.push('\n');
         }
         match format {
@@ -116,7 +160,7 @@ fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::
             OutputFormat::Csv => {}
             _ => out.push_str(&format!("{title}\n")),
         }
-        out.push_str(&render(table, format)?);
+        out.push_str(&render(&table, format)?);
     }
     if matches!(format, OutputFormat::Table | OutputFormat::Markdown) {
         out.push('\n');
@@ -125,171 +169,246 @@ fn human(result: &Audit, params: &AuditParams, format: OutputFormat) -> anyhow::
     Ok(out)
 }
 
-/// What each column means, for a reader new to leaderboard audits (printed under the text tables,
-/// at the top of the HTML page; the README has the same legend).
-fn legend(params: &AuditParams) -> String {
-    let lines = [
-        "How to read these tables:".to_string(),
-        "  SR (speedup ratio) = a task's speedup / the expert patch's speedup; an incorrect patch gets 1 / expert speedup.".into(),
-        "  score: the benchmark's own aggregate, recomputed (SWE-fficiency: harmonic mean of SR; GSO: opt@1, percent).".into(),
-        format!(
-            "  hm@{}: harmonic mean of SR, each SR floored at {} (SWE-fficiency's score).",
-            params.floor, params.floor
-        ),
-        "  worst1/5/10: share of that mean's weight carried by the 1, 5, 10 lowest-SR tasks (30% = one task decides almost a third).".into(),
-        format!(
-            "  hm@{}: the same mean with a floor of {} (bounded penalty: no task counts as worse than that).",
-            params.bounded_floor, params.bounded_floor
-        ),
-        "  median SR, SR>1: the typical task's SR; tasks on which the submission beat the expert.".into(),
-        format!(
-            "  tolerated, hm tol {}: failing patches that pass >= 1 - {} of their tests, and the mean when they count as correct with their measured speedup.",
-            params.tolerance, params.tolerance
-        ),
-        format!(
-            "  gate SR>={}: GSO's success rule on SWE-fficiency outputs: percent of tasks correct with SR >= {}.",
-            params.gso_sr_threshold, params.gso_sr_threshold
-        ),
-        "  opt_base (GSO): instances whose patch beats the original by a geometric-mean speedup >= 1.2, before GSO compares with the expert.".into(),
-        "  Rankings: the official order against each alternative rule: Spearman's rho (1 = same order), discordant pairs out of all pairs, the largest move.".into(),
-        "  Coverage: what K submissions reach together per task: correct, faster than the original, the expert's speedup (any reaches ref); the median best SR.".into(),
+/// Every term of the tables and figures, in the reader's words (the text legend, the HTML
+/// glossary and the README use these).
+pub(crate) fn glossary(params: &AuditParams) -> Vec<(String, String)> {
+    let f = params.floor;
+    let b = params.bounded_floor;
+    let official = etip_score::rules::SR_FLOOR;
+    let mut terms: Vec<(String, String)> = vec![
+        ("SR".into(), "speedup ratio of a task: the submission's speedup divided by the expert patch's speedup (1 = as fast as the expert); an incorrect patch gets 1 / the expert's speedup.".into()),
+        ("HM of SR".into(), format!("SWE-fficiency's official score: the harmonic mean of the tasks' SRs, each SR floored at {official}. One task with a tiny SR pulls it down hard.")),
+        ("opt@1".into(), "GSO's official score: percent of tasks whose single attempt is correct and reaches at least 95% of the expert's speedup (with GSO's own speedup rules).".into()),
+        (format!("HM@{b}"), format!("bounded penalty: the same harmonic mean with every SR floored at {b}, so that no task counts as worse than half the expert.")),
+        ("median SR".into(), "the SR of the typical task: half the tasks are above it.".into()),
+        ("HM tol".into(), format!("the official mean when failing patches that still pass at least 1 - {} of their tests count as correct with their measured speedup (test-failure tolerance).", params.tolerance)),
+        (format!("gate≥{}", params.gso_sr_threshold), format!("GSO's rule applied to SWE-fficiency's outputs: percent of tasks that are correct with SR ≥ {}.", params.gso_sr_threshold)),
+        ("#, Δ".into(), "rank (1 = best; tied runs share the best rank) under the official score; Δ: places gained (+) or lost (-) under the rule to its left. The expert's patches (gold) and older copies of a run are not ranked.".into()),
+        ("weight".into(), format!("a task's share of the harmonic mean: (1 / max(SR, {f})) divided by the sum over all tasks. Tasks with the lowest SR carry the most weight.")),
+        ("worst 1/5/10".into(), "share of the weight carried by the 1, 5 and 10 heaviest tasks (30% = one task decides almost a third of the score).".into()),
+        ("at floor".into(), format!("tasks whose SR is at or below the floor {f}: each carries the largest possible weight, so the order among them is arbitrary.")),
+        ("Spearman ρ".into(), "agreement of two rankings of the same runs: 1 = the same order, 0 = unrelated, -1 = reversed.".into()),
+        ("pairs swapped".into(), "pairs of runs that the two rankings order differently, out of all pairs.".into()),
+        ("largest move".into(), "the run whose rank changes most between the two rankings (rank under the first -> under the second).".into()),
+        ("coverage".into(), "what the ranked runs achieve together task by task: some run is correct; faster than the original; reaches the expert's speedup (SR ≥ 1); the median over tasks of the best SR any run reaches (0 where none is correct); tasks some run did not submit.".into()),
     ];
-    let mut out = lines.join("\n");
-    out.push('\n');
+    if f != official {
+        terms.insert(2, (format!("HM@{f}"), format!("the harmonic mean of SR with the floor {f} given by --floor instead of the official {official}; weights and tasks at the floor below use it too.")));
+    }
+    terms
+}
+
+/// The glossary as text under the tables, wrapped to 120 columns.
+fn legend(params: &AuditParams) -> String {
+    let mut out = String::from("How to read these tables:\n");
+    for (term, text) in glossary(params) {
+        let mut line = format!("  {term}:");
+        for word in text.split_whitespace() {
+            if line.chars().count() + 1 + word.chars().count() > 118 {
+                out.push_str(&line);
+                out.push('\n');
+                line = "     ".to_owned();
+            }
+            line.push(' ');
+            line.push_str(word);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }
 
-fn html(result: &Audit, params: &AuditParams) -> String {
-    use etip_report::html::{HtmlReport, bar_chart, histogram};
-    let mut report = HtmlReport::new("etip audit");
-    for line in legend(params).lines() {
-        report.paragraph(line.trim());
-    }
-    for (title, table) in tables(result, params) {
-        if !table.is_empty() {
-            report.heading(2, title);
-            report.table(&table);
+/// The name of a metric key of the audit's rankings, as the tables and the glossary call it.
+fn rule_label(key: &str, params: &AuditParams) -> String {
+    if key.starts_with("hm_floor_") {
+        let f = key.trim_start_matches("hm_floor_");
+        if f == etip_score::rules::SR_FLOOR.to_string() {
+            return "HM of SR".into();
         }
+        return format!("HM@{f}");
     }
-    let with_sr: Vec<_> = result
-        .submissions
-        .iter()
-        .filter(|s| !s.srs.is_empty())
-        .collect();
-    if !with_sr.is_empty() {
-        report.heading(2, "Per submission");
-        let all = || with_sr.iter().flat_map(|s| s.srs.iter().copied());
-        let lo = all()
-            .filter(|v| *v > 0.0)
-            .fold(f64::INFINITY, f64::min)
-            .log10()
-            .floor()
-            .max(-6.0);
-        let hi = all().fold(1.0_f64, f64::max).log10().ceil().max(1.0);
-        for s in with_sr {
-            report.heading(3, &s.submission);
-            report.begin_row();
-            let bars: Vec<(String, f64)> = s
-                .worst_tasks
-                .iter()
-                .map(|t| (t.instance_id.clone(), t.weight))
-                .collect();
-            report.figure(
-                &bar_chart(&bars, true),
-                &format!(
-                    "Weight of the 10 heaviest tasks in the harmonic mean (floor {}); together {:.1}%",
-                    s.floor,
-                    100.0 * s.worst_10_share.unwrap_or(0.0)
-                ),
-            );
-            report.figure(
-                &histogram(&s.srs, lo, hi, 36, Some(1.0)),
-                &format!(
-                    "Distribution of SR over {} tasks (log scale; dashed: SR = 1); median {:.3}",
-                    s.srs.len(),
-                    s.median_sr.unwrap_or(f64::NAN)
-                ),
-            );
-            report.end_row();
-        }
+    match key {
+        "median_sr" => "median SR".into(),
+        "gso_score" => "GSO opt@1".into(),
+        "swefficiency_hm" => "SWE-fficiency HM of SR".into(),
+        k if k.starts_with("hm_tolerance_") => "HM tol".into(),
+        k if k.starts_with("gso_gate_sr_") => format!("gate≥{}", params.gso_sr_threshold),
+        k => k.into(),
     }
-    report.finish()
 }
 
-fn tables(result: &Audit, params: &AuditParams) -> [(&'static str, Table); 3] {
-    let floor_col = format!("hm@{}", params.floor);
-    let bounded_col = format!("hm@{}", params.bounded_floor);
-    let tol_col = format!("hm tol {}", params.tolerance);
-    let gate_col = format!("gate SR>={}", params.gso_sr_threshold);
-    let mut subs = Table::new(vec![
-        ("submission", Align::Left),
-        ("rule", Align::Left),
-        ("score", Align::Right),
-        (floor_col.as_str(), Align::Right),
-        ("worst1", Align::Right),
-        ("worst5", Align::Right),
-        ("worst10", Align::Right),
-        (bounded_col.as_str(), Align::Right),
-        ("median SR", Align::Right),
-        ("SR>1", Align::Right),
-        ("tolerated", Align::Right),
-        (tol_col.as_str(), Align::Right),
-        (gate_col.as_str(), Align::Right),
-        ("opt_base", Align::Right),
+/// The ranked board of one benchmark as a table: rank, name, the official score, then each
+/// alternative with the rank change.
+pub(crate) fn board_table(board: &Board, name_width: usize) -> Table {
+    let mut cols: Vec<(String, Align)> =
+        vec![("#".into(), Align::Right), ("model".into(), Align::Left)];
+    for (k, m) in board.metrics.iter().enumerate() {
+        let unit = if m.unit == "%" { " %" } else { "" };
+        cols.push((format!("{}{unit}", m.label), Align::Right));
+        if k > 0 {
+            cols.push(("Δ".into(), Align::Right));
+        }
+    }
+    let mut t = Table::new(cols.iter().map(|(h, a)| (h.as_str(), *a)).collect());
+    for r in &board.rows {
+        let mut row = vec![
+            r.ranks[0].map_or("-".into(), |x| x.to_string()),
+            fit(&r.name, name_width),
+        ];
+        for (k, m) in board.metrics.iter().enumerate() {
+            row.push(num(r.values[k], m.decimals));
+            if k > 0 {
+                row.push(change(r.change(k)));
+            }
+        }
+        t.push(row);
+    }
+    t
+}
+
+/// Gold and duplicate runs of a board, with their official score.
+fn unranked_table(board: &Board, name_width: usize) -> Table {
+    let decimals = board.metrics.first().map_or(4, |m| m.decimals);
+    let mut t = Table::new(vec![
+        ("run", Align::Left),
+        ("why not ranked", Align::Left),
+        ("official score", Align::Right),
     ]);
-    for s in &result.submissions {
-        subs.push(vec![
-            s.submission.clone(),
-            s.rule.to_string(),
-            format!("{:.prec$}", s.score, prec = s.rule.display_decimals()),
-            num(s.hm, 4),
-            pct(s.worst_1_share),
-            pct(s.worst_5_share),
-            pct(s.worst_10_share),
-            num(s.hm_bounded, 4),
-            num(s.median_sr, 4),
-            s.n_sr_above_1.map_or("-".into(), |n| n.to_string()),
-            s.n_tolerated.map_or("-".into(), |n| n.to_string()),
-            num(s.hm_tolerant, 4),
-            num(s.gso_gate_score, 2),
-            s.opt_base.map_or("-".into(), |n| n.to_string()),
+    for u in &board.unranked {
+        let why = match &u.role {
+            Role::Gold => "the expert's patches (the yardstick)".to_owned(),
+            Role::Duplicate { of } => format!("older copy of {}", fit(&board::short_name(of), 40)),
+            Role::Ranked => String::new(),
+        };
+        t.push(vec![
+            fit(&u.name, name_width),
+            why,
+            format!("{:.decimals$}", u.score),
         ]);
     }
+    t
+}
+
+/// How much of each SR-scored run's harmonic mean a few tasks carry (ranked runs, official order).
+fn weight_table(result: &Audit, boards: &[Board], name_width: usize) -> Table {
+    let mut t = Table::new(vec![
+        ("model", Align::Left),
+        ("worst 1", Align::Right),
+        ("worst 5", Align::Right),
+        ("worst 10", Align::Right),
+        ("at floor", Align::Right),
+        ("heaviest task (SR)", Align::Left),
+    ]);
+    for b in boards {
+        for r in &b.rows {
+            let Some(s) = result
+                .submissions
+                .iter()
+                .find(|s| s.submission == r.submission)
+            else {
+                continue;
+            };
+            if s.hm.is_none() {
+                continue;
+            }
+            let heaviest = s.worst_tasks.first().map_or("-".into(), |w| {
+                format!(
+                    "{} ({})",
+                    fit(&w.instance_id, 36),
+                    etip_report::chart::sr_text(w.sr)
+                )
+            });
+            t.push(vec![
+                fit(&r.name, name_width),
+                pct(s.worst_1_share),
+                pct(s.worst_5_share),
+                pct(s.worst_10_share),
+                s.n_at_floor.map_or("-".into(), |n| n.to_string()),
+                heaviest,
+            ]);
+        }
+    }
+    t
+}
+
+/// The tables of the report, titled: one ranked board per benchmark, the runs left out, the tail
+/// weight, ranking agreement and coverage. Names are cut to `name_width` characters.
+pub(crate) fn tables(
+    result: &Audit,
+    boards: &[Board],
+    params: &AuditParams,
+    name_width: usize,
+) -> Vec<(String, Table)> {
+    let mut out = Vec::new();
+    for b in boards {
+        let official = b.metrics.first().map_or(String::new(), |m| m.label.clone());
+        out.push((
+            format!(
+                "{}: {} run{} ranked by {official} (the official score){}",
+                benchmark_title(b.benchmark),
+                b.rows.len(),
+                if b.rows.len() == 1 { "" } else { "s" },
+                if b.metrics.len() > 1 {
+                    ", and by each alternative rule"
+                } else {
+                    ""
+                }
+            ),
+            board_table(b, name_width),
+        ));
+        if !b.unranked.is_empty() {
+            out.push((
+                format!("{}: not ranked", benchmark_title(b.benchmark)),
+                unranked_table(b, name_width),
+            ));
+        }
+    }
+    out.push((
+        "Which tasks carry the harmonic mean (share of its weight)".into(),
+        weight_table(result, boards, name_width),
+    ));
+    let display: BTreeMap<&str, &str> = result
+        .submissions
+        .iter()
+        .map(|s| (s.submission.as_str(), s.name.as_str()))
+        .collect();
     let mut ranks = Table::new(vec![
-        ("baseline", Align::Left),
+        ("official", Align::Left),
         ("alternative", Align::Left),
-        ("n", Align::Right),
-        ("spearman", Align::Right),
-        ("discordant", Align::Right),
+        ("runs", Align::Right),
+        ("Spearman ρ", Align::Right),
+        ("pairs swapped", Align::Right),
         ("largest move", Align::Left),
     ]);
     for r in &result.rankings {
         let a = &r.agreement;
         ranks.push(vec![
-            r.baseline.clone(),
-            r.alternative.clone(),
+            rule_label(&r.baseline, params),
+            rule_label(&r.alternative, params),
             a.n.to_string(),
             num(a.spearman_rho, 3),
             format!("{}/{}", a.discordant_pairs, a.total_pairs),
-            a.largest_move
-                .as_ref()
-                .map_or("-".into(), |m| format!("{} {} -> {}", m.item, m.from, m.to)),
+            a.largest_move.as_ref().map_or("-".into(), |m| {
+                let name = display.get(m.item.as_str()).copied().unwrap_or(&m.item);
+                format!("{} {} -> {}", fit(name, name_width), m.from, m.to)
+            }),
         ]);
     }
+    out.push(("How much the ranking moves".into(), ranks));
     let mut cov = Table::new(vec![
         ("benchmark", Align::Left),
-        ("K", Align::Right),
+        ("runs", Align::Right),
         ("tasks", Align::Right),
         ("any correct", Align::Right),
         ("any faster", Align::Right),
-        ("any reaches ref", Align::Right),
-        ("below ref", Align::Right),
+        ("any SR ≥ 1", Align::Right),
+        ("none SR ≥ 1", Align::Right),
         ("median best SR", Align::Right),
-        ("not in all", Align::Right),
+        ("not in all runs", Align::Right),
     ]);
     for c in &result.coverage {
         cov.push(vec![
-            c.benchmark.into(),
+            benchmark_title(c.benchmark).into(),
             c.submissions.to_string(),
             c.tasks.to_string(),
             c.any_correct.to_string(),
@@ -300,9 +419,6 @@ fn tables(result: &Audit, params: &AuditParams) -> [(&'static str, Table); 3] {
             c.not_in_every_submission.to_string(),
         ]);
     }
-    [
-        ("Submissions", subs),
-        ("Rankings", ranks),
-        ("Coverage", cov),
-    ]
+    out.push(("Coverage: what the runs reach together".into(), cov));
+    out
 }

@@ -22,6 +22,7 @@ pub mod select;
 use std::process::ExitCode;
 
 pub mod audit;
+mod audit_html;
 pub mod format;
 pub mod score;
 

@@ -7,7 +7,16 @@
 //! - [`ratio_plot`]: the per-round ratio patched/original as a stacked dot plot (a histogram when the
 //!   dots would not fit), with the regions in which the sign test counts a win for either version
 //!   shaded, a line at 1, and the median ratio with its confidence interval.
-//! - [`bar_chart`], [`histogram`]: the simpler charts of `etip audit`.
+//! - [`rank_chart`], [`rank_scatter`], [`heatmap`], [`weight_bars`], [`sr_histogram`]: the
+//!   leaderboard figures of `etip audit` (ranks across rules, ranks on two benchmarks, which tasks
+//!   carry each run's harmonic mean, each run's SR distribution).
+//!
+//! Why hand-written SVG rather than a plotting crate (`plotters`' SVG backend was the candidate):
+//! these figures need per-element tooltips (`<title>`), accessible labels, rotated and
+//! right-aligned text, and a guarantee that user-supplied names are escaped and no non-finite
+//! number reaches the file; a plotting crate would be wrapped at every one of those points, and
+//! the whole chart layer stays about a thousand lines with one set of axes, colours and number
+//! formats (see [`Axis`], [`format_seconds`], [`board::sr_text`]).
 //!
 //! The SVG elements are meant to be inlined in HTML (no `xmlns`, which HTML does not need).
 //!
@@ -403,12 +412,12 @@ fn trim(v: f64) -> String {
     s.to_owned()
 }
 
+mod board;
 mod ratio;
 mod rounds;
-mod simple;
 #[cfg(test)]
 mod tests;
 
+pub use board::{WeightBar, heatmap, rank_chart, rank_scatter, sr_histogram, sr_text, weight_bars};
 pub use ratio::ratio_plot;
 pub use rounds::rounds_plot;
-pub use simple::{bar_chart, histogram};

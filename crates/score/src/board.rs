@@ -1,0 +1,329 @@
+//! Ranked leaderboards for people: short names, the runs that are not competitors (the expert's
+//! own patches, an older copy of a run), and each submission's rank under the official score and
+//! under every alternative rule of the audit, with the rank change.
+//!
+//! A [`Board`] is built from the [`crate::audit::Audit`] of one benchmark. Ranks are competition
+//! ranks ("1224": tied submissions share the best rank, the next rank skips), counted among the
+//! ranked submissions only; the rank change is the official rank minus the alternative's, so `+3`
+//! means three places higher under the alternative.
+
+use crate::audit::{Audit, SubmissionAudit};
+use crate::rules::Rule;
+use serde::Serialize;
+
+/// Whether a submission competes in the ranking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Role {
+    /// An agent's submission: ranked.
+    Ranked,
+    /// The expert (reference) patches scored as a submission (`eval_report_gold`): the yardstick,
+    /// not a competitor.
+    Gold,
+    /// An older copy of another submission of the benchmark (its name is the other's plus `_old`).
+    Duplicate {
+        /// The submission it is a copy of.
+        of: String,
+    },
+}
+
+impl Role {
+    /// Whether the submission is ranked.
+    pub fn is_ranked(&self) -> bool {
+        matches!(self, Role::Ranked)
+    }
+}
+
+/// The file-name decorations of the published reports, removed for display: SWE-fficiency's
+/// `eval_report_` prefix and OpenHands' run suffix `_maxiter_100_N_v0.51.1-no-hint-run_1`; a
+/// SWE-Perf agent run `default_sweperf_<agent>__<provider>--<model>__t-…` becomes
+/// `<model> (sweperf)`. Other names are kept as they are.
+pub fn short_name(name: &str) -> String {
+    let base = name.strip_prefix("eval_report_").unwrap_or(name);
+    let (base, old) = match base.strip_suffix("_old") {
+        Some(b) => (b, true),
+        None => (base, false),
+    };
+    let mut short = if let Some(at) = base.find("_maxiter_") {
+        base[..at].to_owned()
+    } else if let Some(rest) = base.strip_prefix("default_sweperf_") {
+        // <agent>__<provider>--<model>__t-…
+        let model = rest
+            .split("__")
+            .nth(1)
+            .map(|m| m.rsplit("--").next().unwrap_or(m))
+            .filter(|m| !m.is_empty());
+        match model {
+            Some(m) => format!("{m} (sweperf)"),
+            None => base.to_owned(),
+        }
+    } else {
+        base.to_owned()
+    };
+    if short.is_empty() {
+        return name.to_owned();
+    }
+    if old {
+        short.push_str(" (old)");
+    }
+    short
+}
+
+/// The role of each submission of one benchmark (given by name, in order).
+pub fn roles(names: &[&str]) -> Vec<Role> {
+    names
+        .iter()
+        .map(|n| {
+            let base = n.strip_prefix("eval_report_").unwrap_or(n);
+            if base == "gold" {
+                return Role::Gold;
+            }
+            if let Some(of) = n.strip_suffix("_old")
+                && names.contains(&of)
+            {
+                return Role::Duplicate { of: of.to_owned() };
+            }
+            Role::Ranked
+        })
+        .collect()
+}
+
+/// One scoring rule of a board.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metric {
+    /// Stable key (`hm`, `hm_floor`, `hm_bounded`, `median_sr`, `hm_tolerant`, `gate`,
+    /// `opt_at_1`).
+    pub key: &'static str,
+    /// Column title, e.g. `HM of SR` or `HM@0.5`.
+    pub label: String,
+    /// Unit of the values: `"SR"` (a ratio to the expert's speedup) or `"%"` (percent of tasks).
+    pub unit: &'static str,
+    /// Decimals the values are shown with.
+    pub decimals: usize,
+    /// The benchmark's own score.
+    pub official: bool,
+}
+
+/// One ranked submission on a board.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoardRow {
+    /// Submission name (as given).
+    pub submission: String,
+    /// Display name: the alias, else [`short_name`].
+    pub name: String,
+    /// Value under each metric (in [`Board::metrics`] order).
+    pub values: Vec<Option<f64>>,
+    /// Competition rank under each metric (1 = best).
+    pub ranks: Vec<Option<usize>>,
+}
+
+impl BoardRow {
+    /// Official rank minus the rank under metric `k` (positive: higher under `k`).
+    pub fn change(&self, k: usize) -> Option<i64> {
+        Some(self.ranks[0]? as i64 - self.ranks[k]? as i64)
+    }
+}
+
+/// A submission of the benchmark that is not ranked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unranked {
+    /// Submission name.
+    pub submission: String,
+    /// Display name.
+    pub name: String,
+    /// Why it is not ranked.
+    #[serde(flatten)]
+    pub role: Role,
+    /// Its official score.
+    pub score: f64,
+}
+
+/// The ranked leaderboard of one benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Board {
+    /// Benchmark family (`swefficiency`, `gso`, `etip`).
+    pub benchmark: &'static str,
+    /// The official metric first, then the alternatives.
+    pub metrics: Vec<Metric>,
+    /// Ranked submissions, best first under the official metric (name order on ties).
+    pub rows: Vec<BoardRow>,
+    /// Gold and duplicate runs, with their official score.
+    pub unranked: Vec<Unranked>,
+}
+
+/// Competition ranks (higher values first; `None` values unranked).
+fn competition_ranks(values: &[Option<f64>]) -> Vec<Option<usize>> {
+    values
+        .iter()
+        .map(|v| {
+            let v = (*v)?;
+            Some(1 + values.iter().flatten().filter(|w| **w > v).count())
+        })
+        .collect()
+}
+
+/// The metrics a benchmark's submissions are ranked by (the official one first).
+fn metrics_of(rule: Rule, a: &SubmissionAudit, gate: f64) -> Vec<Metric> {
+    let m = |key, label: String, unit, decimals, official| Metric {
+        key,
+        label,
+        unit,
+        decimals,
+        official,
+    };
+    match rule {
+        Rule::Swefficiency => {
+            let mut v = vec![m("hm", "HM of SR".into(), "SR", 4, true)];
+            if a.floor != crate::rules::SR_FLOOR {
+                v.push(m("hm_floor", format!("HM@{}", a.floor), "SR", 4, false));
+            }
+            v.extend([
+                m(
+                    "hm_bounded",
+                    format!("HM@{}", a.bounded_floor),
+                    "SR",
+                    3,
+                    false,
+                ),
+                m("median_sr", "median SR".into(), "SR", 3, false),
+                m("hm_tolerant", "HM tol".into(), "SR", 3, false),
+                m("gate", format!("gate≥{gate}"), "%", 1, false),
+            ]);
+            v
+        }
+        Rule::Gso => vec![m("opt_at_1", "opt@1".into(), "%", 1, true)],
+        Rule::Sweperf | Rule::Jeto => vec![m("score", rule.to_string(), "", 2, true)],
+    }
+}
+
+fn value_of(key: &str, a: &SubmissionAudit) -> Option<f64> {
+    match key {
+        "hm" | "opt_at_1" | "score" => Some(a.score),
+        "hm_floor" => a.hm,
+        "hm_bounded" => a.hm_bounded,
+        "median_sr" => a.median_sr,
+        "hm_tolerant" => a.hm_tolerant,
+        "gate" => a.gso_gate_score,
+        _ => None,
+    }
+}
+
+/// The boards of an audit, one per benchmark, in the order the benchmarks first appear.
+pub fn boards(audit: &Audit, gso_threshold: f64) -> Vec<Board> {
+    let mut benchmarks: Vec<&'static str> = Vec::new();
+    for s in &audit.submissions {
+        if !benchmarks.contains(&s.benchmark) {
+            benchmarks.push(s.benchmark);
+        }
+    }
+    benchmarks
+        .into_iter()
+        .filter_map(|b| {
+            let subs: Vec<&SubmissionAudit> = audit
+                .submissions
+                .iter()
+                .filter(|s| s.benchmark == b)
+                .collect();
+            let first = subs.first()?;
+            let metrics = metrics_of(first.rule, first, gso_threshold);
+            let ranked: Vec<&&SubmissionAudit> =
+                subs.iter().filter(|s| s.role.is_ranked()).collect();
+            let columns: Vec<Vec<Option<f64>>> = metrics
+                .iter()
+                .map(|m| ranked.iter().map(|s| value_of(m.key, s)).collect())
+                .collect();
+            let ranks: Vec<Vec<Option<usize>>> =
+                columns.iter().map(|c| competition_ranks(c)).collect();
+            let mut rows: Vec<BoardRow> = ranked
+                .iter()
+                .enumerate()
+                .map(|(i, s)| BoardRow {
+                    submission: s.submission.clone(),
+                    name: s.name.clone(),
+                    values: columns.iter().map(|c| c[i]).collect(),
+                    ranks: ranks.iter().map(|r| r[i]).collect(),
+                })
+                .collect();
+            rows.sort_by(|a, b| {
+                a.ranks[0]
+                    .unwrap_or(usize::MAX)
+                    .cmp(&b.ranks[0].unwrap_or(usize::MAX))
+                    .then_with(|| a.name.cmp(&b.name))
+            });
+            let unranked = subs
+                .iter()
+                .filter(|s| !s.role.is_ranked())
+                .map(|s| Unranked {
+                    submission: s.submission.clone(),
+                    name: s.name.clone(),
+                    role: s.role.clone(),
+                    score: s.score,
+                })
+                .collect();
+            Some(Board {
+                benchmark: b,
+                metrics,
+                rows,
+                unranked,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_file_names_shorten_to_model_names() {
+        for (name, short) in [
+            (
+                "eval_report_claude-opus-4-5-20251101_maxiter_100_N_v0.61.0-no-hint-run_1",
+                "claude-opus-4-5-20251101",
+            ),
+            (
+                "eval_report_qwen3-coder-plus-2025-09-23_maxiter_100_N_v0.51.1-no-hint-run_1_old",
+                "qwen3-coder-plus-2025-09-23 (old)",
+            ),
+            (
+                "eval_report_default_sweperf_openai__openai--gpt-5-mini__t-1.00__p-1.00__c-1.00___swefficiency_full_test",
+                "gpt-5-mini (sweperf)",
+            ),
+            ("eval_report_cursor-cli-composer-1", "cursor-cli-composer-1"),
+            ("eval_report_gold", "gold"),
+            ("gpt-5.json-like name", "gpt-5.json-like name"),
+            ("eval_report_", "eval_report_"),
+            ("default_sweperf_", "default_sweperf_"),
+        ] {
+            assert_eq!(short_name(name), short, "{name}");
+        }
+    }
+
+    #[test]
+    fn gold_and_old_copies_are_not_ranked() {
+        let names = [
+            "eval_report_gold",
+            "eval_report_a",
+            "eval_report_a_old",
+            "b_old",
+        ];
+        assert_eq!(
+            roles(&names),
+            [
+                Role::Gold,
+                Role::Ranked,
+                Role::Duplicate {
+                    of: "eval_report_a".into()
+                },
+                // No `b` among the submissions: an `_old` name alone is an ordinary run.
+                Role::Ranked,
+            ]
+        );
+    }
+
+    #[test]
+    fn competition_ranks_share_the_best_rank_on_ties() {
+        let r = competition_ranks(&[Some(0.5), Some(0.9), None, Some(0.5), Some(0.1)]);
+        assert_eq!(r, [Some(2), Some(1), None, Some(2), Some(4)]);
+    }
+}
