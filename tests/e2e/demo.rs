@@ -302,4 +302,26 @@ fn check(summary: &Value, out: &Path) {
     assert!(out.join("measure/report.html").is_file());
     let eval_html = std::fs::read_to_string(out.join("eval/report.html")).unwrap();
     assert!(eval_html.contains("does_not_apply") && eval_html.contains("opt@1"));
+
+    // The three pages as headless Chromium draws them (screenshots kept next to the pages): not
+    // blank, and the measure page's plots in the two versions' colours.
+    for page in ["report.html", "measure/report.html", "eval/report.html"] {
+        let shot = etip_testkit::render_html(&out.join(page), 1400, 3000);
+        let ink = shot.ink();
+        assert!(
+            ink > 0.03 && ink < 0.6,
+            "{page}: ink {ink:.3}, see {}",
+            shot.png.display()
+        );
+        if page.starts_with("measure") {
+            for colour in ["#0072B2", "#D55E00"] {
+                let n = shot.pixels_of(colour, 12);
+                assert!(
+                    n > 300,
+                    "{page}: {n} pixels of {colour}, see {}",
+                    shot.png.display()
+                );
+            }
+        }
+    }
 }

@@ -22,6 +22,37 @@ fn leaderboards() -> PathBuf {
 const HEADER: &str = "instance_id,raw_pred_speedup_ratio,pred_speedup_ratio,gold_speedup_ratio,\
 human_speedup_ratio,correctness,correctness_pct,pre_edit_runtime,patch_length";
 
+/// The official reports in `datasets/leaderboards`: every SWE-fficiency `eval_report_*.csv`, and
+/// with `gso` every GSO report (not the manifest), sorted.
+fn official_reports(gso: bool) -> Vec<PathBuf> {
+    let d = leaderboards();
+    let mut files = Vec::new();
+    for sub in ["swefficiency", "gso"] {
+        if sub == "gso" && !gso {
+            continue;
+        }
+        for e in std::fs::read_dir(d.join(sub)).expect("dir") {
+            let p = e.expect("entry").path();
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let ok = match sub {
+                "swefficiency" => name.starts_with("eval_report_") && name.ends_with(".csv"),
+                _ => name.ends_with(".json") && name != "manifest.json",
+            };
+            if ok {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Runs `cmd`, which must succeed, and returns its standard output.
+fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8(out).expect("utf-8")
+}
+
 fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, content).expect("temp file");
@@ -299,34 +330,15 @@ fn the_audit_table_explains_every_column_with_the_parameters_used() {
 /// tables within 120 columns.
 #[test]
 fn the_official_leaderboards_rank_with_short_names_and_set_gold_apart() {
-    let d = leaderboards();
-    let mut files: Vec<std::path::PathBuf> = Vec::new();
-    for sub in ["swefficiency", "gso"] {
-        for e in std::fs::read_dir(d.join(sub)).expect("dir") {
-            let p = e.expect("entry").path();
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let ok = (sub == "swefficiency"
-                && name.starts_with("eval_report_")
-                && name.ends_with(".csv"))
-                || (sub == "gso" && name.ends_with(".json") && name != "manifest.json");
-            if ok {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    let aliases = d.join("../aliases/swefficiency-gso.toml");
-    let text = etip()
-        .arg("audit")
-        .arg("--aliases")
-        .arg(&aliases)
-        .args(&files)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(text).expect("utf-8");
+    let files = official_reports(true);
+    let aliases = leaderboards().join("../aliases/swefficiency-gso.toml");
+    let text = stdout_of(
+        etip()
+            .arg("audit")
+            .arg("--aliases")
+            .arg(&aliases)
+            .args(&files),
+    );
     let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     assert!(widest <= 120, "{widest} columns:\n{text}");
     assert!(
@@ -352,16 +364,13 @@ fn the_official_leaderboards_rank_with_short_names_and_set_gold_apart() {
     );
     assert!(text.contains("SWE-fficiency    23    498"), "{text}");
 
-    let json = etip()
-        .args(["audit", "--format", "json", "--aliases"])
-        .arg(&aliases)
-        .args(&files)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
+    let json = stdout_of(
+        etip()
+            .args(["audit", "--format", "json", "--aliases"])
+            .arg(&aliases)
+            .args(&files),
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     let boards = v["boards"].as_array().expect("boards");
     let swe = &boards[0];
     assert_eq!(swe["benchmark"], "swefficiency");
@@ -425,18 +434,7 @@ fn the_audit_page_renders_in_a_browser() {
     let t = tempfile::tempdir().expect("temp dir");
     let html = t.path().join("audit.html");
     let d = leaderboards();
-    let mut files: Vec<std::path::PathBuf> = Vec::new();
-    for e in std::fs::read_dir(d.join("swefficiency")).expect("dir") {
-        let p = e.expect("entry").path();
-        if p.extension().is_some_and(|x| x == "csv")
-            && p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("eval_report_"))
-        {
-            files.push(p);
-        }
-    }
-    files.sort();
+    let files = official_reports(false);
     etip()
         .arg("audit")
         .arg("--aliases")

@@ -205,7 +205,8 @@ pub fn heatmap(rows: &[String], cols: &[String], shares: &[Vec<f64>]) -> String 
     let col_label_h = cols.iter().map(|r| r.chars().count()).max().unwrap_or(4) as f64 * 5.4;
     let cell = 16.0;
     let (ml, mt) = (label_w + 12.0, col_label_h + 12.0);
-    let w = ml + cell * cols.len() as f64 + 20.0;
+    // Column labels run up and to the right at 60°: room for the last one's run.
+    let w = ml + cell * cols.len() as f64 + col_label_h * 0.55 + 12.0;
     let grid_h = cell * rows.len() as f64;
     let h = mt + grid_h + 56.0;
     let max = shares
@@ -439,20 +440,7 @@ pub fn sr_histogram(values: &[f64], lo: i32, hi: i32, per_decade: usize) -> Stri
         plot_w,
     );
     svg.push_str(&legend_svg);
-    for &t in &y_axis.ticks {
-        let y = mt + plot_h - y_axis.frac(t) * plot_h;
-        let _ = write!(
-            svg,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{GRID}\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
-            c(ml),
-            c(ml + plot_w),
-            c(ml - 5.0),
-            c(y + 3.5),
-            y_axis.label(t),
-            y = c(y)
-        );
-    }
+    svg.push_str(&y_grid(&y_axis, ml, mt, plot_w, plot_h));
     for (k, &n) in counts.iter().enumerate() {
         if n == 0 {
             continue;

@@ -201,6 +201,27 @@ impl Axis {
     }
 }
 
+/// Horizontal grid lines at `axis`'s ticks across a plot area whose left edge is `ml`, top `mt`,
+/// with the tick labels right-aligned left of it.
+fn y_grid(axis: &Axis, ml: f64, mt: f64, plot_w: f64, plot_h: f64) -> String {
+    let mut svg = String::new();
+    for &t in &axis.ticks {
+        let y = mt + plot_h - axis.frac(t) * plot_h;
+        let _ = write!(
+            svg,
+            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{GRID}\"/>\
+             <text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
+            c(ml),
+            c(ml + plot_w),
+            c(ml - 6.0),
+            c(y + 4.0),
+            axis.label(t),
+            y = c(y)
+        );
+    }
+    svg
+}
+
 /// A unit for seconds suited to values up to `max`: `("s", 1)`, `("ms", 1e3)` or `("µs", 1e6)`.
 pub fn time_unit(max: f64) -> (&'static str, f64) {
     if !(max.is_finite()) || max >= 1.0 {

@@ -39,20 +39,7 @@ pub fn rounds_plot(p: &RoundsPlot<'_>) -> String {
     let mut svg = svg_open(W, h, &format!("{} per {}", p.y_title, p.x_title));
     svg.push_str(&legend_svg);
     // Grid and y ticks.
-    for &t in &y_axis.ticks {
-        let y = mt + plot_h - y_axis.frac(t) * plot_h;
-        let _ = write!(
-            svg,
-            "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{GRID}\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-            c(ml),
-            c(ml + plot_w),
-            c(ml - 6.0),
-            c(y + 4.0),
-            y_axis.label(t),
-            y = c(y)
-        );
-    }
+    svg.push_str(&y_grid(&y_axis, ml, mt, plot_w, plot_h));
     // x ticks: every round when few, else a nice step.
     let step = if n <= 20 {
         1

@@ -127,3 +127,74 @@ fn ratio_plot_draws_every_finite_ratio_once() {
         "axis not stretched"
     );
 }
+
+#[test]
+fn leaderboard_figures_escape_names_and_write_no_bad_numbers() {
+    let runs = vec!["<a>".to_owned(), "b&c".to_owned(), "d".to_owned()];
+    let rules = vec!["HM".to_owned(), "HM@0.5".to_owned()];
+    let ranks = vec![
+        vec![Some(1), Some(3)],
+        vec![Some(2), None],
+        vec![Some(3), Some(1)],
+    ];
+    let svg = rank_chart(&runs, &rules, &ranks);
+    no_bad_numbers(&svg);
+    assert!(svg.contains("&lt;a&gt; 1") && svg.contains("b&amp;c 2"));
+    // The two runs that move are coloured and named on the right too; the one with a gap is grey.
+    assert!(svg.contains(">3 &lt;a&gt;</text>") && svg.contains(">1 d</text>"));
+
+    let pts = vec![
+        ("x<".to_owned(), 1.0, 2.0),
+        ("y".to_owned(), f64::NAN, 1.0),
+        ("z".to_owned(), 2.0, 2.0),
+    ];
+    let svg = rank_scatter(&pts, "GSO", "SWE-fficiency");
+    no_bad_numbers(&svg);
+    assert_eq!(
+        svg.matches("<circle").count(),
+        2,
+        "the point without a rank is left out"
+    );
+    assert!(svg.contains("x&lt;"));
+
+    let svg = heatmap(
+        &["r1".to_owned(), "r2".to_owned()],
+        &["t<1>".to_owned()],
+        &[vec![0.5], vec![f64::NAN]],
+    );
+    no_bad_numbers(&svg);
+    assert!(svg.contains("r1 · t&lt;1&gt;: 50.0% of the weight"));
+    assert!(svg.contains("r2 · t&lt;1&gt;: 0.0% of the weight"));
+}
+
+#[test]
+fn weight_bars_share_one_scale() {
+    let bar = |share: f64| WeightBar {
+        task: "t".into(),
+        share,
+        sr: 0.01,
+    };
+    // The width of the first bar (the rectangles 14 px high).
+    let width = |svg: &str| -> f64 {
+        let bars: Vec<f64> = svg
+            .match_indices("height=\"14\"")
+            .map(|(i, _)| {
+                let before = &svg[..i];
+                let w = &before[before.rfind("width=\"").expect("w") + 7..];
+                w[..w.find('"').expect("quote")].parse().expect("number")
+            })
+            .collect();
+        bars[0]
+    };
+    let small = weight_bars(&[bar(0.01)], 0.3);
+    let large = weight_bars(&[bar(0.3)], 0.3);
+    no_bad_numbers(&small);
+    assert!(
+        width(&large) > 20.0 * width(&small).max(1.0) / 2.0,
+        "same scale"
+    );
+    assert!(small.contains("1.0% · SR 0.0100"));
+    assert_eq!(sr_text(8.7e-4), "8.7e-4");
+    assert_eq!(sr_text(1.006), "1.01");
+    assert_eq!(sr_text(50872.0), "5.1e4");
+}
