@@ -39,8 +39,17 @@ impl Table {
         }
     }
 
-    /// Appends a row; missing cells are empty, extra cells are dropped.
+    /// Appends a row; missing cells are empty. A row with more cells than columns is a mistake of
+    /// the caller (a column without a header): debug builds panic, release builds drop the extra
+    /// cells.
     pub fn push(&mut self, mut row: Vec<String>) {
+        debug_assert!(
+            row.len() <= self.headers.len(),
+            "a row of {} cells for the {} columns {:?}: {row:?}",
+            row.len(),
+            self.headers.len(),
+            self.headers
+        );
         row.resize(self.headers.len(), String::new());
         self.rows.push(row);
     }

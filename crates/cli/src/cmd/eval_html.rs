@@ -137,36 +137,48 @@ pub fn category_table(results: &[TaskResult]) -> Table {
     t
 }
 
-/// The scores, one row per rule and submission (`units`: a column saying what each rule's score
-/// counts, for the HTML report; the text tables stay within 120 columns without it).
+/// Short column titles of the rules' scores, with their units (the paragraph above the HTML table
+/// and [`RULES`] say what each counts).
+const RULE_COLUMNS: [(&str, &str); 4] = [
+    ("jeto", "JETO %"),
+    ("swefficiency", "SWE-fficiency HM of SR"),
+    ("gso", "GSO opt@1 %"),
+    ("sweperf", "SWE-Perf gain %"),
+];
+
+/// The scores, one row per submission (in the order they first appear) and one column per rule
+/// that scored any: the score, then the tasks and how many patches are correct (every test passed;
+/// the first rule's count). `units`: the HTML report's longer column titles
+/// with the unit of each score; the text tables stay within 120 columns without them.
 pub fn score_table(scores: &[Score], units: bool) -> Table {
-    let mut cols = vec![("rule", Align::Left)];
-    if units {
-        cols.push(("unit", Align::Left));
-    }
-    cols.extend([
-        ("score", Align::Right),
-        ("tasks", Align::Right),
-        ("correct", Align::Right),
-        ("success", Align::Right),
-    ]);
+    let rules: Vec<(&str, &str)> = RULE_COLUMNS
+        .iter()
+        .filter(|(r, _)| scores.iter().any(|s| s.rule == *r))
+        .map(|(r, title)| (*r, if units { *title } else { *r }))
+        .collect();
+    let mut cols = vec![("model", Align::Left)];
+    cols.extend(rules.iter().map(|(_, title)| (*title, Align::Right)));
+    cols.extend([("tasks", Align::Right), ("correct", Align::Right)]);
     let mut t = Table::new(cols);
+    let mut models: Vec<&str> = Vec::new();
     for s in scores {
-        let unit = RULES
-            .iter()
-            .find(|(r, _)| *r == s.rule)
-            .map_or("", |(_, u)| u);
-        let mut row = vec![s.rule.clone()];
-        if units {
-            row.push(unit.to_string());
+        if !models.contains(&s.submission.as_str()) {
+            models.push(&s.submission);
         }
-        row.extend([
-            s.submission.clone(),
-            format!("{:.3}", s.score),
-            s.tasks.to_string(),
-            s.correct.to_string(),
-            s.success.to_string(),
-        ]);
+    }
+    for m in models {
+        let of = |rule: &str| scores.iter().find(|s| s.submission == m && s.rule == rule);
+        let mut row = vec![m.to_owned()];
+        row.extend(rules.iter().map(|(r, _)| {
+            // The decimals each benchmark publishes its score with.
+            let d = if *r == "swefficiency" { 4 } else { 2 };
+            of(r).map_or("-".into(), |s| format!("{:.d$}", s.score))
+        }));
+        let counted = rules.iter().find_map(|(r, _)| of(r));
+        row.extend(counted.map_or_else(
+            || vec!["-".into(); 2],
+            |s| vec![s.tasks.to_string(), s.correct.to_string()],
+        ));
         t.push(row);
     }
     t
@@ -349,4 +361,40 @@ pub fn report(
     ));
     sections(&mut r, results, scores, problems);
     r.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score(rule: &str, submission: &str, score: f64) -> Score {
+        Score {
+            rule: rule.into(),
+            submission: submission.into(),
+            score,
+            tasks: 2,
+            correct: 1,
+            success: 1,
+        }
+    }
+
+    /// One row per model, one column per rule that scored any, the unit in the HTML titles; a
+    /// rule that did not score a model shows a dash.
+    #[test]
+    fn scores_read_one_model_per_row() {
+        let scores = [
+            score("jeto", "gold", 100.0),
+            score("jeto", "m", 50.0),
+            score("gso", "gold", 50.0),
+        ];
+        let t = score_table(&scores, true);
+        assert_eq!(
+            t.headers(),
+            ["model", "JETO %", "GSO opt@1 %", "tasks", "correct"]
+        );
+        assert_eq!(t.rows()[0], ["gold", "100.00", "50.00", "2", "1"]);
+        assert_eq!(t.rows()[1], ["m", "50.00", "-", "2", "1"]);
+        let t = score_table(&scores, false);
+        assert_eq!(t.headers()[1..3], ["jeto", "gso"]);
+    }
 }
