@@ -148,7 +148,12 @@ fn human(
     format: OutputFormat,
 ) -> anyhow::Result<String> {
     let mut out = String::new();
-    for (title, table) in tables(result, boards, params, 30) {
+    // Names are shortened to keep the text tables within 120 columns; CSV and Markdown keep them.
+    let name_width = match format {
+        OutputFormat::Table => 30,
+        _ => usize::MAX,
+    };
+    for (title, table) in tables(result, boards, params, name_width) {
         if table.is_empty() {
             continue;
         }
@@ -314,7 +319,7 @@ fn weight_table(result: &Audit, boards: &[Board], name_width: usize) -> Table {
             let heaviest = s.worst_tasks.first().map_or("-".into(), |w| {
                 format!(
                     "{} ({})",
-                    fit(&w.instance_id, 36),
+                    fit(&w.instance_id, name_width.saturating_add(6)),
                     etip_report::chart::sr_text(w.sr)
                 )
             });
