@@ -7,21 +7,11 @@ use etip_lang::python_window::judge_python;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed};
 
+mod support;
+use support::{Rng, word_ends};
+
 const CORPUS: &str = include_str!("data/corpus.py");
 const PATH: &str = "src/cachelib/lru.py";
-
-/// A small deterministic generator (64-bit LCG, high bits).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) as usize) % n.max(1)
-    }
-}
 
 fn indent_of(line: &str) -> usize {
     line.len() - line.trim_start().len()
@@ -33,24 +23,6 @@ const KEYWORDS: [&str; 36] = [
     "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
     "with", "yield", "print",
 ];
-
-/// Where the identifiers of a line end.
-fn word_ends(line: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_alphabetic() {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push(i);
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
 
 /// An edit inside one line: a digit, an identifier, an operator, a string, a trailing comment.
 fn edit_line(line: &mut String, rng: &mut Rng, case: usize, any: bool) {

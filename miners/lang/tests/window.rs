@@ -6,24 +6,14 @@ use etip_lang::Language;
 use etip_lang::semantic::{Analyzer, FileChange, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
 
+mod support;
+use support::{Rng, word_ends};
+
 const CORPUS: &str = include_str!("data/Corpus.java");
 
 /// Rows removed and added by a Myers line diff.
 fn rows(old: &str, new: &str) -> (Vec<usize>, Vec<usize>) {
     etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes())
-}
-
-/// A small deterministic generator (64-bit LCG, high bits).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((self.0 >> 33) as usize) % n.max(1)
-    }
 }
 
 /// One random edit of `lines`; `case` makes inserted names unique.
@@ -87,24 +77,6 @@ fn mutate(lines: &mut Vec<String>, rng: &mut Rng, case: usize) {
             }
         }
     }
-}
-
-/// Where the identifiers of a line end.
-fn word_ends(line: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_alphabetic() {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push(i);
-        } else {
-            i += 1;
-        }
-    }
-    out
 }
 
 fn whole(an: &mut Analyzer, old: &str, new: &str, del: &[usize], add: &[usize]) -> FileChange {

@@ -202,13 +202,10 @@ fn heat_section(report: &mut HtmlReport, result: &Audit, boards: &[Board]) {
     let shares: Vec<Vec<f64>> = runs
         .iter()
         .map(|s| {
+            let of: std::collections::HashMap<&str, f64> =
+                s.weights.iter().map(|(t, w)| (t.as_str(), *w)).collect();
             cols.iter()
-                .map(|c| {
-                    s.weights
-                        .iter()
-                        .find(|(t, _)| t == c)
-                        .map_or(0.0, |(_, w)| *w)
-                })
+                .map(|c| of.get(c.as_str()).copied().unwrap_or(0.0))
                 .collect()
         })
         .collect();
