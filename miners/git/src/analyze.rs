@@ -2,10 +2,13 @@
 //!
 //! 1. tree-to-tree diff against the first parent (no blob is read): empty diff, rule 1 (source files
 //!    only), rule 2 (no test file), rule 3 (at most `max_files`);
-//! 2. blobs and line diffs of the changed files: diff statistics and the normalised diff hash;
-//! 3. only then tree-sitter (rule 4), on the two versions of each changed file, with summaries cached
-//!    by blob id (a file's new version is usually the next change's old version);
-//! 4. issue links, PR number, modules and the candidate record.
+//! 2. the blobs of the changed files;
+//! 3. rule 4, on the two versions of each changed file: token and window judgements, else
+//!    tree-sitter with summaries cached by blob id (a file's new version is usually the next
+//!    change's old version). Line diffs are computed when a judgement needs the changed rows: a
+//!    Python file in which no unit changed anywhere is decided without them;
+//! 4. the line diffs of every file: diff statistics and the normalised diff hash; issue links, PR
+//!    number, modules and the candidate record.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -13,7 +16,7 @@ use std::sync::Arc;
 
 use etip_core::candidate::{Candidate, DiffStats, Language, SCHEMA_VERSION};
 use etip_lang::profile;
-use etip_lang::python_window::judge_python;
+use etip_lang::python_window::PythonPair;
 use etip_lang::semantic::Tree as SyntaxTree;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
@@ -320,6 +323,77 @@ struct Lines {
     added: Vec<usize>,
     insertions: u32,
     deletions: u32,
+    /// The changed lines in libgit2's output order (each hunk's removed lines, then its added
+    /// ones): `-` or `+` and where the line's text is, for the diff hash.
+    spans: Vec<(u8, Span)>,
+    /// Text of lines that were not found in their blob (see [`Span::Own`]).
+    own: Vec<u8>,
+}
+
+/// Where a changed line's text is.
+enum Span {
+    /// Bytes of its version's blob (libgit2 diffs blobs in place; the forced shapes slice them).
+    Blob(std::ops::Range<usize>),
+    /// Bytes of [`Lines::own`], for a line libgit2 handed over from another buffer.
+    Own(std::ops::Range<usize>),
+}
+
+impl Lines {
+    /// Records a changed line of `text` (the blob of its version).
+    fn push_span(&mut self, sign: u8, text: &[u8], line: &[u8]) {
+        let start = (line.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        let span = if start <= text.len() && line.len() <= text.len() - start {
+            Span::Blob(start..start + line.len())
+        } else {
+            let at = self.own.len();
+            self.own.extend_from_slice(line);
+            Span::Own(at..self.own.len())
+        };
+        self.spans.push((sign, span));
+    }
+
+    /// Text of a changed line.
+    fn text<'t>(&'t self, span: &Span, blob: &'t [u8]) -> &'t [u8] {
+        match span {
+            Span::Blob(r) => &blob[r.clone()],
+            Span::Own(r) => &self.own[r.clone()],
+        }
+    }
+}
+
+/// The line diffs of a commit's files, each computed when first needed.
+struct LazyLines<'c> {
+    repo: &'c Repository,
+    files: &'c [FileDiff],
+    blobs: &'c [(Option<Blob<'c>>, Option<Blob<'c>>)],
+    oid: Oid,
+    lines: Vec<Option<Lines>>,
+}
+
+impl<'c> LazyLines<'c> {
+    fn new(
+        repo: &'c Repository,
+        files: &'c [FileDiff],
+        blobs: &'c [(Option<Blob<'c>>, Option<Blob<'c>>)],
+        oid: Oid,
+    ) -> Self {
+        LazyLines {
+            repo,
+            files,
+            blobs,
+            oid,
+            lines: files.iter().map(|_| None).collect(),
+        }
+    }
+
+    /// The line diff of file `i`.
+    fn get(&mut self, i: usize) -> Result<&Lines, MineError> {
+        if self.lines[i].is_none() {
+            let (old, new) = &self.blobs[i];
+            self.lines[i] = Some(line_diff(self.repo, old.as_ref(), new.as_ref(), self.oid)?);
+        }
+        Ok(self.lines[i].as_ref().expect("computed above"))
+    }
 }
 
 fn git_err(what: &'static str, sha: Oid) -> impl FnOnce(git2::Error) -> MineError {
@@ -442,51 +516,24 @@ impl Worker {
             );
         }
 
-        // Stage 2: blobs, line diffs, normalised hash.
+        // Stage 2: blobs (they stay loaded: reading a blob inflates it from the pack every time).
         files.sort_by(|a, b| a.path().cmp(b.path()));
-        let mut stats = DiffStats {
-            files: u32::try_from(files.len()).unwrap_or(u32::MAX),
-            ..DiffStats::default()
-        };
-        let mut hasher = Sha256::new();
-        let mut per_file: Vec<Lines> = Vec::with_capacity(files.len());
-        // The blobs stay loaded for rule 4 (reading a blob inflates it from the pack every time).
         let mut blobs: Vec<(Option<Blob>, Option<Blob>)> = Vec::with_capacity(files.len());
         for f in &files {
-            let old = blob(&self.repo, f.old_id, oid)?;
-            let new = blob(&self.repo, f.new_id, oid)?;
-            hasher.update(b"F ");
-            hasher.update(f.old_path.as_deref().unwrap_or("/dev/null").as_bytes());
-            hasher.update(b" ");
-            hasher.update(f.new_path.as_deref().unwrap_or("/dev/null").as_bytes());
-            hasher.update(b"\n");
-            let lines = line_diff(
-                &self.repo,
-                old.as_ref(),
-                f.old_path.as_deref(),
-                new.as_ref(),
-                f.new_path.as_deref(),
-                Some(&mut hasher),
-                oid,
-            )?;
-            stats.insertions += lines.insertions;
-            stats.deletions += lines.deletions;
-            per_file.push(lines);
-            blobs.push((old, new));
+            blobs.push((
+                blob(&self.repo, f.old_id, oid)?,
+                blob(&self.repo, f.new_id, oid)?,
+            ));
         }
-        let diff_hash = hex::encode(hasher.finalize());
+        let mut lines = LazyLines::new(&self.repo, &files, &blobs, oid);
 
         // Stage 3: semantic rule.
         let mut functions = BTreeSet::new();
         if self.settings.semantic {
             match semantic(
-                &self.repo,
                 &mut self.sem,
                 (self.settings.lang, self.settings.whole_file),
-                &files,
-                &blobs,
-                &per_file,
-                oid,
+                &mut lines,
             )? {
                 Ok(names) => functions = names,
                 Err(reason) => {
@@ -494,6 +541,7 @@ impl Worker {
                 }
             }
         }
+        let (stats, diff_hash) = diff_stats_and_hash(&mut lines)?;
 
         // Stage 4: the candidate.
         let commit = self
@@ -714,14 +762,11 @@ fn summary(
 
 /// Rule 4 over every changed file. `Ok(Ok(names))` when semantic, `Ok(Err(reason))` otherwise.
 fn semantic(
-    repo: &Repository,
     sem: &mut SemState,
     (lang, whole_file): (Language, bool),
-    files: &[FileDiff],
-    blobs: &[(Option<Blob>, Option<Blob>)],
-    lines: &[Lines],
-    oid: Oid,
+    lines: &mut LazyLines,
 ) -> Result<Result<BTreeSet<String>, RejectReason>, MineError> {
+    let (files, blobs) = (lines.files, lines.blobs);
     // Pair deleted and added files: same blob (exact rename), else same file name (moved and edited).
     let deleted: Vec<usize> = (0..files.len())
         .filter(|i| files[*i].new_id.is_none())
@@ -790,15 +835,8 @@ fn semantic(
                 continue;
             }
             let (old_blob, new_blob) = (&blobs[d].0, &blobs[i].1);
-            let pair_lines = line_diff(
-                repo,
-                old_blob.as_ref(),
-                files[d].old_path.as_deref(),
-                new_blob.as_ref(),
-                f.new_path.as_deref(),
-                None,
-                oid,
-            )?;
+            let pair_lines =
+                line_diff(lines.repo, old_blob.as_ref(), new_blob.as_ref(), lines.oid)?;
             let old_s = summary(
                 sem,
                 old_id,
@@ -847,23 +885,48 @@ fn semantic(
         {
             // A modified file: tokens and member windows decide most changes without parsing the
             // whole file (exactly as the whole-file comparison would).
-            let modified = Modified {
-                old: content(&blobs[i].0),
-                new: content(&blobs[i].1),
-                old_path,
-                new_path,
-                deleted: &lines[i].deleted,
-                added: &lines[i].added,
-            };
+            let (old, new) = (content(&blobs[i].0), content(&blobs[i].1));
             let judged = match lang {
                 Language::Java => {
                     let analyzer = sem
                         .analyzer
                         .as_mut()
                         .expect("semantic() only runs with an analyzer");
+                    let rows = lines.get(i)?;
+                    let modified = Modified {
+                        old,
+                        new,
+                        old_path,
+                        new_path,
+                        deleted: &rows.deleted,
+                        added: &rows.added,
+                    };
                     judge_java(analyzer, &modified, &mut sem.windows)?
                 }
-                Language::Python => judge_python(&modified, &mut sem.windows),
+                Language::Python => match PythonPair::parse(old, new, &mut sem.windows) {
+                    // Without the rows first: when no unit changed anywhere the answer is exact
+                    // and the line diff is needed only if another file keeps the commit.
+                    Some(pair) => {
+                        let mut modified = Modified {
+                            old,
+                            new,
+                            old_path,
+                            new_path,
+                            deleted: &[],
+                            added: &[],
+                        };
+                        Windowed::Decided(match pair.judge(&modified, false, &mut sem.windows) {
+                            FileChange::Semantic(_) => {
+                                let rows = lines.get(i)?;
+                                modified.deleted = &rows.deleted;
+                                modified.added = &rows.added;
+                                pair.judge(&modified, true, &mut sem.windows)
+                            }
+                            not => not,
+                        })
+                    }
+                    None => Windowed::NeedsFullParse,
+                },
             };
             match judged {
                 Windowed::Decided(FileChange::Semantic(n)) => {
@@ -877,7 +940,7 @@ fn semantic(
                 Windowed::NeedsFullParse => {}
             }
         }
-        match whole_files(sem, lang, f, &blobs[i], &lines[i])? {
+        match whole_files(sem, lang, f, &blobs[i], lines.get(i)?)? {
             FileChange::Semantic(n) => names.extend(n),
             FileChange::NotSemantic(r) => {
                 reasons.insert(r);
@@ -959,15 +1022,51 @@ fn files_detail(files: &[FileDiff]) -> String {
     v.join(", ")
 }
 
-/// Line diff of two blobs (0 context lines). Feeds normalised `+`/`-` lines to `hasher`: leading and
-/// trailing whitespace trimmed, inner runs of whitespace collapsed, blank lines dropped.
+/// The diff statistics and the normalised diff hash of a commit's files (in path order): per file
+/// `F <old path> <new path>`, then its `+`/`-` lines with leading and trailing whitespace trimmed,
+/// inner runs of whitespace collapsed and blank lines dropped.
+fn diff_stats_and_hash(lines: &mut LazyLines) -> Result<(DiffStats, String), MineError> {
+    let mut stats = DiffStats {
+        files: u32::try_from(lines.files.len()).unwrap_or(u32::MAX),
+        ..DiffStats::default()
+    };
+    let mut hasher = Sha256::new();
+    let mut norm = String::new();
+    for i in 0..lines.files.len() {
+        let (f, (old, new)) = (&lines.files[i], &lines.blobs[i]);
+        let (old, new) = (content(old), content(new));
+        hasher.update(b"F ");
+        hasher.update(f.old_path.as_deref().unwrap_or("/dev/null").as_bytes());
+        hasher.update(b" ");
+        hasher.update(f.new_path.as_deref().unwrap_or("/dev/null").as_bytes());
+        hasher.update(b"\n");
+        let l = lines.get(i)?;
+        stats.insertions += l.insertions;
+        stats.deletions += l.deletions;
+        for (sign, span) in &l.spans {
+            let text = l.text(span, if *sign == b'-' { old } else { new });
+            norm.clear();
+            for word in String::from_utf8_lossy(text).split_whitespace() {
+                if !norm.is_empty() {
+                    norm.push(' ');
+                }
+                norm.push_str(word);
+            }
+            if !norm.is_empty() {
+                hasher.update([*sign]);
+                hasher.update(norm.as_bytes());
+                hasher.update(b"\n");
+            }
+        }
+    }
+    Ok((stats, hex::encode(hasher.finalize())))
+}
+
+/// Line diff of two blobs (0 context lines), as libgit2 computes it.
 fn line_diff(
     repo: &Repository,
     old: Option<&Blob>,
-    old_path: Option<&str>,
     new: Option<&Blob>,
-    new_path: Option<&str>,
-    mut hasher: Option<&mut Sha256>,
     oid: Oid,
 ) -> Result<Lines, MineError> {
     let mut opts = DiffOptions::new();
@@ -977,23 +1076,8 @@ fn line_diff(
         added: Vec::new(),
         insertions: 0,
         deletions: 0,
-    };
-    let mut norm = String::new();
-    let mut feed = |hasher: &mut Option<&mut Sha256>, sign: u8, content: &[u8]| {
-        if let Some(h) = hasher.as_deref_mut() {
-            norm.clear();
-            for word in String::from_utf8_lossy(content).split_whitespace() {
-                if !norm.is_empty() {
-                    norm.push(' ');
-                }
-                norm.push_str(word);
-            }
-            if !norm.is_empty() {
-                h.update([sign]);
-                h.update(norm.as_bytes());
-                h.update(b"\n");
-            }
-        }
+        spans: Vec::new(),
+        own: Vec::new(),
     };
     // The shapes of change whose rows are forced (one block of added or removed lines, added and
     // deleted files among them; one block replaced by unrelated lines): libgit2's exact answer
@@ -1002,15 +1086,15 @@ fn line_diff(
         old.map_or(&[][..], |b| b.content()),
         new.map_or(&[][..], |b| b.content()),
     );
-    let mut take = |out: &mut Lines, block: crate::linediff::Block| {
-        let (sign, rows, count) = match block.side {
-            crate::linediff::Side::Old => (b'-', &mut out.deleted, &mut out.deletions),
-            crate::linediff::Side::New => (b'+', &mut out.added, &mut out.insertions),
+    let take = |out: &mut Lines, block: crate::linediff::Block| {
+        let (sign, rows, count, text) = match block.side {
+            crate::linediff::Side::Old => (b'-', &mut out.deleted, &mut out.deletions, old_bytes),
+            crate::linediff::Side::New => (b'+', &mut out.added, &mut out.insertions, new_bytes),
         };
         *count = u32::try_from(block.lines.len()).unwrap_or(u32::MAX);
         rows.extend(block.rows);
         for line in &block.lines {
-            feed(&mut hasher, sign, line);
+            out.push_span(sign, text, line);
         }
     };
     match crate::linediff::forced(old_bytes, new_bytes) {
@@ -1028,29 +1112,28 @@ fn line_diff(
     }
     let mut on_line =
         |_: git2::DiffDelta, _: Option<git2::DiffHunk>, line: git2::DiffLine| -> bool {
-            let sign = match line.origin() {
+            let (sign, text) = match line.origin() {
                 '+' => {
                     out.insertions += 1;
                     if let Some(no) = line.new_lineno() {
                         out.added.push(no as usize - 1);
                     }
-                    b'+'
+                    (b'+', new_bytes)
                 }
                 '-' => {
                     out.deletions += 1;
                     if let Some(no) = line.old_lineno() {
                         out.deleted.push(no as usize - 1);
                     }
-                    b'-'
+                    (b'-', old_bytes)
                 }
                 _ => return true,
             };
-            feed(&mut hasher, sign, line.content());
+            out.push_span(sign, text, line.content());
             true
         };
     // Empty paths: with no path libgit2 names both sides `file` and looks up the `.gitattributes`
     // diff driver of that name for every file pair; an empty path skips the lookup.
-    let _ = (old_path, new_path);
     repo.diff_blobs(
         old,
         Some(""),

@@ -35,6 +35,12 @@
 //! streams differ in a leaf or in where statements and blocks start and end, which the tree shows.
 //! The streams are compared directly, and hashed (64-bit FNV) only to look for renames.
 //!
+//! [`PythonPair::judge`] can also decide without the changed rows, taking every unit as touched:
+//! when no unit changed anywhere, no touched one did either, so a rejection decided that way is
+//! exactly the one the rows would give (the miner then skips the file's line diff unless another
+//! file keeps the commit); a unit that changed somewhere needs the rows to tell whether a changed
+//! row touches it. Units made of the tokens the versions share are not compared at all.
+//!
 //! The argument holds for sources tree-sitter parses without errors. The lexer refuses what would
 //! make it recover from one in most cases (see [`crate::python_layout`]), and the grouping refuses
 //! clauses out of place, decorators before no definition, compound statements after `;`, headers
@@ -48,7 +54,7 @@
 use std::cell::OnceCell;
 use std::hash::Hasher;
 
-use crate::python_units::{FxMap, Item, Module, Piece, StmtKind, Units};
+use crate::python_units::{FxMap, Item, Module, Piece, PyUnit, StmtKind, Units};
 use crate::semantic::{FileChange, Fnv, NonSemantic};
 use crate::window::{Modified, WindowStats, Windowed};
 
@@ -57,8 +63,9 @@ struct Version<'a> {
     module: &'a Module,
     src: &'a [u8],
     path: &'a str,
-    /// Byte spans of the changed rows: from the row's start to the next row's.
-    rows: Vec<(usize, usize)>,
+    /// Byte spans of the changed rows: from the row's start to the next row's; `None` takes every
+    /// unit as touched.
+    rows: Option<Vec<(usize, usize)>>,
     units: &'a Units,
     hashes: Vec<OnceCell<u64>>,
     keys: FxMap<(&'a str, u32), usize>,
@@ -70,13 +77,13 @@ impl<'a> Version<'a> {
         units: &'a Units,
         src: &'a [u8],
         path: &'a str,
-        rows: &'a [usize],
+        rows: Option<&'a [usize]>,
     ) -> Self {
         Version {
             module,
             src,
             path,
-            rows: row_spans(src, rows),
+            rows: rows.map(|rows| row_spans(src, rows)),
             units,
             hashes: units.list.iter().map(|_| OnceCell::new()).collect(),
             keys: (0..units.list.len()).map(|i| (units.key(i), i)).collect(),
@@ -107,10 +114,14 @@ impl<'a> Version<'a> {
 
     /// Indices of the units a changed row falls in: a row from the unit's first to its last, that
     /// is a row that ends after the unit's start and starts no later than its end offset.
+    /// Every unit when the rows are not known.
     fn touched(&self) -> impl Iterator<Item = usize> + '_ {
         self.units.list.iter().enumerate().filter_map(|(i, u)| {
-            let k = self.rows.partition_point(|r| r.1 <= u.start as usize);
-            (k < self.rows.len() && self.rows[k].0 <= u.end as usize).then_some(i)
+            let Some(rows) = &self.rows else {
+                return Some(i);
+            };
+            let k = rows.partition_point(|r| r.1 <= u.start as usize);
+            (k < rows.len() && rows[k].0 <= u.end as usize).then_some(i)
         })
     }
 
@@ -278,37 +289,117 @@ fn same_items(old: &Version, new: &Version, shared: (usize, usize), code_only: b
         })
 }
 
+/// Both versions of a modified Python file, lexed together and grouped into units: what
+/// [`PythonPair::judge`] decides on, with or without the changed rows.
+pub struct PythonPair {
+    old: Module,
+    new: Module,
+    old_units: Units,
+    new_units: Units,
+    /// Tokens the versions share at the start and at the end.
+    shared: (usize, usize),
+}
+
+impl PythonPair {
+    /// Lexes and groups both versions; `None` (counted in `stats.refused_scan`) when either is
+    /// outside what the lexer and the grouping reproduce, and the whole files must be parsed.
+    pub fn parse(old: &[u8], new: &[u8], stats: &mut WindowStats) -> Option<Self> {
+        stats.file_bytes += (old.len() + new.len()) as u64;
+        let Some((ma, mb, shared_prefix, shared_suffix)) = Module::parse_pair(old, new) else {
+            stats.refused_scan += 1;
+            return None;
+        };
+        let (old_units, new_units) = (ma.units(old), mb.units(new));
+        Some(PythonPair {
+            old: ma,
+            new: mb,
+            old_units,
+            new_units,
+            shared: (shared_prefix, shared_suffix),
+        })
+    }
+
+    /// The decision of [`judge_python`] on `change` (the sources this pair was parsed from). With
+    /// `rows` false the changed rows are not read and every unit counts as touched: a
+    /// [`FileChange::NotSemantic`] answer is then exact (no unit changed anywhere, so none that a
+    /// changed row touches did), while a [`FileChange::Semantic`] one is only an upper bound and
+    /// must be asked again with the rows.
+    pub fn judge(&self, change: &Modified, rows: bool, stats: &mut WindowStats) -> FileChange {
+        let old = Version::new(
+            &self.old,
+            &self.old_units,
+            change.old,
+            change.old_path,
+            rows.then_some(change.deleted),
+        );
+        let new = Version::new(
+            &self.new,
+            &self.new_units,
+            change.new,
+            change.new_path,
+            rows.then_some(change.added),
+        );
+        let names = if rows {
+            changed_names(&old, &new)
+        } else if any_changed(&old, &new, self.shared) {
+            // Counted when asked again with the rows.
+            return FileChange::Semantic(Vec::new());
+        } else {
+            Vec::new()
+        };
+        if !names.is_empty() {
+            stats.by_body_tokens += 1;
+            return FileChange::Semantic(names);
+        }
+        let reason = if same_items(&old, &new, self.shared, false) {
+            NonSemantic::WhitespaceOrComment
+        } else if same_items(&old, &new, self.shared, true) {
+            NonSemantic::ImportOnly
+        } else {
+            NonSemantic::NoBodyChange
+        };
+        if reason == NonSemantic::NoBodyChange {
+            stats.no_unit_changed += 1;
+        } else {
+            stats.by_tokens += 1;
+        }
+        FileChange::NotSemantic(reason)
+    }
+}
+
+/// Whether any unit of either version changed (every unit touched): the units of `old` with a
+/// same-key counterpart were compared from `new`'s side already. A unit and its counterpart made of
+/// the same shared tokens (`shared`: how many leading and trailing tokens the versions share) have
+/// the same stream without comparing it: a unit's stream is a function of its own tokens.
+fn any_changed(old: &Version, new: &Version, (prefix, suffix): (usize, usize)) -> bool {
+    let (na, nb) = (old.module.tokens.len(), new.module.tokens.len());
+    let same_tokens = |a: &PyUnit, b: &PyUnit| {
+        let (ra, rb) = (&a.tokens, &b.tokens);
+        let from_end = |n: usize, k: u32| n - k as usize;
+        let skip_from_end = |n: usize, k: Option<u32>| k.map(|k| from_end(n, k));
+        (rb.end as usize <= prefix && ra == rb && a.skip_name == b.skip_name)
+            || (from_end(na, ra.start) <= suffix
+                && from_end(nb, rb.start) <= suffix
+                && from_end(na, ra.start) == from_end(nb, rb.start)
+                && from_end(na, ra.end) == from_end(nb, rb.end)
+                && skip_from_end(na, a.skip_name) == skip_from_end(nb, b.skip_name))
+    };
+    let old_unmatched = OnceCell::new();
+    let new_unmatched = OnceCell::new();
+    (0..new.units.list.len()).any(|i| match old.keys.get(&new.units.key(i)) {
+        Some(&j) if same_tokens(&old.units.list[j], &new.units.list[i]) => false,
+        _ => changed(new, i, old, &old_unmatched),
+    }) || (0..old.units.list.len())
+        .any(|i| !new.keys.contains_key(&old.units.key(i)) && changed(old, i, new, &new_unmatched))
+}
+
 /// Decides a modified Python file (see the module docs). `stats` accumulates the work done:
 /// `by_body_tokens` counts files with a changed unit, `by_tokens` whitespace, comment and import
 /// changes, `no_unit_changed` declaration-only changes, `refused_scan` files left to whole-file
 /// parses.
 pub fn judge_python(change: &Modified, stats: &mut WindowStats) -> Windowed {
-    stats.file_bytes += (change.old.len() + change.new.len()) as u64;
-    let Some((ma, mb, shared_prefix, shared_suffix)) = Module::parse_pair(change.old, change.new)
-    else {
-        stats.refused_scan += 1;
-        return Windowed::NeedsFullParse;
-    };
-    let (ua, ub) = (ma.units(change.old), mb.units(change.new));
-    let old = Version::new(&ma, &ua, change.old, change.old_path, change.deleted);
-    let new = Version::new(&mb, &ub, change.new, change.new_path, change.added);
-    let names = changed_names(&old, &new);
-    if !names.is_empty() {
-        stats.by_body_tokens += 1;
-        return Windowed::Decided(FileChange::Semantic(names));
+    match PythonPair::parse(change.old, change.new, stats) {
+        Some(pair) => Windowed::Decided(pair.judge(change, true, stats)),
+        None => Windowed::NeedsFullParse,
     }
-    let shared = (shared_prefix, shared_suffix);
-    let reason = if same_items(&old, &new, shared, false) {
-        NonSemantic::WhitespaceOrComment
-    } else if same_items(&old, &new, shared, true) {
-        NonSemantic::ImportOnly
-    } else {
-        NonSemantic::NoBodyChange
-    };
-    if reason == NonSemantic::NoBodyChange {
-        stats.no_unit_changed += 1;
-    } else {
-        stats.by_tokens += 1;
-    }
-    Windowed::Decided(FileChange::NotSemantic(reason))
 }

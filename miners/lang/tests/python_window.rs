@@ -3,7 +3,7 @@
 //! whole-file comparison gives, and few edits are left to whole-file parses.
 
 use etip_lang::Language;
-use etip_lang::python_window::judge_python;
+use etip_lang::python_window::{PythonPair, judge_python};
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed};
 
@@ -283,7 +283,22 @@ fn judge(new: &str, del: &[usize], add: &[usize], stats: &mut WindowStats) -> Wi
         deleted: del,
         added: add,
     };
-    judge_python(&m, stats)
+    judge_checked(&m, stats)
+}
+
+/// [`judge_python`], checking on the way that the judgement without the changed rows, when it
+/// rejects, rejects exactly as the one with them does (the miner skips the line diff then).
+/// Counts those rejections in `stats.by_windows` (which Python's judgement leaves at 0).
+fn judge_checked(m: &Modified, stats: &mut WindowStats) -> Windowed {
+    let got = judge_python(m, stats);
+    if let Some(pair) = PythonPair::parse(m.old, m.new, &mut WindowStats::default()) {
+        let rowless = pair.judge(m, false, &mut WindowStats::default());
+        if let FileChange::NotSemantic(_) = rowless {
+            assert_eq!(Windowed::Decided(rowless), got, "decided without rows");
+            stats.by_windows += 1;
+        }
+    }
+    got
 }
 
 /// The changed lines of `new`, for messages.
@@ -361,6 +376,13 @@ fn run(cases: usize, seed: u64, mutate: fn(&mut Vec<String>, &mut Rng, usize)) -
         }
     }
     eprintln!("{r:?}; {stats:?}");
+    // Nearly every rejection is decided without the rows (the others move code between units).
+    assert!(
+        stats.by_windows as usize * 100 >= r.not_semantic * 95,
+        "rejections decided without rows: {} of {}",
+        stats.by_windows,
+        r.not_semantic
+    );
     r
 }
 
@@ -634,7 +656,7 @@ fn handpicked_changes_agree_with_whole_file_parses() {
                 deleted: &del,
                 added: &add,
             };
-            let got = judge_python(&m, &mut stats);
+            let got = judge_checked(&m, &mut stats);
             let so = an.summarize(old.as_bytes()).unwrap();
             let sn = an.summarize(new.as_bytes()).unwrap();
             let expected = compare(
