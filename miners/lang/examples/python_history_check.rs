@@ -11,13 +11,15 @@
 //! actually done; its throughput is over the bytes parsed. `--show N` prints the first N
 //! disagreements, `--show-refused N` the line where the token scan gave up on the first N refused
 //! files; `--dump DIR` writes each disagreement's versions as `N.old` / `N.new` with `N.txt` holding
-//! the commit, the paths, the rows and both answers.
+//! the commit, the paths, the rows and both answers. Every rejection that the judgement without
+//! the rows gives (what the miner decides before computing a line diff) is checked against the
+//! judgement with them; differences are printed as `ROWLESS`.
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use etip_core::candidate::Language;
 use etip_lang::python_units::Module;
-use etip_lang::python_window::judge_python;
+use etip_lang::python_window::{PythonPair, judge_python};
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed};
 
@@ -87,6 +89,10 @@ struct Tally {
     stats: WindowStats,
     /// Files whose blobs the mirror lacks.
     missing: u64,
+    /// Rejections decided without the changed rows ([`PythonPair::judge`] with `rows` false), and
+    /// those of them that differ from the judgement with the rows.
+    rowless: u64,
+    rowless_disagree: u64,
 }
 
 fn main() {
@@ -236,6 +242,18 @@ impl Pair<'_> {
         let t = Instant::now();
         let got = judge_python(&m, &mut tally.stats);
         tally.t_tokens += t.elapsed();
+        let rowless = PythonPair::parse(self.old, self.new, &mut WindowStats::default())
+            .map(|pair| pair.judge(&m, false, &mut WindowStats::default()));
+        if let Some(rowless @ FileChange::NotSemantic(_)) = rowless {
+            tally.rowless += 1;
+            if got != Windowed::Decided(rowless.clone()) {
+                tally.rowless_disagree += 1;
+                println!(
+                    "ROWLESS {} -> {}: without rows {rowless:?}, with rows {got:?}",
+                    self.op, self.np
+                );
+            }
+        }
         got
     }
 }
@@ -332,6 +350,10 @@ impl Tally {
             self.t_tokens.as_secs_f64(),
             mb(self.bytes),
             rate(self.bytes, self.t_tokens)
+        );
+        println!(
+            "rejections decided without the rows: {}, of which differ from the rows' answer: {}",
+            self.rowless, self.rowless_disagree
         );
         println!(
             "{:?}; {} files skipped (blobs missing)",
