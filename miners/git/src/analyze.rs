@@ -96,6 +96,8 @@ pub struct Worker {
     settings: Arc<EvalSettings>,
     paths: PathMatcher,
     sem: SemState,
+    /// Commits read by the merged-branch walks of [`Worker::links`].
+    graph: std::cell::RefCell<crate::merged::Graph>,
 }
 
 /// Parser and summary cache (separate from the repository so commits can borrow it meanwhile).
@@ -429,6 +431,7 @@ impl Worker {
                 cache: HashMap::new(),
                 tick: 0,
             },
+            graph: std::cell::RefCell::default(),
         })
     }
 
@@ -652,17 +655,13 @@ impl Worker {
         let (Ok(first), Ok(merged)) = (commit.parent_id(0), commit.parent_id(1)) else {
             return Ok(found);
         };
-        let mut walk = self
-            .repo
-            .revwalk()
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.push(merged)
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.hide(first)
+        let branch_commits = self
+            .graph
+            .borrow_mut()
+            .merged(&self.repo, merged, first, MERGED_COMMITS)
             .map_err(git_err("walk merged branch", oid))?;
         let mut commits = Vec::new();
-        for id in walk.take(MERGED_COMMITS) {
-            let id = id.map_err(git_err("walk merged branch", oid))?;
+        for id in branch_commits {
             let c = self
                 .repo
                 .find_commit(id)

@@ -188,6 +188,12 @@ struct Recorded {
     stacks: Vec<u32>,
 }
 
+/// How many logical line ends after the start of the common suffix are recorded as places where
+/// lexing the new version may stop: it stops at the first one where both lexers are in the same
+/// state, which is nearly always the first or second (past the last, the new version is lexed to
+/// its end: the same tokens, without the copying).
+const SYNC_LINES: usize = 64;
+
 fn lex_recording(src: &[u8], prefix: usize, suffix: usize) -> Option<Recorded> {
     let mut lx = Lexer::new(src)?;
     let mut cp = Checkpoint::default();
@@ -198,7 +204,7 @@ fn lex_recording(src: &[u8], prefix: usize, suffix: usize) -> Option<Recorded> {
             resume = true;
             cp.record(lx);
         }
-        if lx.i >= suffix {
+        if lx.i >= suffix && ends.len() < SYNC_LINES {
             let start = stacks.len();
             stacks.extend_from_slice(&lx.indents);
             let middle = stacks.len();

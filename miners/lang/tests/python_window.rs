@@ -505,7 +505,18 @@ fn lexing_two_versions_together_is_lexing_each() {
         ),
         ("", "x\n"),
         ("a\n", ""),
-    ] {
+    ]
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .into_iter()
+    // A change that puts the next 100 lines in a string: the versions' lexers never reach the
+    // same state again within the line ends recorded for that, and the new version is lexed to
+    // its end.
+    .chain([(
+        format!("a = 1\n{}c = 3  #\"\"\"\n", "b = 2\n".repeat(100)),
+        format!("a = \"\"\"\n{}c = 3  #\"\"\"\n", "b = 2\n".repeat(100)),
+    )]) {
+        let (a, b) = (a.as_str(), b.as_str());
+        assert!(lex(a.as_bytes()).is_some() && lex(b.as_bytes()).is_some());
         assert_eq!(
             lex_pair(a.as_bytes(), b.as_bytes()).map(|l| (l.old, l.new)),
             lex(a.as_bytes()).zip(lex(b.as_bytes())),
