@@ -96,8 +96,6 @@ pub struct Worker {
     settings: Arc<EvalSettings>,
     paths: PathMatcher,
     sem: SemState,
-    /// Commits read by the merged-branch walks of [`Worker::links`].
-    graph: std::cell::RefCell<crate::merged::Graph>,
 }
 
 /// Parser and summary cache (separate from the repository so commits can borrow it meanwhile).
@@ -431,7 +429,6 @@ impl Worker {
                 cache: HashMap::new(),
                 tick: 0,
             },
-            graph: std::cell::RefCell::default(),
         })
     }
 
@@ -655,13 +652,17 @@ impl Worker {
         let (Ok(first), Ok(merged)) = (commit.parent_id(0), commit.parent_id(1)) else {
             return Ok(found);
         };
-        let branch_commits = self
-            .graph
-            .borrow_mut()
-            .merged(&self.repo, merged, first, MERGED_COMMITS)
+        let mut walk = self
+            .repo
+            .revwalk()
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.push(merged)
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.hide(first)
             .map_err(git_err("walk merged branch", oid))?;
         let mut commits = Vec::new();
-        for id in branch_commits {
+        for id in walk.take(MERGED_COMMITS) {
+            let id = id.map_err(git_err("walk merged branch", oid))?;
             let c = self
                 .repo
                 .find_commit(id)

@@ -25,7 +25,6 @@ mod feed;
 mod history;
 pub mod linediff;
 pub mod links;
-mod merged;
 mod native;
 mod output;
 pub mod procs;
