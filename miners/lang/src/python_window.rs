@@ -35,11 +35,11 @@
 //! streams differ in a leaf or in where statements and blocks start and end, which the tree shows.
 //! The streams are compared directly, and hashed (64-bit FNV) only to look for renames.
 //!
-//! [`PythonPair::judge`] can also decide without the changed rows, taking every unit as touched:
-//! when no unit changed anywhere, no touched one did either, so a rejection decided that way is
-//! exactly the one the rows would give (the miner then skips the file's line diff unless another
-//! file keeps the commit); a unit that changed somewhere needs the rows to tell whether a changed
-//! row touches it. Units made of the tokens the versions share are not compared at all.
+//! [`PythonPair::judge`] asks for the changed rows only when a unit changed somewhere: when no unit
+//! changed anywhere, no touched one did either, so the rejection it then gives is exactly the one
+//! the rows would give (the miner skips the file's line diff unless another file keeps the commit);
+//! a unit that changed somewhere needs the rows to tell whether a changed row touches it. Units
+//! made of the tokens the versions share are not compared at all.
 //!
 //! The argument holds for sources tree-sitter parses without errors. The lexer refuses what would
 //! make it recover from one in most cases (see [`crate::python_layout`]), and the grouping refuses
@@ -77,7 +77,7 @@ impl<'a> Version<'a> {
         units: &'a Units,
         src: &'a [u8],
         path: &'a str,
-        rows: Option<&'a [usize]>,
+        rows: Option<&[usize]>,
     ) -> Self {
         Version {
             module,
@@ -319,37 +319,39 @@ impl PythonPair {
         })
     }
 
-    /// The decision of [`judge_python`] on `change` (the sources this pair was parsed from). With
-    /// `rows` false the changed rows are not read and every unit counts as touched: a
-    /// [`FileChange::NotSemantic`] answer is then exact (no unit changed anywhere, so none that a
-    /// changed row touches did), while a [`FileChange::Semantic`] one is only an upper bound and
-    /// must be asked again with the rows.
-    pub fn judge(&self, change: &Modified, rows: bool, stats: &mut WindowStats) -> FileChange {
-        let old = Version::new(
+    /// The decision of [`judge_python`] on `change` (the sources this pair was parsed from), with
+    /// the changed rows (`change.deleted` and `change.added` are not read) asked from `rows` only
+    /// when a unit changed somewhere: when none did, none that a changed row touches did either,
+    /// and the answer is the one the rows would give. An error of `rows` is returned as is.
+    pub fn judge<'r, E>(
+        &self,
+        change: &Modified,
+        rows: impl FnOnce() -> Result<(&'r [usize], &'r [usize]), E>,
+        stats: &mut WindowStats,
+    ) -> Result<FileChange, E> {
+        let mut old = Version::new(
             &self.old,
             &self.old_units,
             change.old,
             change.old_path,
-            rows.then_some(change.deleted),
+            None,
         );
-        let new = Version::new(
+        let mut new = Version::new(
             &self.new,
             &self.new_units,
             change.new,
             change.new_path,
-            rows.then_some(change.added),
+            None,
         );
-        let names = if rows {
-            changed_names(&old, &new)
-        } else if any_changed(&old, &new, self.shared) {
-            // Counted when asked again with the rows.
-            return FileChange::Semantic(Vec::new());
-        } else {
-            Vec::new()
-        };
-        if !names.is_empty() {
-            stats.by_body_tokens += 1;
-            return FileChange::Semantic(names);
+        if any_changed(&old, &new, self.shared) {
+            let (deleted, added) = rows()?;
+            old.rows = Some(row_spans(change.old, deleted));
+            new.rows = Some(row_spans(change.new, added));
+            let names = changed_names(&old, &new);
+            if !names.is_empty() {
+                stats.by_body_tokens += 1;
+                return Ok(FileChange::Semantic(names));
+            }
         }
         let reason = if same_items(&old, &new, self.shared, false) {
             NonSemantic::WhitespaceOrComment
@@ -363,7 +365,7 @@ impl PythonPair {
         } else {
             stats.by_tokens += 1;
         }
-        FileChange::NotSemantic(reason)
+        Ok(FileChange::NotSemantic(reason))
     }
 }
 
@@ -399,7 +401,13 @@ fn any_changed(old: &Version, new: &Version, (prefix, suffix): (usize, usize)) -
 /// parses.
 pub fn judge_python(change: &Modified, stats: &mut WindowStats) -> Windowed {
     match PythonPair::parse(change.old, change.new, stats) {
-        Some(pair) => Windowed::Decided(pair.judge(change, true, stats)),
+        Some(pair) => {
+            let rows = || Ok::<_, std::convert::Infallible>((change.deleted, change.added));
+            match pair.judge(change, rows, stats) {
+                Ok(decided) => Windowed::Decided(decided),
+                Err(never) => match never {},
+            }
+        }
         None => Windowed::NeedsFullParse,
     }
 }

@@ -272,10 +272,10 @@ fn modified(
                 judge_java(analyzer, &modified, &mut sem.windows)?
             }
             Language::Python => match PythonPair::parse(old, new, &mut sem.windows) {
-                // Without the rows first: when no unit changed anywhere the answer is exact and
-                // the line diff is needed only if another file keeps the commit.
+                // The line diff only when a unit changed somewhere: a rejection decided without it
+                // is exact, and it is then needed only if another file keeps the commit.
                 Some(pair) => {
-                    let mut modified = Modified {
+                    let modified = Modified {
                         old,
                         new,
                         old_path,
@@ -283,15 +283,17 @@ fn modified(
                         deleted: &[],
                         added: &[],
                     };
-                    Windowed::Decided(match pair.judge(&modified, false, &mut sem.windows) {
-                        FileChange::Semantic(_) => {
-                            let rows = lines.get(i)?;
-                            modified.deleted = &rows.deleted;
-                            modified.added = &rows.added;
-                            pair.judge(&modified, true, &mut sem.windows)
-                        }
-                        not => not,
-                    })
+                    let lines = &mut *lines;
+                    let decided = pair.judge(
+                        &modified,
+                        move || {
+                            lines
+                                .get(i)
+                                .map(|r| (r.deleted.as_slice(), r.added.as_slice()))
+                        },
+                        &mut sem.windows,
+                    )?;
+                    Windowed::Decided(decided)
                 }
                 None => Windowed::NeedsFullParse,
             },
