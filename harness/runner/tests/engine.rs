@@ -57,8 +57,22 @@ fn check_fixture(
         &commits[0],
         &commits[1],
     );
-    let m = e.measure(&status, &config(rounds, false));
+    let mut m = e.measure(&status, &config(rounds, false));
     assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    // The unchanged class is flagged by chance at the sign test's level (2/2^rounds with no
+    // ties: 3% at 6 rounds). As in the A/A check below, such a verdict is accepted only if an
+    // independent second run does not flag it in the same direction again; the rest is checked
+    // on that second run (so the test flakes with probability about α² instead of α).
+    let chance = direction(&m, unchanged);
+    if chance != Direction::NotSignificant {
+        eprintln!("{unchanged} flagged {chance:?} by chance or by bias: measuring again");
+        let fresh = etip_runner::measure::MeasureConfig {
+            force: true,
+            ..config(rounds, false)
+        };
+        m = e.measure(&status, &fresh);
+        assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    }
     assert_eq!(m.rounds, rounds);
     assert_eq!(m.executor, "docker");
     assert_eq!(direction(&m, faster), Direction::PatchedFaster, "{m:#?}");
@@ -67,7 +81,14 @@ fn check_fixture(
         Direction::NotSignificant,
         "{m:#?}"
     );
-    assert_eq!(overall(&m), Direction::PatchedFaster);
+    eprintln!(
+        "per-round seconds (original, patched): {:?}",
+        m.classes
+            .iter()
+            .map(|c| (&c.name, &c.original, &c.patched))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(overall(&m), Direction::PatchedFaster, "{m:#?}");
     assert_eq!(m.detectors, vec![faster.to_string()]);
     // A class that takes no measurable time is never significant: too fast to time, left out.
     let t = m
