@@ -27,6 +27,7 @@ pub mod linediff;
 pub mod links;
 mod native;
 mod output;
+pub mod pack;
 pub mod procs;
 pub mod rules;
 

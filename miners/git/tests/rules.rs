@@ -4,7 +4,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{Fixture, check_explanations, java_class, read_candidates};
+use common::{Fixture, check_explanations, check_same_when_packed, java_class, read_candidates};
 use etip_core::candidate::{Candidate, IssueLinkKind, Language};
 use etip_mine_git::{MineConfig, NoProgress, RejectReason, explain, mine};
 use git2::{Oid, Repository};
@@ -190,6 +190,7 @@ fn java_rules() {
     check_explanations(&fx, &cfg);
 
     let cands = read_candidates(&out);
+    check_same_when_packed(&fx, &cfg, &summary, &cands);
     let shas: Vec<&str> = cands.iter().map(|c| c.patched_commit.as_str()).collect();
     let expect_kept: Vec<String> = fx
         .expect
@@ -442,6 +443,7 @@ fn python_rules() {
     assert!(summary.build_tool_supported);
     check_explanations(&fx, &cfg);
     let cands = read_candidates(&out);
+    check_same_when_packed(&fx, &cfg, &summary, &cands);
     let c = cands
         .iter()
         .find(|c| c.patched_commit == body_sha.to_string())

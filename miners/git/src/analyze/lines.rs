@@ -1,10 +1,12 @@
 //! Line diffs of a commit's files, computed when first needed, and its diff statistics and
 //! normalised diff hash (stage 4 of [`super`]).
 
-use git2::{Blob, DiffOptions, Oid, Repository};
+use std::path::Path;
+
+use git2::{DiffOptions, Oid, Patch};
 use sha2::{Digest, Sha256};
 
-use super::{FileDiff, content, git_err};
+use super::{BlobData, FileDiff, content, git_err};
 use crate::MineError;
 use etip_core::candidate::DiffStats;
 
@@ -23,7 +25,8 @@ pub(super) struct Lines {
 
 /// Where a changed line's text is.
 enum Span {
-    /// Bytes of its version's blob (libgit2 diffs blobs in place; the forced shapes slice them).
+    /// Bytes of its version's blob (libgit2 diffs the buffers in place; the forced shapes slice
+    /// them).
     Blob(std::ops::Range<usize>),
     /// Bytes of [`Lines::own`], for a line libgit2 handed over from another buffer.
     Own(std::ops::Range<usize>),
@@ -54,22 +57,19 @@ impl Lines {
 
 /// The line diffs of a commit's files, each computed when first needed.
 pub(super) struct LazyLines<'c> {
-    pub(super) repo: &'c Repository,
     pub(super) files: &'c [FileDiff],
-    pub(super) blobs: &'c [(Option<Blob<'c>>, Option<Blob<'c>>)],
+    pub(super) blobs: &'c [(Option<BlobData>, Option<BlobData>)],
     pub(super) oid: Oid,
     lines: Vec<Option<Lines>>,
 }
 
 impl<'c> LazyLines<'c> {
     pub(super) fn new(
-        repo: &'c Repository,
         files: &'c [FileDiff],
-        blobs: &'c [(Option<Blob<'c>>, Option<Blob<'c>>)],
+        blobs: &'c [(Option<BlobData>, Option<BlobData>)],
         oid: Oid,
     ) -> Self {
         LazyLines {
-            repo,
             files,
             blobs,
             oid,
@@ -81,7 +81,7 @@ impl<'c> LazyLines<'c> {
     pub(super) fn get(&mut self, i: usize) -> Result<&Lines, MineError> {
         if self.lines[i].is_none() {
             let (old, new) = &self.blobs[i];
-            self.lines[i] = Some(line_diff(self.repo, old.as_ref(), new.as_ref(), self.oid)?);
+            self.lines[i] = Some(line_diff(content(old), content(new), self.oid)?);
         }
         Ok(self.lines[i].as_ref().expect("computed above"))
     }
@@ -127,13 +127,9 @@ pub(super) fn diff_stats_and_hash(lines: &mut LazyLines) -> Result<(DiffStats, S
     Ok((stats, hex::encode(hasher.finalize())))
 }
 
-/// Line diff of two blobs (0 context lines), as libgit2 computes it.
-pub(super) fn line_diff(
-    repo: &Repository,
-    old: Option<&Blob>,
-    new: Option<&Blob>,
-    oid: Oid,
-) -> Result<Lines, MineError> {
+/// Line diff of two file versions (0 context lines; an absent version is empty), as libgit2
+/// computes it.
+pub(super) fn line_diff(old_bytes: &[u8], new_bytes: &[u8], oid: Oid) -> Result<Lines, MineError> {
     let mut opts = DiffOptions::new();
     opts.context_lines(0);
     let mut out = Lines {
@@ -147,10 +143,6 @@ pub(super) fn line_diff(
     // The shapes of change whose rows are forced (one block of added or removed lines, added and
     // deleted files among them; one block replaced by unrelated lines): libgit2's exact answer
     // without hashing every line of both versions.
-    let (old_bytes, new_bytes) = (
-        old.map_or(&[][..], |b| b.content()),
-        new.map_or(&[][..], |b| b.content()),
-    );
     let take = |out: &mut Lines, block: crate::linediff::Block| {
         let (sign, rows, count, text) = match block.side {
             crate::linediff::Side::Old => (b'-', &mut out.deleted, &mut out.deletions, old_bytes),
@@ -175,8 +167,24 @@ pub(super) fn line_diff(
         }
         None => {}
     }
-    let mut on_line =
-        |_: git2::DiffDelta, _: Option<git2::DiffHunk>, line: git2::DiffLine| -> bool {
+    // Empty paths: with no path libgit2 names both sides `file` and looks up the `.gitattributes`
+    // diff driver of that name for every file pair; an empty path skips the lookup.
+    let patch = Patch::from_buffers(
+        old_bytes,
+        Some(Path::new("")),
+        new_bytes,
+        Some(Path::new("")),
+        Some(&mut opts),
+    )
+    .map_err(git_err("diff blobs", oid))?;
+    for h in 0..patch.num_hunks() {
+        let n = patch
+            .num_lines_in_hunk(h)
+            .map_err(git_err("diff blobs", oid))?;
+        for k in 0..n {
+            let line = patch
+                .line_in_hunk(h, k)
+                .map_err(git_err("diff blobs", oid))?;
             let (sign, text) = match line.origin() {
                 '+' => {
                     out.insertions += 1;
@@ -192,25 +200,11 @@ pub(super) fn line_diff(
                     }
                     (b'-', old_bytes)
                 }
-                _ => return true,
+                _ => continue,
             };
             out.push_span(sign, text, line.content());
-            true
-        };
-    // Empty paths: with no path libgit2 names both sides `file` and looks up the `.gitattributes`
-    // diff driver of that name for every file pair; an empty path skips the lookup.
-    repo.diff_blobs(
-        old,
-        Some(""),
-        new,
-        Some(""),
-        Some(&mut opts),
-        None,
-        None,
-        None,
-        Some(&mut on_line),
-    )
-    .map_err(git_err("diff blobs", oid))?;
+        }
+    }
     out.added.sort_unstable();
     out.deleted.sort_unstable();
     Ok(out)

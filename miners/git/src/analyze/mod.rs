@@ -19,7 +19,9 @@ use etip_lang::profile;
 use etip_lang::semantic::Analyzer;
 use etip_lang::window::WindowStats;
 use etip_toolchain::policy::{PathClass, PathMatcher, PathPolicy};
-use git2::{Blob, Commit, Oid, Repository, Tree};
+use git2::{Commit, Oid, Repository, Tree};
+
+use crate::pack::PackReader;
 
 use crate::rules::RejectReason;
 use crate::{MineError, links};
@@ -93,6 +95,10 @@ pub enum Decision {
 /// Evaluates commits of one repository; owns its `Repository` and parser (one per thread).
 pub struct Worker {
     repo: Repository,
+    /// Blob reads that bypass libgit2 where they can ([`crate::pack`]).
+    packs: PackReader,
+    /// Blobs libgit2 read because the pack reader could not.
+    fallbacks: u64,
     settings: Arc<EvalSettings>,
     paths: PathMatcher,
     sem: SemState,
@@ -108,6 +114,11 @@ impl Drop for Worker {
             bytes,
             windows = ?self.sem.windows,
             "tree-sitter work of one mining worker"
+        );
+        tracing::debug!(
+            packs = self.packs.packs(),
+            fallbacks = self.fallbacks,
+            "blobs libgit2 read because the pack reader could not"
         );
     }
 }
@@ -323,8 +334,11 @@ impl Worker {
             None
         };
         let paths = PathMatcher::new(settings.lang, &settings.paths)?;
+        let packs = PackReader::open(&repo);
         Ok(Self {
             repo,
+            packs,
+            fallbacks: 0,
             settings,
             paths,
             sem: SemState {
@@ -424,14 +438,11 @@ impl Worker {
 
         // Stage 2: blobs (they stay loaded: reading a blob inflates it from the pack every time).
         files.sort_by(|a, b| a.path().cmp(b.path()));
-        let mut blobs: Vec<(Option<Blob>, Option<Blob>)> = Vec::with_capacity(files.len());
+        let mut blobs: Vec<(Option<BlobData>, Option<BlobData>)> = Vec::with_capacity(files.len());
         for f in &files {
-            blobs.push((
-                blob(&self.repo, f.old_id, oid)?,
-                blob(&self.repo, f.new_id, oid)?,
-            ));
+            blobs.push((self.blob(f.old_id, oid)?, self.blob(f.new_id, oid)?));
         }
-        let mut lines = LazyLines::new(&self.repo, &files, &blobs, oid);
+        let mut lines = LazyLines::new(&files, &blobs, oid);
 
         // Stage 3: semantic rule.
         let mut functions = BTreeSet::new();
@@ -610,20 +621,30 @@ impl Worker {
     pub fn repo(&self) -> &Repository {
         &self.repo
     }
-}
 
-fn content<'a>(b: &'a Option<Blob>) -> &'a [u8] {
-    b.as_ref().map_or(&[], |b| b.content())
-}
-
-fn blob(repo: &Repository, id: Option<Oid>, commit: Oid) -> Result<Option<Blob<'_>>, MineError> {
-    match id {
-        Some(id) => repo
+    /// The content of blob `id` (`None` for an absent version): from the packs, or through
+    /// libgit2 for what the pack reader does not answer.
+    fn blob(&mut self, id: Option<Oid>, commit: Oid) -> Result<Option<BlobData>, MineError> {
+        let Some(id) = id else { return Ok(None) };
+        match self.packs.blob(id) {
+            Ok(Some(data)) => return Ok(Some(data)),
+            Ok(None) => {}
+            Err(e) => tracing::debug!(blob = %id, "read through libgit2: {e}"),
+        }
+        self.fallbacks += 1;
+        let blob = self
+            .repo
             .find_blob(id)
-            .map(Some)
-            .map_err(git_err("read blob", commit)),
-        None => Ok(None),
+            .map_err(git_err("read blob", commit))?;
+        Ok(Some(Arc::new(blob.content().to_vec())))
     }
+}
+
+/// A file version's bytes.
+pub(crate) type BlobData = Arc<Vec<u8>>;
+
+fn content(b: &Option<BlobData>) -> &[u8] {
+    b.as_deref().map_or(&[], Vec::as_slice)
 }
 
 fn files_detail(files: &[FileDiff]) -> String {

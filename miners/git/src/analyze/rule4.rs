@@ -11,10 +11,10 @@ use etip_lang::semantic::Tree as SyntaxTree;
 use etip_lang::semantic::{Analyzer, FileChange, FileSummary, NonSemantic, Side, compare};
 use etip_lang::window::{Modified, WindowStats, Windowed, judge_java};
 use etip_toolchain::policy::PathClass;
-use git2::{Blob, Oid};
+use git2::Oid;
 
 use super::lines::{LazyLines, Lines, line_diff};
-use super::{FileDiff, content};
+use super::{BlobData, FileDiff, content};
 use crate::MineError;
 use crate::rules::RejectReason;
 
@@ -184,7 +184,7 @@ fn extension_change(lines: &LazyLines, i: usize, partner: Option<usize>) -> Opti
     let (f, blobs) = (&lines.files[i], lines.blobs);
     let old_side = partner.map_or(&blobs[i].0, |d| &blobs[d].0);
     match (old_side, &blobs[i].1) {
-        (Some(o), Some(n)) if crate::native::same_code(f.path(), o.content(), n.content()) => {
+        (Some(o), Some(n)) if crate::native::same_code(f.path(), o, n) => {
             Some(if partner.is_some() {
                 NonSemantic::RenameOnly
             } else {
@@ -212,7 +212,7 @@ fn moved(
         return Ok(FileChange::NotSemantic(NonSemantic::RenameOnly));
     }
     let (old_blob, new_blob) = (&blobs[d].0, &blobs[i].1);
-    let pair_lines = line_diff(lines.repo, old_blob.as_ref(), new_blob.as_ref(), lines.oid)?;
+    let pair_lines = line_diff(content(old_blob), content(new_blob), lines.oid)?;
     let (old_path, new_path) = (
         from.old_path.as_deref().unwrap_or(""),
         to.new_path.as_deref().unwrap_or(""),
@@ -311,7 +311,7 @@ fn whole_files(
     sem: &mut SemState,
     lang: Language,
     f: &FileDiff,
-    blobs: &(Option<Blob>, Option<Blob>),
+    blobs: &(Option<BlobData>, Option<BlobData>),
     lines: &Lines,
 ) -> Result<FileChange, MineError> {
     let old_s = match f.old_id {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use etip_core::candidate::{Candidate, Language};
-use etip_mine_git::{MineConfig, RejectReason, explain};
+use etip_mine_git::{MineConfig, NoProgress, RejectReason, Summary, explain, mine};
 use git2::{Oid, Repository, Signature, Time};
 
 /// A repository with a work tree whose commits get increasing, fixed author dates.
@@ -154,4 +154,31 @@ pub fn check_explanations(fx: &Fixture, cfg: &MineConfig) {
         assert_eq!(e.reason, *expect, "{label}: {e:?}");
         assert!(e.in_first_parent_history, "{label}");
     }
+}
+
+/// Packs the fixture's objects with git (`gc --aggressive`: deep delta chains, no loose objects
+/// left), mines it again and checks that every decision and candidate is the same as the loose
+/// repository's (`first`, `cands`): the blobs then come from etip's own pack reader instead of
+/// libgit2.
+pub fn check_same_when_packed(
+    fx: &Fixture,
+    cfg: &MineConfig,
+    first: &Summary,
+    cands: &[Candidate],
+) {
+    etip_testkit::git(&fx.path, &["gc", "--aggressive", "--prune=now", "--quiet"]);
+    let loose = std::fs::read_dir(fx.path.join(".git/objects"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().len() == 2)
+        .count();
+    assert_eq!(loose, 0, "git gc left loose objects");
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut packed = cfg.clone();
+    packed.out = out_dir.path().join("packed.jsonl");
+    packed.state = None;
+    let again = mine(&packed, &mut NoProgress).unwrap();
+    assert_eq!(again.rejected, first.rejected);
+    assert_eq!(again.commits_scanned, first.commits_scanned);
+    assert_eq!(read_candidates(&packed.out), cands);
 }
