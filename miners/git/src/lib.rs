@@ -30,6 +30,7 @@ mod output;
 pub mod pack;
 pub mod procs;
 pub mod rules;
+pub mod xdiff;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;

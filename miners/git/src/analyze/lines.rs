@@ -1,13 +1,9 @@
 //! Line diffs of a commit's files, computed when first needed, and its diff statistics and
 //! normalised diff hash (stage 4 of [`super`]).
 
-use std::path::Path;
-
-use git2::{DiffOptions, Oid, Patch};
 use sha2::{Digest, Sha256};
 
-use super::{BlobData, FileDiff, content, git_err};
-use crate::MineError;
+use super::{BlobData, FileDiff, content};
 use etip_core::candidate::DiffStats;
 
 /// Line-level view of one file change.
@@ -59,7 +55,6 @@ impl Lines {
 pub(super) struct LazyLines<'c> {
     pub(super) files: &'c [FileDiff],
     pub(super) blobs: &'c [(Option<BlobData>, Option<BlobData>)],
-    pub(super) oid: Oid,
     lines: Vec<Option<Lines>>,
 }
 
@@ -67,30 +62,28 @@ impl<'c> LazyLines<'c> {
     pub(super) fn new(
         files: &'c [FileDiff],
         blobs: &'c [(Option<BlobData>, Option<BlobData>)],
-        oid: Oid,
     ) -> Self {
         LazyLines {
             files,
             blobs,
-            oid,
             lines: files.iter().map(|_| None).collect(),
         }
     }
 
     /// The line diff of file `i`.
-    pub(super) fn get(&mut self, i: usize) -> Result<&Lines, MineError> {
+    pub(super) fn get(&mut self, i: usize) -> &Lines {
         if self.lines[i].is_none() {
             let (old, new) = &self.blobs[i];
-            self.lines[i] = Some(line_diff(content(old), content(new), self.oid)?);
+            self.lines[i] = Some(line_diff(content(old), content(new)));
         }
-        Ok(self.lines[i].as_ref().expect("computed above"))
+        self.lines[i].as_ref().expect("computed above")
     }
 }
 
 /// The diff statistics and the normalised diff hash of a commit's files (in path order): per file
 /// `F <old path> <new path>`, then its `+`/`-` lines with leading and trailing whitespace trimmed,
 /// inner runs of whitespace collapsed and blank lines dropped.
-pub(super) fn diff_stats_and_hash(lines: &mut LazyLines) -> Result<(DiffStats, String), MineError> {
+pub(super) fn diff_stats_and_hash(lines: &mut LazyLines) -> (DiffStats, String) {
     let mut stats = DiffStats {
         files: u32::try_from(lines.files.len()).unwrap_or(u32::MAX),
         ..DiffStats::default()
@@ -105,7 +98,7 @@ pub(super) fn diff_stats_and_hash(lines: &mut LazyLines) -> Result<(DiffStats, S
         hasher.update(b" ");
         hasher.update(f.new_path.as_deref().unwrap_or("/dev/null").as_bytes());
         hasher.update(b"\n");
-        let l = lines.get(i)?;
+        let l = lines.get(i);
         stats.insertions += l.insertions;
         stats.deletions += l.deletions;
         for (sign, span) in &l.spans {
@@ -124,14 +117,12 @@ pub(super) fn diff_stats_and_hash(lines: &mut LazyLines) -> Result<(DiffStats, S
             }
         }
     }
-    Ok((stats, hex::encode(hasher.finalize())))
+    (stats, hex::encode(hasher.finalize()))
 }
 
 /// Line diff of two file versions (0 context lines; an absent version is empty), as libgit2
 /// computes it.
-pub(super) fn line_diff(old_bytes: &[u8], new_bytes: &[u8], oid: Oid) -> Result<Lines, MineError> {
-    let mut opts = DiffOptions::new();
-    opts.context_lines(0);
+pub(super) fn line_diff(old_bytes: &[u8], new_bytes: &[u8]) -> Lines {
     let mut out = Lines {
         deleted: Vec::new(),
         added: Vec::new(),
@@ -157,55 +148,42 @@ pub(super) fn line_diff(old_bytes: &[u8], new_bytes: &[u8], oid: Oid) -> Result<
     match crate::linediff::forced(old_bytes, new_bytes) {
         Some(crate::linediff::Forced::One(block)) => {
             take(&mut out, block);
-            return Ok(out);
+            return out;
         }
         // libgit2's one hunk: removed lines first.
         Some(crate::linediff::Forced::Two(removed, added)) => {
             take(&mut out, removed);
             take(&mut out, added);
-            return Ok(out);
+            return out;
         }
         None => {}
     }
-    // Empty paths: with no path libgit2 names both sides `file` and looks up the `.gitattributes`
-    // diff driver of that name for every file pair; an empty path skips the lookup.
-    let patch = Patch::from_buffers(
-        old_bytes,
-        Some(Path::new("")),
-        new_bytes,
-        Some(Path::new("")),
-        Some(&mut opts),
-    )
-    .map_err(git_err("diff blobs", oid))?;
-    for h in 0..patch.num_hunks() {
-        let n = patch
-            .num_lines_in_hunk(h)
-            .map_err(git_err("diff blobs", oid))?;
-        for k in 0..n {
-            let line = patch
-                .line_in_hunk(h, k)
-                .map_err(git_err("diff blobs", oid))?;
-            let (sign, text) = match line.origin() {
-                '+' => {
-                    out.insertions += 1;
-                    if let Some(no) = line.new_lineno() {
-                        out.added.push(no as usize - 1);
-                    }
-                    (b'+', new_bytes)
-                }
-                '-' => {
-                    out.deletions += 1;
-                    if let Some(no) = line.old_lineno() {
-                        out.deleted.push(no as usize - 1);
-                    }
-                    (b'-', old_bytes)
-                }
-                _ => continue,
-            };
-            out.push_span(sign, text, line.content());
+    // libgit2 reports no lines for a binary version (or one over its 512 MiB limit).
+    let too_big = |b: &[u8]| b.len() > 512 << 20;
+    if crate::linediff::is_binary(old_bytes)
+        || crate::linediff::is_binary(new_bytes)
+        || too_big(old_bytes)
+        || too_big(new_bytes)
+    {
+        return out;
+    }
+    let (old_recs, new_recs) = (
+        crate::xdiff::records(old_bytes),
+        crate::xdiff::records(new_bytes),
+    );
+    for change in crate::xdiff::diff(&old_recs, &new_recs) {
+        out.deletions += change.old.len() as u32;
+        out.insertions += change.new.len() as u32;
+        for row in change.old {
+            out.deleted.push(row);
+            out.push_span(b'-', old_bytes, old_recs[row]);
+        }
+        for row in change.new {
+            out.added.push(row);
+            out.push_span(b'+', new_bytes, new_recs[row]);
         }
     }
     out.added.sort_unstable();
     out.deleted.sort_unstable();
-    Ok(out)
+    out
 }

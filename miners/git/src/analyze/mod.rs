@@ -442,7 +442,7 @@ impl Worker {
         for f in &files {
             blobs.push((self.blob(f.old_id, oid)?, self.blob(f.new_id, oid)?));
         }
-        let mut lines = LazyLines::new(&files, &blobs, oid);
+        let mut lines = LazyLines::new(&files, &blobs);
 
         // Stage 3: semantic rule.
         let mut functions = BTreeSet::new();
@@ -458,7 +458,7 @@ impl Worker {
                 }
             }
         }
-        let (stats, diff_hash) = diff_stats_and_hash(&mut lines)?;
+        let (stats, diff_hash) = diff_stats_and_hash(&mut lines);
 
         // Stage 4: the candidate.
         let commit = self

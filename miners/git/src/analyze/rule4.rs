@@ -212,7 +212,7 @@ fn moved(
         return Ok(FileChange::NotSemantic(NonSemantic::RenameOnly));
     }
     let (old_blob, new_blob) = (&blobs[d].0, &blobs[i].1);
-    let pair_lines = line_diff(content(old_blob), content(new_blob), lines.oid)?;
+    let pair_lines = line_diff(content(old_blob), content(new_blob));
     let (old_path, new_path) = (
         from.old_path.as_deref().unwrap_or(""),
         to.new_path.as_deref().unwrap_or(""),
@@ -260,7 +260,7 @@ fn modified(
                     .analyzer
                     .as_mut()
                     .expect("semantic() only runs with an analyzer");
-                let rows = lines.get(i)?;
+                let rows = lines.get(i);
                 let modified = Modified {
                     old,
                     new,
@@ -284,16 +284,21 @@ fn modified(
                         added: &[],
                     };
                     let lines = &mut *lines;
-                    let decided = pair.judge(
+                    let judged = pair.judge(
                         &modified,
                         move || {
-                            lines
-                                .get(i)
-                                .map(|r| (r.deleted.as_slice(), r.added.as_slice()))
+                            let r = lines.get(i);
+                            Ok::<_, std::convert::Infallible>((
+                                r.deleted.as_slice(),
+                                r.added.as_slice(),
+                            ))
                         },
                         &mut sem.windows,
-                    )?;
-                    Windowed::Decided(decided)
+                    );
+                    match judged {
+                        Ok(decided) => Windowed::Decided(decided),
+                        Err(never) => match never {},
+                    }
                 }
                 None => Windowed::NeedsFullParse,
             },
@@ -303,7 +308,7 @@ fn modified(
         }
     }
     let (f, blobs) = (&lines.files[i], lines.blobs);
-    whole_files(sem, lang, f, &blobs[i], lines.get(i)?)
+    whole_files(sem, lang, f, &blobs[i], lines.get(i))
 }
 
 /// The semantic rule on whole-file summaries of both versions of one file change.
