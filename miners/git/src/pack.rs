@@ -53,7 +53,7 @@ const MAX_OBJECT: usize = 1 << 30;
 /// Longest delta chain followed (git writes at most 50 by default, 250 with `--aggressive`).
 const MAX_CHAIN: usize = 10_000;
 /// Bytes of inflated objects kept for the next reads, per reader.
-pub const CACHE_BYTES: usize = 64 << 20;
+pub const CACHE_BYTES: usize = 16 << 20;
 /// Objects larger than this are not kept.
 const CACHE_MAX_OBJECT: usize = 16 << 20;
 

@@ -155,7 +155,11 @@ fn huge_files_reach_the_good_snake_heuristic() {
     for (case, edits) in [400usize, 2500, 6000].into_iter().enumerate() {
         let old = lines(&mut rng, 40_000, 5000);
         let new = edit(&mut rng, &old, edits, 5000);
-        check(&text(&old, true), &text(&new, true), &format!("huge case {case}"));
+        check(
+            &text(&old, true),
+            &text(&new, true),
+            &format!("huge case {case}"),
+        );
     }
 }
 
