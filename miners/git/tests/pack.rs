@@ -97,6 +97,22 @@ fn check_reader(path: &Path) -> usize {
             }
         }
     }
+    // Trees too, byte for byte as libgit2 reads them.
+    let odb = repo.odb().unwrap();
+    let mut trees = 0;
+    odb.foreach(|id| {
+        let o = odb.read(*id).unwrap();
+        if o.kind() == ObjectType::Tree
+            && let Some(data) = reader.tree(*id).unwrap()
+        {
+            assert_eq!(data.as_slice(), o.data(), "tree {id}");
+            assert!(reader.blob(*id).is_err(), "a tree is not a blob");
+            trees += 1;
+        }
+        true
+    })
+    .unwrap();
+    assert!(trees >= 80, "{trees} trees read");
     // A packed commit is not a blob; an unknown id is in no pack.
     let commits = repo.revwalk().and_then(|mut w| {
         w.push_head()?;

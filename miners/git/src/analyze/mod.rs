@@ -97,7 +97,7 @@ pub struct Worker {
     repo: Repository,
     /// Blob reads that bypass libgit2 where they can ([`crate::pack`]).
     packs: PackReader,
-    /// Blobs libgit2 read because the pack reader could not.
+    /// Blobs and trees libgit2 read because the pack reader could not.
     fallbacks: u64,
     settings: Arc<EvalSettings>,
     paths: PathMatcher,
@@ -118,7 +118,7 @@ impl Drop for Worker {
         tracing::debug!(
             packs = self.packs.packs(),
             fallbacks = self.fallbacks,
-            "blobs libgit2 read because the pack reader could not"
+            "blobs and trees libgit2 read because the pack reader could not"
         );
     }
 }
@@ -217,7 +217,7 @@ fn malformed_tree() -> git2::Error {
 /// ([`PathClass::Other`]). Identical subtrees (same id) are skipped without being read, so the cost
 /// follows the size of the change, not the size of the repository.
 fn diff_trees(
-    odb: &git2::Odb,
+    read: &mut dyn FnMut(Oid) -> Result<BlobData, git2::Error>,
     classify: &mut dyn FnMut(&str) -> PathClass,
     old: Option<Oid>,
     new: Option<Oid>,
@@ -234,22 +234,14 @@ fn diff_trees(
         let y = b.name.iter().copied().chain(slash(b));
         x.cmp(y)
     }
-    let old_obj = old.map(|id| odb.read(id)).transpose()?;
-    let new_obj = new.map(|id| odb.read(id)).transpose()?;
-    let entries = |o: &Option<git2::OdbObject<'_>>| -> Result<(), git2::Error> {
-        match o {
-            Some(o) if o.kind() != ObjectType::Tree => Err(malformed_tree()),
-            _ => Ok(()),
-        }
-    };
-    entries(&old_obj)?;
-    entries(&new_obj)?;
+    let old_obj = old.map(&mut *read).transpose()?;
+    let new_obj = new.map(&mut *read).transpose()?;
     let mut olds = RawEntries {
-        data: old_obj.as_ref().map_or(&[][..], |o| o.data()),
+        data: content(&old_obj),
         malformed: false,
     };
     let mut news = RawEntries {
-        data: new_obj.as_ref().map_or(&[][..], |o| o.data()),
+        data: content(&new_obj),
         malformed: false,
     };
     let mut o = olds.next();
@@ -288,7 +280,7 @@ fn diff_trees(
         if entry.kind == ObjectType::Tree {
             // Same name on both sides means both are trees (the sort key tells trees from files).
             prefix.push('/');
-            if diff_trees(odb, classify, old_id, new_id, prefix, out)? {
+            if diff_trees(read, classify, old_id, new_id, prefix, out)? {
                 return Ok(true);
             }
         } else {
@@ -521,11 +513,25 @@ impl Worker {
     /// Stage 1's tree diff of a commit against its first parent, every path classified by the path
     /// rule; `true` when it stopped at a file that rule 1 rejects.
     fn changed_paths(
-        &self,
+        &mut self,
         ids: &CommitIds,
         files: &mut Vec<FileDiff>,
     ) -> Result<bool, git2::Error> {
         let odb = self.repo.odb()?;
+        let (packs, fallbacks) = (&mut self.packs, &mut self.fallbacks);
+        let mut read = |id: Oid| -> Result<BlobData, git2::Error> {
+            match packs.tree(id) {
+                Ok(Some(data)) => return Ok(data),
+                Ok(None) => {}
+                Err(e) => tracing::debug!(tree = %id, "read through libgit2: {e}"),
+            }
+            *fallbacks += 1;
+            let o = odb.read(id)?;
+            if o.kind() != git2::ObjectType::Tree {
+                return Err(malformed_tree());
+            }
+            Ok(Arc::new(o.data().to_vec()))
+        };
         // Python packages (directories holding `__init__.py`) in either version, asked only about
         // the folders of documentation-format files.
         let mut memo: HashMap<String, bool> = HashMap::new();
@@ -545,7 +551,7 @@ impl Worker {
         };
         let mut classify = |p: &str| self.paths.classify(p, &mut is_package);
         diff_trees(
-            &odb,
+            &mut read,
             &mut classify,
             ids.parent_tree,
             Some(ids.tree),
