@@ -10,56 +10,25 @@
 //! Prints the best time of each and the ratio.
 use std::time::Instant;
 
+mod common;
+
 use etip_mine_git::pack::PackReader;
 use git2::{Oid, Repository};
-
-/// The blobs the miner would read: old and new versions of modified `ext` files, newest first.
-fn blobs(repo: &Repository, since: i64, ext: &str) -> Vec<Oid> {
-    let mut walk = repo.revwalk().expect("revwalk");
-    walk.push_head().expect("HEAD");
-    walk.simplify_first_parent().expect("first parent");
-    let mut out = Vec::new();
-    for id in walk {
-        let c = repo.find_commit(id.expect("commit id")).expect("commit");
-        if c.time().seconds() < since {
-            break;
-        }
-        let Ok(parent) = c.parent(0) else { continue };
-        let (Ok(old), Ok(new)) = (parent.tree(), c.tree()) else {
-            continue;
-        };
-        let diff = repo
-            .diff_tree_to_tree(Some(&old), Some(&new), None)
-            .expect("diff");
-        for d in diff.deltas() {
-            let path = d
-                .new_file()
-                .path()
-                .map(|p| p.to_string_lossy().into_owned());
-            if d.status() == git2::Delta::Modified
-                && path.is_some_and(|p| p.ends_with(&format!(".{ext}")))
-            {
-                out.extend([d.old_file().id(), d.new_file().id()]);
-            }
-        }
-    }
-    out
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let repo_path = args
         .first()
         .expect("usage: pack_read_bench REPO [SINCE] [EXT]");
-    let since = args.get(1).map_or(1_420_070_400, |s| {
-        s.parse().unwrap_or_else(|_| {
-            etip_mine_git::dates::parse_date(s, false).expect("SINCE as seconds or YYYY-MM-DD")
-        })
-    });
+    let since = common::since(args.get(1));
     let ext = args.get(2).map_or("py", String::as_str);
     git2::opts::strict_hash_verification(false);
     let repo = Repository::open(repo_path).expect("open the repository");
-    let ids = blobs(&repo, since, ext);
+    // The blobs the miner would read: old and new versions, newest commit first.
+    let ids: Vec<Oid> = common::modified(&repo, since, Some(&format!(".{ext}")))
+        .into_iter()
+        .flat_map(|m| [m.old, m.new])
+        .collect();
     let mut bytes = 0usize;
     let mut libgit2 = f64::MAX;
     for _ in 0..2 {
