@@ -60,17 +60,19 @@ pub const CACHE_BYTES: usize = 16 << 20;
 /// Objects larger than this are not kept.
 const CACHE_MAX_OBJECT: usize = 16 << 20;
 
-/// One pack: its index (kept as read) and its objects' offsets in pack order.
+/// One pack: its index (kept as read) and where its object data ends.
 struct Pack {
     path: PathBuf,
     file: File,
     idx: Vec<u8>,
     count: usize,
-    /// Offsets of all objects, sorted: an object ends where the next one starts.
-    sorted: Vec<u64>,
     /// End of the object data (the pack's length minus its 20-byte trailer).
     data_end: u64,
 }
+
+/// Indexes larger than this leave their pack to libgit2 (which maps them instead of reading them):
+/// the reader keeps each worker's copy in memory, 28 bytes per object (9.6 million objects).
+const MAX_INDEX: u64 = 256 << 20;
 
 const IDX_MAGIC: &[u8; 8] = b"\xfftOc\0\0\0\x02";
 const FANOUT: usize = 8;
@@ -85,6 +87,9 @@ impl Pack {
     /// Opens a pack through its `.idx`; `None` when the index is not a well-formed version-2
     /// index of SHA-1 ids or the pack file does not start as a pack.
     fn open(idx_path: &Path) -> Option<Pack> {
+        if std::fs::metadata(idx_path).ok()?.len() > MAX_INDEX {
+            return None;
+        }
         let idx = std::fs::read(idx_path).ok()?;
         if idx.get(..8)? != IDX_MAGIC {
             return None;
@@ -108,23 +113,20 @@ impl Pack {
         if &head[..4] != b"PACK" || !(version == 2 || version == 3) || len < 32 {
             return None;
         }
-        let mut pack = Pack {
+        let pack = Pack {
             path,
             file,
             idx,
             count,
-            sorted: Vec::new(),
             data_end: len - 20,
         };
-        let mut sorted = (0..count)
-            .map(|k| pack.offset(k))
-            .collect::<Option<Vec<u64>>>()?;
-        sorted.sort_unstable();
-        if sorted.first().is_some_and(|&o| o < 12) || sorted.last().is_some_and(|&o| o >= len - 20)
-        {
-            return None;
+        // Every object must lie between the pack's header and its trailer.
+        for k in 0..count {
+            let o = pack.offset(k)?;
+            if o < 12 || o >= pack.data_end {
+                return None;
+            }
         }
-        pack.sorted = sorted;
         Some(pack)
     }
 
@@ -163,12 +165,6 @@ impl Pack {
             }
         }
         None
-    }
-
-    /// Where the object at `at` ends.
-    fn end(&self, at: u64) -> Option<u64> {
-        let k = self.sorted.binary_search(&at).ok()?;
-        Some(self.sorted.get(k + 1).copied().unwrap_or(self.data_end))
     }
 
     fn corrupt(&self, offset: u64, what: &'static str) -> PackError {
@@ -384,17 +380,16 @@ impl PackReader {
     fn entry(&mut self, p: usize, at: u64) -> Result<Entry, PackError> {
         let pack = &self.packs[p];
         let bad = |what| pack.corrupt(at, what);
-        let end = pack.end(at).ok_or_else(|| bad("offset not in the index"))?;
-        let len = usize::try_from(end - at).map_err(|_| bad("object too large"))?;
-        if len > MAX_OBJECT {
-            return Err(bad("object too large"));
-        }
-        self.raw.resize(len, 0);
-        read_at(&pack.file, &mut self.raw, at).map_err(|source| PackError::Io {
+        let io = |source| PackError::Io {
             path: pack.path.clone(),
             source,
-        })?;
-        let raw = &self.raw;
+        };
+        // The header (type, size, delta base) fits in 32 bytes; the object need not.
+        let room = pack.data_end.saturating_sub(at);
+        let mut head = [0u8; 32];
+        let head_len = head.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        read_at(&pack.file, &mut head[..head_len], at).map_err(io)?;
+        let raw = &head[..head_len];
         let byte = |i: usize| raw.get(i).copied().ok_or_else(|| bad("truncated header"));
         let mut c = byte(0)?;
         let kind = (c >> 4) & 7;
@@ -442,6 +437,13 @@ impl PackReader {
             }
             _ => return Err(bad("unknown object type")),
         };
+        // The zlib stream is at most zlib's `compressBound` of its size; the reader does not know
+        // where the object ends (the next offset in pack order), and libdeflate stops at the end
+        // of the stream, so it reads that much, up to the pack's trailer.
+        let bound = size + (size >> 12) + (size >> 14) + 64;
+        let len = (i + bound).min(usize::try_from(room).unwrap_or(usize::MAX));
+        self.raw.resize(len, 0);
+        read_at(&pack.file, &mut self.raw, at).map_err(io)?;
         Ok(Entry {
             kind,
             size,
