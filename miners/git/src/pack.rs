@@ -1,10 +1,11 @@
 //! Blob and tree reads straight from the repository's pack files.
 //!
-//! Reading the changed files' blobs is a fifth of the miner's time, and almost all of it is
+//! Reading the changed files' blobs was a fifth of the miner's time, and almost all of it was
 //! inflating pack data: libgit2 inflates with the system zlib and rebuilds each delta chain through
-//! its own caches. This reader does the same work with libdeflate and a cache of every object it
-//! inflated (old and new versions of a file are usually deltas of each other, and the next commit
-//! reads the same bases again), in about a fifth of libgit2's time on large Python histories
+//! its own caches. This reader does the same work with libdeflate and a cache of the objects it
+//! inflated last (old and new versions of a file are usually deltas of each other; a commit's
+//! parent tree is the next commit's tree). On the blobs of every modified `.py` file of scipy since
+//! 2015 it takes 0.42–0.46× libgit2's time with the miner's 16 MiB cache, 0.18× with 96 MiB
 //! (`examples/pack_read_bench.rs`).
 //!
 //! Its scope is deliberately narrow, and libgit2 stays the authority: the reader answers only for
