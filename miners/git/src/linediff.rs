@@ -13,8 +13,9 @@
 //!   each other, which the sliding leaves where they are.
 //!
 //! Either way the rows come out without hashing every line of both versions. Binary blobs (a NUL
-//! byte in the first 8,000 bytes, as libgit2 decides) and every other shape of change are left to
-//! libgit2. Added and deleted files are single blocks too.
+//! byte in the first 8,000 bytes, as libgit2 decides: no lines) and every other shape of change are
+//! left to the caller, which runs [`crate::xdiff`] (the port of libgit2's xdiff). Added and deleted
+//! files are single blocks too.
 
 /// Which version a block of changed lines belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -157,9 +157,18 @@ impl Pack {
         };
         let hi = (be32(&self.idx, FANOUT + first * 4)? as usize).min(self.count);
         let (mut lo, mut hi) = (lo.min(hi), hi);
+        // Most probes are decided by the first eight bytes, compared as one number.
+        let head = |b: &[u8]| {
+            b.get(..8)
+                .and_then(|h| h.try_into().ok())
+                .map(u64::from_be_bytes)
+        };
+        let want = head(id)?;
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.id(mid).cmp(id) {
+            let have = self.id(mid);
+            let ord = head(have)?.cmp(&want).then_with(|| have[8..].cmp(&id[8..]));
+            match ord {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return self.offset(mid),

@@ -12,7 +12,7 @@ pub(super) struct Lines {
     pub(super) added: Vec<usize>,
     insertions: u32,
     deletions: u32,
-    /// The changed lines in libgit2's output order (each hunk's removed lines, then its added
+    /// The changed lines in libgit2's output order (each change's removed lines, then its added
     /// ones): `-` or `+` and where the line's text is, for the diff hash.
     spans: Vec<(u8, Span)>,
     /// Text of lines that were not found in their blob (see [`Span::Own`]).
@@ -21,10 +21,10 @@ pub(super) struct Lines {
 
 /// Where a changed line's text is.
 enum Span {
-    /// Bytes of its version's blob (libgit2 diffs the buffers in place; the forced shapes slice
-    /// them).
+    /// Bytes of its version's blob (both the forced shapes and the xdiff port slice the blob).
     Blob(std::ops::Range<usize>),
-    /// Bytes of [`Lines::own`], for a line libgit2 handed over from another buffer.
+    /// Bytes of [`Lines::own`], for a line that is not a slice of its version's bytes (no diff
+    /// source gives one today; the copy keeps the diff hash right if one ever does).
     Own(std::ops::Range<usize>),
 }
 

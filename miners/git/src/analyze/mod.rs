@@ -95,7 +95,7 @@ pub enum Decision {
 /// Evaluates commits of one repository; owns its `Repository` and parser (one per thread).
 pub struct Worker {
     repo: Repository,
-    /// Blob reads that bypass libgit2 where they can ([`crate::pack`]).
+    /// Blob and tree reads that bypass libgit2 where they can ([`crate::pack`]).
     packs: PackReader,
     /// Blobs and trees libgit2 read because the pack reader could not.
     fallbacks: u64,
