@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
+use etip_mine_git::linediff::is_binary;
 use etip_mine_git::xdiff::{diff, records};
 use git2::{DiffOptions, Repository};
 
@@ -29,8 +30,7 @@ fn main() {
         let (Ok(a), Ok(b)) = (repo.find_blob(m.old), repo.find_blob(m.new)) else {
             continue;
         };
-        let binary = |x: &[u8]| memchr::memchr(0, &x[..x.len().min(8000)]).is_some();
-        if binary(a.content()) || binary(b.content()) {
+        if is_binary(a.content()) || is_binary(b.content()) {
             continue;
         }
         let t = Instant::now();
