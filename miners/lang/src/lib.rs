@@ -21,6 +21,8 @@ pub mod labels;
 /// Path knowledge lives in `etip-toolchain` (shared with the harness); re-exported here.
 pub use etip_toolchain::paths as profile;
 pub mod python_layout;
+mod python_pairs;
+mod python_skim;
 mod python_syntax;
 pub mod python_tokens;
 pub mod python_units;

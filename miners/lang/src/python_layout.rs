@@ -21,7 +21,8 @@
 //! three are adjacent.
 //!
 //! [`lex_pair`] lexes two versions of a file and reuses the old version's tokens for the new one
-//! before the first difference and after the last one (see there).
+//! before the first difference and after the last one, and [`lex_window`] lexes only the
+//! module-level statements around the change.
 //!
 //! Whatever the lexer does not fully reproduce makes it refuse (`None`), and callers then parse the
 //! whole file: unterminated strings or brackets, an empty block (tree-sitter makes a leaf of it), a comment less indented than the block
@@ -40,6 +41,7 @@
 
 use memchr::memchr;
 
+pub use crate::python_pairs::{Lexed, Window, lex_pair, lex_window};
 use crate::python_tokens::{
     CLASS, F_AT, F_CLOSE, F_COLON, F_COMPOUND, F_NEEDS, F_OPEN, F_SEMI, F_STARTS, F_UNARY,
     NAME_START, at, ends_operand, is_keyword, name_end, number_end, op, pair_ok, starts_operand,
@@ -58,189 +60,6 @@ pub fn lex_or_offset(src: &[u8]) -> Result<Vec<Tok>, usize> {
     let mut lx = Lexer::new(src).ok_or(0usize)?;
     lx.run(|_| false)?;
     Ok(lx.toks)
-}
-
-/// The lexer's state at the end of a logical line that is no header (nothing after it was read).
-#[derive(Debug, Clone, Default)]
-struct Checkpoint {
-    i: usize,
-    toks: usize,
-    last_end: usize,
-    after_decorator: bool,
-    indents: Vec<u32>,
-    match_blocks: Vec<usize>,
-}
-
-impl Checkpoint {
-    /// Takes the lexer's state (reusing this checkpoint's vectors).
-    fn record(&mut self, lx: &Lexer) {
-        self.i = lx.i;
-        self.toks = lx.toks.len();
-        self.last_end = lx.last_end;
-        self.after_decorator = lx.after_decorator;
-        self.indents.clear();
-        self.indents.extend_from_slice(&lx.indents);
-        self.match_blocks.clear();
-        self.match_blocks.extend_from_slice(&lx.match_blocks);
-    }
-}
-
-/// The end of a logical line of the old version inside the common suffix: where lexing the new
-/// version may stop and take the rest of the old tokens (the stacks in [`Recorded::stacks`]).
-struct LineEnd {
-    i: usize,
-    toks: usize,
-    last_end: usize,
-    after_decorator: bool,
-    indents: std::ops::Range<usize>,
-    match_blocks: std::ops::Range<usize>,
-}
-
-/// Lengths of the common prefix and the common suffix (not overlapping it) of two sources.
-fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
-    let n = a.len().min(b.len());
-    let mut p = 0;
-    while p + 64 <= n && a[p..p + 64] == b[p..p + 64] {
-        p += 64;
-    }
-    while p < n && a[p] == b[p] {
-        p += 1;
-    }
-    let mut s = 0;
-    while s + 64 <= n - p && a[a.len() - s - 64..a.len() - s] == b[b.len() - s - 64..b.len() - s] {
-        s += 64;
-    }
-    while s < n - p && a[a.len() - s - 1] == b[b.len() - s - 1] {
-        s += 1;
-    }
-    (p, s)
-}
-
-/// Lexes two versions of a file, as [`lex`] would each (`None` when either is refused). The new
-/// version's tokens before the first difference are the old version's: its lexing starts at the
-/// last logical line end before it, in the state the old version's lexing had there. After the last
-/// difference, at the end of a logical line where the new version's lexing is in the state the old
-/// version's was at the same place (counted from the end), the remaining tokens are the old
-/// version's, shifted: both read the same bytes from the same state.
-pub fn lex_pair(old: &[u8], new: &[u8]) -> Option<Lexed> {
-    let (p, s) = common_ends(old, new);
-    let old_lexed = lex_recording(old, p, old.len() - s)?;
-    let old_toks = old_lexed.toks;
-    let mut ln = Lexer::new(new)?;
-    let resume = old_lexed.checkpoint;
-    let shared_prefix = resume.as_ref().map_or(0, |cp| cp.toks);
-    if let Some(cp) = resume {
-        ln.toks.extend_from_slice(&old_toks[..cp.toks]);
-        ln.i = cp.i;
-        ln.last_end = cp.last_end;
-        ln.after_decorator = cp.after_decorator;
-        ln.indents = cp.indents;
-        ln.match_blocks = cp.match_blocks;
-    }
-    let (ends, suffix_new) = (&old_lexed.ends, new.len() - s);
-    let delta = new.len() as i64 - old.len() as i64;
-    let shift = |x: u32| (i64::from(x) + delta) as u32;
-    let mut shared_suffix = 0;
-    ln.run(|lx| {
-        if lx.i < suffix_new {
-            return false;
-        }
-        let i_old = (lx.i as i64 - delta) as usize;
-        let Ok(k) = ends.binary_search_by_key(&i_old, |e| e.i) else {
-            return false;
-        };
-        let e = &ends[k];
-        let stacks = &old_lexed.stacks;
-        if e.after_decorator != lx.after_decorator
-            || e.last_end as i64 + delta != lx.last_end as i64
-            || stacks[e.indents.clone()] != lx.indents[..]
-            || stacks[e.match_blocks.clone()]
-                .iter()
-                .map(|&x| x as usize)
-                .ne(lx.match_blocks.iter().copied())
-        {
-            return false;
-        }
-        lx.toks.extend(old_toks[e.toks..].iter().map(|t| Tok {
-            start: shift(t.start),
-            end: shift(t.end),
-            ..*t
-        }));
-        shared_suffix = old_toks.len() - e.toks;
-        true
-    })
-    .ok()?;
-    Some(Lexed {
-        old: old_toks,
-        new: ln.toks,
-        shared_prefix,
-        shared_suffix,
-    })
-}
-
-/// The old version's tokens, the last checkpoint at or before `prefix` and every one from `suffix`
-/// on (where lexing the new version may start and stop).
-struct Recorded {
-    toks: Vec<Tok>,
-    checkpoint: Option<Checkpoint>,
-    ends: Vec<LineEnd>,
-    /// The indentation and `match` block stacks of the line ends, one after the other.
-    stacks: Vec<u32>,
-}
-
-/// How many logical line ends after the start of the common suffix are recorded as places where
-/// lexing the new version may stop: it stops at the first one where both lexers are in the same
-/// state, which is nearly always the first or second (past the last, the new version is lexed to
-/// its end: the same tokens, without the copying).
-const SYNC_LINES: usize = 64;
-
-fn lex_recording(src: &[u8], prefix: usize, suffix: usize) -> Option<Recorded> {
-    let mut lx = Lexer::new(src)?;
-    let mut cp = Checkpoint::default();
-    let mut resume = false;
-    let (mut ends, mut stacks) = (Vec::new(), Vec::new());
-    lx.run(|lx| {
-        if lx.i <= prefix {
-            resume = true;
-            cp.record(lx);
-        }
-        if lx.i >= suffix && ends.len() < SYNC_LINES {
-            let start = stacks.len();
-            stacks.extend_from_slice(&lx.indents);
-            let middle = stacks.len();
-            stacks.extend(lx.match_blocks.iter().map(|&d| d as u32));
-            ends.push(LineEnd {
-                i: lx.i,
-                toks: lx.toks.len(),
-                last_end: lx.last_end,
-                after_decorator: lx.after_decorator,
-                indents: start..middle,
-                match_blocks: middle..stacks.len(),
-            });
-        }
-        false
-    })
-    .ok()?;
-    Some(Recorded {
-        toks: lx.toks,
-        checkpoint: resume.then_some(cp),
-        ends,
-        stacks,
-    })
-}
-
-/// The tokens of two versions of a file ([`lex_pair`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lexed {
-    /// Tokens of the old version.
-    pub old: Vec<Tok>,
-    /// Tokens of the new version.
-    pub new: Vec<Tok>,
-    /// How many leading tokens the versions share (same kinds, texts and offsets).
-    pub shared_prefix: usize,
-    /// How many trailing tokens they share (same kinds and texts, offsets shifted by the
-    /// difference of the lengths).
-    pub shared_suffix: usize,
 }
 
 /// State of the logical line being lexed.
@@ -276,28 +95,36 @@ struct Line {
     first: usize,
 }
 
-struct Lexer<'s> {
+pub(crate) struct Lexer<'s> {
     src: &'s [u8],
-    i: usize,
-    toks: Vec<Tok>,
+    pub(crate) i: usize,
+    pub(crate) toks: Vec<Tok>,
     /// The scanner's indentation stack.
-    indents: Vec<u32>,
+    pub(crate) indents: Vec<u32>,
     depth: u32,
     /// End of the last token or comment that belongs to the current block: where a `Dedent` goes.
-    last_end: usize,
+    pub(crate) last_end: usize,
     line: Line,
     /// The last logical line was a decorator.
-    after_decorator: bool,
+    pub(crate) after_decorator: bool,
     /// Depths of the indentation stack whose top block is a `match` statement's (its lines are
     /// `case` clauses).
-    match_blocks: Vec<usize>,
+    pub(crate) match_blocks: Vec<usize>,
     /// A line continuation that comes after the `Dedent`s at the next code line.
-    pending_cont: Option<(usize, usize)>,
+    pub(crate) pending_cont: Option<(usize, usize)>,
+    /// [`Lexer::run`] stops at the first line at or after this offset at the level `stop_levels`
+    /// allows, before lexing it, when the previous logical line is no decorator.
+    pub(crate) stop_top: usize,
+    /// How deep the indentation stack may be where [`Lexer::run`] stops: 1 (the module's block), or
+    /// 2 (also the body of the class a window starts in, until the module level is reached).
+    pub(crate) stop_levels: usize,
+    /// [`Lexer::run`] stopped at a line's code, its start already read.
+    stopped: bool,
 }
 
 impl<'s> Lexer<'s> {
     /// A lexer at the start of `src`; `None` for sources with NUL bytes or over 4 GiB.
-    fn new(src: &'s [u8]) -> Option<Self> {
+    pub(crate) fn new(src: &'s [u8]) -> Option<Self> {
         if src.len() >= u32::MAX as usize || memchr(0, src).is_some() {
             return None;
         }
@@ -316,18 +143,41 @@ impl<'s> Lexer<'s> {
             after_decorator: false,
             match_blocks: Vec::new(),
             pending_cont: None,
+            stop_top: usize::MAX,
+            stop_levels: 1,
+            stopped: false,
         })
     }
 
     /// Lexes logical lines to the end of the source, or until `at_line_end` (called after each
     /// logical line that opens no block) says to stop; the offset where it gave up on refusal.
-    fn run(&mut self, mut at_line_end: impl FnMut(&mut Self) -> bool) -> Result<(), usize> {
+    pub(crate) fn run(
+        &mut self,
+        mut at_line_end: impl FnMut(&mut Self) -> bool,
+    ) -> Result<(), usize> {
+        // Lexing stopped at a line's code resumes there, without reading its indentation again.
+        let mut resume = std::mem::take(&mut self.stopped);
         loop {
-            match self.line_start() {
-                Some(true) => {}
-                Some(false) => return Ok(()),
-                None => return Err(self.i),
+            if !resume {
+                let decorated = self.after_decorator;
+                match self.line_start() {
+                    Some(true) => {}
+                    Some(false) => return Ok(()),
+                    None => return Err(self.i),
+                }
+                if self.indents.len() == 1 {
+                    self.stop_levels = 1;
+                }
+                if self.i >= self.stop_top
+                    && self.indents.len() <= self.stop_levels
+                    && self.match_blocks.is_empty()
+                    && !decorated
+                {
+                    self.stopped = true;
+                    return Ok(());
+                }
             }
+            resume = false;
             if self.logical_line().is_none() {
                 return Err(self.i);
             }
@@ -337,6 +187,10 @@ impl<'s> Lexer<'s> {
                 return Ok(());
             }
         }
+    }
+
+    pub(crate) fn src_len(&self) -> usize {
+        self.src.len()
     }
 
     fn top(&self) -> u32 {

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::python_layout::{Kind, Tok, lex_or_offset, lex_pair};
+use crate::python_layout::{Kind, Tok, lex_or_offset, lex_pair, lex_window};
 use crate::python_tokens::{
     F_ASSIGN, F_AT, F_CLOSE, F_COLON, F_COMPOUND, F_KEYWORD, F_OPEN, F_SEMI, F_STARTS, is_keyword,
 };
@@ -190,6 +190,10 @@ pub(crate) struct Parser<'a> {
     skips: Vec<Range<u32>>,
     /// The last statement start seen (where a refusal happened, for diagnostics).
     last_stmt: usize,
+    /// The tokens start at the module's first statement (which may be its docstring).
+    module_first: bool,
+    /// The tokens may end inside a block (a window's): its end closes every open block.
+    open_end: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -217,12 +221,23 @@ impl<'a> Parser<'a> {
 
     /// Parses the statements of a block from token `p` to its `Dedent` (or the end of the module);
     /// returns the position after it and the block's items when `collect`.
-    fn block(&mut self, mut p: usize, owner: Owner, collect: bool) -> Option<(usize, Range<u32>)> {
+    fn block(&mut self, p: usize, owner: Owner, collect: bool) -> Option<(usize, Range<u32>)> {
+        let first = owner != Owner::Module || self.module_first;
+        self.block_from(p, owner, collect, first)
+    }
+
+    /// [`Parser::block`], `first` telling whether the statement at `p` is the block's first.
+    fn block_from(
+        &mut self,
+        mut p: usize,
+        owner: Owner,
+        collect: bool,
+        mut first: bool,
+    ) -> Option<(usize, Range<u32>)> {
         let mut local = Vec::new();
-        let mut first = true;
         loop {
             match self.kind(p) {
-                None if owner == Owner::Module => break,
+                None if owner == Owner::Module || self.open_end => break,
                 Some(Kind::Dedent) if owner != Owner::Module => {
                     p += 1;
                     break;
@@ -501,13 +516,82 @@ impl Module {
         ))
     }
 
-    fn from_tokens(src: &[u8], tokens: Vec<Tok>) -> Result<Module, usize> {
+    /// Both versions' windows ([`crate::python_layout::lex_window`]) grouped: modules holding the
+    /// statements of the windows only; `None` when either is refused.
+    /// The third value is the old version's window (its byte range).
+    ///
+    /// Windows that start in a class body give modules whose first item is that class: a `class`
+    /// statement made of the class name (a token over its bytes in the common prefix) and the
+    /// window's statements of the body (whose units are keyed in the class, as in the whole file),
+    /// to the body's `Dedent` or the window's end; the module-level statements after it follow.
+    pub fn parse_window(old: &[u8], new: &[u8]) -> Option<(Module, Module, Range<usize>)> {
+        let w = lex_window(old, new)?;
+        let (first, class) = (w.start == 0, w.class);
+        let module = |src: &[u8], mut toks: Vec<Tok>| match &class {
+            None => Self::from_tokens_at(src, toks, first).ok(),
+            Some(name) => {
+                toks.insert(
+                    0,
+                    Tok {
+                        start: name.start as u32,
+                        end: name.end as u32,
+                        kind: Kind::Name,
+                        flags: 0,
+                    },
+                );
+                Self::from_class_part(src, toks)
+            }
+        };
+        Some((module(old, w.old)?, module(new, w.new)?, w.start..w.old_end))
+    }
+
+    /// Groups the tokens of a window that starts in a class body (token 0: the class name).
+    fn from_class_part(src: &[u8], tokens: Vec<Tok>) -> Option<Module> {
         let mut parser = Parser {
             src,
             toks: &tokens,
             items: Vec::new(),
             skips: Vec::new(),
             last_stmt: 0,
+            module_first: false,
+            open_end: true,
+        };
+        let (end, body) = parser.block_from(1, Owner::Class, true, false)?;
+        let (_, rest) = parser.block(end, Owner::Module, true)?;
+        let class = Item::Stmt(Stmt {
+            first: 0,
+            end: end as u32,
+            kind: StmtKind::Class { name: 0, body },
+        });
+        let top_start = parser.items.len() as u32;
+        parser.items.push(class);
+        parser
+            .items
+            .extend_from_within(rest.start as usize..rest.end as usize);
+        let top = top_start..parser.items.len() as u32;
+        let (items, skips) = (parser.items, parser.skips);
+        Some(Module {
+            tokens,
+            items,
+            top,
+            skips,
+        })
+    }
+
+    fn from_tokens(src: &[u8], tokens: Vec<Tok>) -> Result<Module, usize> {
+        Self::from_tokens_at(src, tokens, true)
+    }
+
+    /// Groups `tokens`, the module's statements from its first one when `module_first`.
+    fn from_tokens_at(src: &[u8], tokens: Vec<Tok>, module_first: bool) -> Result<Module, usize> {
+        let mut parser = Parser {
+            src,
+            toks: &tokens,
+            items: Vec::new(),
+            skips: Vec::new(),
+            last_stmt: 0,
+            module_first,
+            open_end: false,
         };
         let Some((_, top)) = parser.block(0, Owner::Module, true) else {
             return Err(tokens.get(parser.last_stmt).map_or(0, |t| t.start as usize));

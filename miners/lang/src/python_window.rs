@@ -35,6 +35,19 @@
 //! streams differ in a leaf or in where statements and blocks start and end, which the tree shows.
 //! The streams are compared directly, and hashed (64-bit FNV) only to look for renames.
 //!
+//! **Windows.** Most files are not lexed whole: [`crate::python_layout::lex_window`] lexes both
+//! versions only from the last module-level statement (or statement of a module-level class's
+//! body) before the first difference to the first such line after the last one where both lexers
+//! agree, and [`Module::parse_window`] groups those statements (a window in a class body is grouped
+//! as the body of that class). Everything outside the windows is the same text in both versions,
+//! lexed from the same state: its units have the same tokens on both sides, and the same keys
+//! when every base key is held as many times by both windows or by no unit outside them (a base
+//! key whose counts differ must have a last name that occurs nowhere outside the windows as a word;
+//! otherwise the files are lexed whole). Then every unit outside has its own counterpart, with the
+//! same stream, so none of them changed (and none is a rename candidate): the windows' units decide; the module-level items outside are the
+//! same on both sides, so the windows' items decide the file streams; and a class cut by a window
+//! is the same class in both versions outside it, so its part in the window stands for it.
+//!
 //! [`PythonPair::judge`] asks for the changed rows only when a unit changed somewhere: when no unit
 //! changed anywhere, no touched one did either, so the rejection it then gives is exactly the one
 //! the rows would give (the miner skips the file's line diff unless another file keeps the commit);
@@ -143,6 +156,15 @@ impl<'a> Version<'a> {
             .map(|i| self.hash(i))
             .collect()
     }
+}
+
+/// Whether `word` occurs in `text` as an identifier (not inside a longer one).
+fn has_word(text: &[u8], word: &[u8]) -> bool {
+    let is_name =
+        |c: Option<&u8>| c.is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80);
+    memchr::memmem::find_iter(text, word).any(|k| {
+        !is_name(k.checked_sub(1).and_then(|j| text.get(j))) && !is_name(text.get(k + word.len()))
+    })
 }
 
 /// The start of the line `n` lines after the one starting at `pos` (past the end when the source
@@ -305,6 +327,9 @@ impl PythonPair {
     /// outside what the lexer and the grouping reproduce, and the whole files must be parsed.
     pub fn parse(old: &[u8], new: &[u8], stats: &mut WindowStats) -> Option<Self> {
         stats.file_bytes += (old.len() + new.len()) as u64;
+        if let Some(pair) = Self::parse_window(old, new, stats) {
+            return Some(pair);
+        }
         let Some((ma, mb, shared_prefix, shared_suffix)) = Module::parse_pair(old, new) else {
             stats.refused_scan += 1;
             return None;
@@ -316,6 +341,43 @@ impl PythonPair {
             old_units,
             new_units,
             shared: (shared_prefix, shared_suffix),
+        })
+    }
+
+    /// The module-level statements around the change only ([`Module::parse_window`]). Every unit
+    /// of the whole files outside the windows has the same tokens in both versions; it also has the
+    /// same key, and a counterpart, when each base key is held as many times by both windows or is
+    /// held by no unit outside them: so the units and module-level items of the windows decide as
+    /// the whole files' do, and the rename candidates are theirs. A base key whose counts differ
+    /// (a unit added, removed or renamed) is known to be held by no unit outside the windows when
+    /// its last name does not occur outside them as a word; `<module>` and `.<body>` keys are not
+    /// looked for. `None` when a window is refused or a key is not shown to be the windows' own.
+    fn parse_window(old: &[u8], new: &[u8], stats: &mut WindowStats) -> Option<Self> {
+        let (ma, mb, window) = Module::parse_window(old, new)?;
+        let (old_units, new_units) = (ma.units(old), mb.units(new));
+        let mut counts: FxMap<&str, i64> = FxMap::default();
+        for (units, step) in [(&old_units, 1), (&new_units, -1)] {
+            for i in 0..units.list.len() {
+                *counts.entry(units.key(i).0).or_insert(0) += step;
+            }
+        }
+        let outside = [&old[..window.start], &old[window.end..]];
+        let own = |key: &str| {
+            let name = key.rsplit('.').next().unwrap_or(key);
+            !name.starts_with('<') && !outside.iter().any(|text| has_word(text, name.as_bytes()))
+        };
+        if !counts.iter().all(|(key, &n)| n == 0 || own(key)) {
+            stats.python_window_keys += 1;
+            return None;
+        }
+        stats.python_windows += 1;
+        stats.python_window_bytes += 2 * window.len() as u64 + new.len() as u64 - old.len() as u64;
+        Some(PythonPair {
+            old: ma,
+            new: mb,
+            old_units,
+            new_units,
+            shared: (0, 0),
         })
     }
 

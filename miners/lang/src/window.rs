@@ -102,6 +102,13 @@ pub struct WindowStats {
     pub refused_pairing: u64,
     /// See `refused_scan`.
     pub refused_errors: u64,
+    /// Python files decided from the module-level statements around the change alone.
+    pub python_windows: u64,
+    /// Bytes of those files' windows (both versions).
+    pub python_window_bytes: u64,
+    /// Python files lexed whole because their windows' units differ in keys (a unit added,
+    /// removed or renamed).
+    pub python_window_keys: u64,
 }
 
 /// Runs of unchanged rows: (first old row, first new row, length).

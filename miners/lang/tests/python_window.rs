@@ -646,6 +646,120 @@ const HANDPICKED: &[(&str, &str, bool)] = &[
         "def f():\n    x = 1 \\\n\ny = 3\n",
         true,
     ),
+    // Windows: the module-level statements around the change, with units added, removed or
+    // renamed whose names occur elsewhere in the file or not, and repeated keys.
+    (
+        "import a\n\ndef f():\n    return 1\n\ndef h():\n    return 3\n",
+        "import a\n\ndef f():\n    return 1\n\ndef g():\n    return 2\n\ndef h():\n    return 3\n",
+        true,
+    ),
+    (
+        "import a\n\ndef f():\n    return 1\n\ndef h():\n    return 3\n\ndef f():\n    return 4\n",
+        "import a\n\ndef f():\n    return 1\n\ndef f():\n    return 2\n\ndef h():\n    return 3\n\ndef f():\n    return 4\n",
+        true,
+    ),
+    (
+        "x = 1\n\ndef f():\n    return 1\n\ndef h():\n    return f()\n",
+        "x = 1\n\ndef g():\n    return 1\n\ndef h():\n    return f()\n",
+        true,
+    ),
+    (
+        "x = 1\n\ndef f():\n    return 1\n\ndef h():\n    return 3\n",
+        "x = 1\n\ndef g():\n    return 1\n\ndef h():\n    return 3\n",
+        true,
+    ),
+    (
+        "class A:\n    def f(self):\n        return 1\n\nclass A:\n    def f(self):\n        return 2\n",
+        "class A:\n    def f(self):\n        return 1\n\nclass A:\n    def f(self):\n        return 3\n",
+        true,
+    ),
+    (
+        "x = 1\nprint(x)\ny = 2\nprint(y)\n",
+        "x = 1\nprint(x)\ny = 3\nprint(y)\nprint(x)\n",
+        true,
+    ),
+    (
+        "x = 1\ns = \"\"\"\ndef f():\n    pass\n\"\"\"\ny = 2\n",
+        "x = 1\ns = \"\"\"\ndef f():\n    pass\n\"\"\"\ny = 3\n",
+        true,
+    ),
+    (
+        "\"\"\"Doc.\"\"\"\nx = 1\n",
+        "x = 0\n\"\"\"Doc.\"\"\"\nx = 1\n",
+        true,
+    ),
+    (
+        "x = 0\n\"\"\"Doc.\"\"\"\nx = 1\n",
+        "\"\"\"Doc.\"\"\"\nx = 1\n",
+        true,
+    ),
+    (
+        "import a\n@d\ndef f():\n    return 1\n",
+        "import a\n@d\ndef f():\n    return 2\n",
+        true,
+    ),
+    // Windows in a class body.
+    (
+        "class A:\n    \"\"\"Doc.\"\"\"\n    x = 1\n\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\ny = 1\n",
+        "class A:\n    \"\"\"Doc.\"\"\"\n    x = 1\n\n    def f(self):\n        return 1\n\n    def g(self):\n        return 3\n\ny = 1\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n",
+        "class A:\n    x = 1\n\n    def f(self):\n        return 1\n\n    def h(self):\n        return 5\n\n    def g(self):\n        return 2\n",
+        true,
+    ),
+    (
+        "@dataclass\nclass A:\n    x: int = 1\n    y: int = 2\n    z: int = 3\n",
+        "@dataclass\nclass A:\n    x: int = 1\n    y: int = 4\n    z: int = 3\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    y = 2\n\nclass B:\n    z = 3\n    w = 4\n",
+        "class A:\n    x = 1\n    y = 5\n\nclass C:\n    z = 3\n    w = 4\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    y = 2\n\nclass B:\n    z = 3\n    w = 4\n",
+        "class A:\n    x = 1\n    y = 2\n\nclass C:\n    z = 3\n    w = 4\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    class B:\n        def f(self):\n            return 1\n    y = 2\n",
+        "class A:\n    x = 1\n    class B:\n        def f(self):\n            return 2\n    y = 2\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    def f(self):\n        pass\n# c\n    y = 2\n",
+        "class A:\n    x = 1\n    def f(self):\n        pass\n# c\n    y = 3\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    y = 2\nclass A:\n    y = 2\n",
+        "class A:\n    x = 1\nclass A:\n    y = 2\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    f(x)\n    y = 2\n",
+        "class A:\n    x = 1\n    f(x)\n    g(x)\n    y = 2\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    import os\n    y = 2\n",
+        "class A:\n    x = 1\n    import sys\n    y = 2\n",
+        true,
+    ),
+    // A body line dedented to the module level: the class ends there in the new version.
+    (
+        "class A:\n    x = 1\n    y = 2\n    z = 3\n    w = 4\n",
+        "class A:\n    x = 1\n    y = 2\nz = 3\n    w = 4\n",
+        true,
+    ),
+    (
+        "class A:\n    x = 1\n    # c\n    y = 2\n",
+        "class A:\n    x = 1\n    # d\n    y = 2\n",
+        true,
+    ),
 ];
 /// Hand-picked changes, each judged against the whole-file comparison (under the same path and
 /// with the file moved); all but the marked ones must be decided.
@@ -688,5 +802,55 @@ fn handpicked_changes_agree_with_whole_file_parses() {
                 Windowed::NeedsFullParse => assert!(!decided, "case {i} refused: {old:?}"),
             }
         }
+    }
+}
+
+/// Which files are decided from their windows and which are lexed whole because a unit added,
+/// removed or renamed there may have a namesake outside them.
+#[test]
+fn windows_are_used_unless_a_changed_key_occurs_outside_them() {
+    let cases = [
+        // `g` added, named nowhere else: the windows decide.
+        (
+            "import a\n\ndef f():\n    return 1\n\ndef h():\n    return 3\n",
+            "import a\n\ndef f():\n    return 1\n\ndef g():\n    return 2\n\ndef h():\n    return 3\n",
+            (1, 0),
+        ),
+        // `f` renamed while `h` calls `f`: lexed whole.
+        (
+            "x = 1\n\ndef f():\n    return 1\n\ndef h():\n    return f()\n",
+            "x = 1\n\ndef g():\n    return 1\n\ndef h():\n    return f()\n",
+            (0, 1),
+        ),
+        // A method changed in a class: the window starts in its body.
+        (
+            "class A:\n    x = 1\n\n    def f(self):\n        return 1\n",
+            "class A:\n    x = 1\n\n    def f(self):\n        return 2\n",
+            (1, 0),
+        ),
+        // A body changed: same keys on both sides.
+        (
+            "x = 1\n\ndef f():\n    return 1\n\ndef h():\n    return f()\n",
+            "x = 1\n\ndef f():\n    return 2\n\ndef h():\n    return f()\n",
+            (1, 0),
+        ),
+    ];
+    for (old, new, (windows, whole)) in cases {
+        let mut stats = WindowStats::default();
+        let (del, add) = etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes());
+        let m = Modified {
+            old: old.as_bytes(),
+            new: new.as_bytes(),
+            old_path: "m.py",
+            new_path: "m.py",
+            deleted: &del,
+            added: &add,
+        };
+        assert!(matches!(judge_python(&m, &mut stats), Windowed::Decided(_)));
+        assert_eq!(
+            (stats.python_windows, stats.python_window_keys),
+            (windows, whole),
+            "{old:?} -> {new:?}"
+        );
     }
 }
