@@ -25,6 +25,7 @@ mod feed;
 mod history;
 pub mod linediff;
 pub mod links;
+pub mod merged;
 mod native;
 mod output;
 pub mod pack;

@@ -24,7 +24,7 @@ use git2::{Commit, Oid, Repository, Tree};
 use crate::pack::PackReader;
 
 use crate::rules::RejectReason;
-use crate::{MineError, links};
+use crate::{MineError, links, merged};
 
 mod lines;
 mod rule4;
@@ -99,6 +99,11 @@ pub struct Worker {
     packs: PackReader,
     /// Blobs and trees libgit2 read because the pack reader could not.
     fallbacks: u64,
+    /// Parents and times of the commits merged-branch walks visited ([`crate::merged`]); `None`
+    /// in repositories whose parents libgit2 rewrites (grafts, shallow).
+    graph: Option<merged::Graph>,
+    /// Merged-branch walks left to libgit2.
+    walk_fallbacks: u64,
     settings: Arc<EvalSettings>,
     paths: PathMatcher,
     sem: SemState,
@@ -119,6 +124,10 @@ impl Drop for Worker {
             packs = self.packs.packs(),
             fallbacks = self.fallbacks,
             "blobs and trees libgit2 read because the pack reader could not"
+        );
+        tracing::debug!(
+            walk_fallbacks = self.walk_fallbacks,
+            "merged-branch walks left to libgit2"
         );
     }
 }
@@ -327,7 +336,10 @@ impl Worker {
         };
         let paths = PathMatcher::new(settings.lang, &settings.paths)?;
         let packs = PackReader::open(&repo);
+        let grafted = repo.is_shallow() || repo.path().join("info/grafts").exists();
         Ok(Self {
+            graph: (!grafted).then(merged::Graph::default),
+            walk_fallbacks: 0,
             repo,
             packs,
             fallbacks: 0,
@@ -458,7 +470,9 @@ impl Worker {
             .find_commit(oid)
             .map_err(git_err("read commit", oid))?;
         let message = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
-        let found = self.links(&commit, &message)?;
+        let author_date = author_date(&commit);
+        drop(commit);
+        let found = self.links(oid, &message)?;
         let paths_of = |files: &[FileDiff], only: Option<PathClass>| -> Vec<String> {
             let mut all = BTreeSet::new();
             for f in files.iter().filter(|f| only.is_none_or(|c| f.class == c)) {
@@ -494,7 +508,7 @@ impl Worker {
             issues: found.issues,
             pull_requests: found.pull_requests,
             message,
-            author_date: author_date(&commit),
+            author_date,
             changed_files,
             ignored_files,
             extension_files,
@@ -563,29 +577,28 @@ impl Worker {
     /// The commit's links ([`links`]): JIRA keys of the project's prefixes only; a merge commit
     /// that links no issue takes its merged branch's links (its name, then up to
     /// [`MERGED_COMMITS`] of its commits, newest first).
-    fn links(&self, commit: &git2::Commit, message: &str) -> Result<links::Links, MineError> {
-        let repo = self.settings.repo_name.as_deref();
-        let jira = &self.settings.jira_projects;
+    fn links(&mut self, oid: Oid, message: &str) -> Result<links::Links, MineError> {
+        let settings = Arc::clone(&self.settings);
+        let repo = settings.repo_name.as_deref();
+        let jira = &settings.jira_projects;
         let mut found = links::extract(message, repo);
         found.keep_jira(jira);
-        if commit.parent_count() < 2 || !found.issues.is_empty() {
+        if !found.issues.is_empty() {
             return Ok(found);
         }
-        let oid = commit.id();
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(git_err("read commit", oid))?;
+        if commit.parent_count() < 2 {
+            return Ok(found);
+        }
         let (Ok(first), Ok(merged)) = (commit.parent_id(0), commit.parent_id(1)) else {
             return Ok(found);
         };
-        let mut walk = self
-            .repo
-            .revwalk()
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.push(merged)
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.hide(first)
-            .map_err(git_err("walk merged branch", oid))?;
+        drop(commit);
         let mut commits = Vec::new();
-        for id in walk.take(MERGED_COMMITS) {
-            let id = id.map_err(git_err("walk merged branch", oid))?;
+        for id in self.merged_commits(oid, merged, first)? {
             let c = self
                 .repo
                 .find_commit(id)
@@ -598,6 +611,35 @@ impl Worker {
         let branch = links::merged_branch(message.lines().next().unwrap_or(""));
         found.adopt_merged(branch, &commits, repo, jira);
         Ok(found)
+    }
+
+    /// Up to [`MERGED_COMMITS`] commits reachable from `merged` and not from `first`, newest
+    /// first as libgit2's walk gives them: replayed on the worker's commit graph, or walked by
+    /// libgit2 when the graph cannot ([`merged::Unsupported`]).
+    fn merged_commits(&mut self, oid: Oid, merged: Oid, first: Oid) -> Result<Vec<Oid>, MineError> {
+        if let Some(graph) = &mut self.graph {
+            let (packs, repo) = (&mut self.packs, &self.repo);
+            let read = |id: Oid| match packs.commit(id) {
+                Ok(Some(data)) => Some(data.to_vec()),
+                Ok(None) => repo.odb().ok()?.read(id).ok().map(|o| o.data().to_vec()),
+                Err(_) => None,
+            };
+            if let Ok(ids) = graph.merged(merged, first, MERGED_COMMITS, read) {
+                return Ok(ids);
+            }
+        }
+        self.walk_fallbacks += 1;
+        let mut walk = self
+            .repo
+            .revwalk()
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.push(merged)
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.hide(first)
+            .map_err(git_err("walk merged branch", oid))?;
+        walk.take(MERGED_COMMITS)
+            .map(|id| id.map_err(git_err("walk merged branch", oid)))
+            .collect()
     }
 
     fn modules(&self, tree: &Tree, files: &[String]) -> Vec<String> {
