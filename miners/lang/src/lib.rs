@@ -27,6 +27,7 @@ mod python_syntax;
 pub mod python_tokens;
 pub mod python_units;
 pub mod python_window;
+mod python_windows;
 pub mod semantic;
 pub mod window;
 

@@ -41,13 +41,14 @@
 
 use memchr::memchr;
 
-pub use crate::python_pairs::{Lexed, Window, lex_pair, lex_window};
+pub use crate::python_pairs::{Lexed, lex_pair};
 use crate::python_tokens::{
     CLASS, F_AT, F_CLOSE, F_COLON, F_COMPOUND, F_NEEDS, F_OPEN, F_SEMI, F_STARTS, F_UNARY,
     NAME_START, at, ends_operand, is_keyword, name_end, number_end, op, pair_ok, starts_operand,
     starts_string, string_end, unicode_name_end, word_flags,
 };
 pub use crate::python_tokens::{Kind, Tok};
+pub use crate::python_windows::{Window, lex_window};
 
 /// Tokenises `src` as tree-sitter-python does (see the module docs); `None` when the source is
 /// outside what the lexer reproduces exactly.
@@ -119,7 +120,7 @@ pub(crate) struct Lexer<'s> {
     /// 2 (also the body of the class a window starts in, until the module level is reached).
     pub(crate) stop_levels: usize,
     /// [`Lexer::run`] stopped at a line's code, its start already read.
-    stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 impl<'s> Lexer<'s> {
@@ -187,10 +188,6 @@ impl<'s> Lexer<'s> {
                 return Ok(());
             }
         }
-    }
-
-    pub(crate) fn src_len(&self) -> usize {
-        self.src.len()
     }
 
     fn top(&self) -> u32 {

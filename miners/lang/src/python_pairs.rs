@@ -1,6 +1,6 @@
 //! Lexing two versions of a file together: [`lex_pair`] reuses the old version's tokens for the
-//! new one before the first difference and after the last one; [`lex_window`] lexes only the
-//! module-level statements around the change in both.
+//! new one before the first difference and after the last one ([`crate::python_windows`] lexes
+//! only the statements around the changes).
 
 use crate::python_layout::{Lexer, Tok};
 
@@ -41,7 +41,7 @@ struct LineEnd {
 }
 
 /// Lengths of the common prefix and the common suffix (not overlapping it) of two sources.
-fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
+pub(crate) fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
     let n = a.len().min(b.len());
     let mut p = 0;
     while p + 64 <= n && a[p..p + 64] == b[p..p + 64] {
@@ -185,79 +185,4 @@ pub struct Lexed {
     /// How many trailing tokens they share (same kinds and texts, offsets shifted by the
     /// difference of the lengths).
     pub shared_suffix: usize,
-}
-
-/// The tokens of the statements around a change ([`lex_window`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Window {
-    /// Where both windows start: a line both versions share (0: the file's start).
-    pub start: usize,
-    /// Where the old version's window ends (the new one's ends as far from the end).
-    pub old_end: usize,
-    /// When the windows start in the body of a module-level class: the class name's bytes (in
-    /// the common prefix). The windows then hold the rest of that body and what follows it.
-    pub class: Option<std::ops::Range<usize>>,
-    /// Tokens of the old version's window (offsets in the whole old source).
-    pub old: Vec<Tok>,
-    /// Tokens of the new version's window (offsets in the whole new source).
-    pub new: Vec<Tok>,
-}
-
-/// Lexes, in both versions of a file, only the statements around the change: from the last
-/// module-level statement that starts before the first difference, or the last statement of a
-/// module-level class's body at the body's indentation (found by a skim that reads strings,
-/// comments and brackets only), to
-/// the first line after the last difference, at the module level (or in that class's body before
-/// the module level is reached again), where both versions' lexers stand at the same place counted
-/// from the end in the same state, with nothing pending. Gives the tokens
-/// [`crate::python_layout::lex`] gives those statements in each whole file; `None` when a window is
-/// refused by the lexer.
-///
-/// Why the windows hold the whole-file tokens: at the window's start the lexer of the whole
-/// file is at a line with its indentation stack `[0]` (or `[0, body]`), no bracket open and nothing
-/// owed (the skim checks what makes a line one), which is the state a lexer started there is in;
-/// at the window's end both lexers are in the same such state at the same offset of the common
-/// suffix, so each version's tokens from there on are the same, shifted. A window from the file's
-/// start holds at least one statement, so that the first statement after it is the module's first
-/// (which may be its docstring) in neither version.
-pub fn lex_window(old: &[u8], new: &[u8]) -> Option<Window> {
-    let (p, s) = common_ends(old, new);
-    let start = crate::python_skim::window_start(old, p);
-    let w = start.line;
-    let mut a = Lexer::new(old)?;
-    let mut b = Lexer::new(new)?;
-    for lx in [&mut a, &mut b] {
-        if w > 0 {
-            lx.i = w;
-            lx.last_end = w;
-        }
-        if let Some((k, _)) = &start.class {
-            lx.indents.push(*k);
-            lx.stop_levels = 2;
-        }
-        lx.stop_top = lx.src_len() - s;
-        lx.run(|_| false).ok()?;
-        if w == 0 && lx.toks.is_empty() {
-            lx.stop_top = lx.i + 1;
-            lx.run(|_| false).ok()?;
-        }
-    }
-    // Advance the one further from the end until both stop at the same place in the same state
-    // (the end at worst).
-    loop {
-        let (ra, rb) = (old.len() - a.i, new.len() - b.i);
-        if ra == rb && a.indents == b.indents {
-            break;
-        }
-        let lx = if ra >= rb { &mut a } else { &mut b };
-        lx.stop_top = lx.i + 1;
-        lx.run(|_| false).ok()?;
-    }
-    Some(Window {
-        start: w,
-        old_end: a.i,
-        class: start.class.map(|(_, name)| name),
-        old: a.toks,
-        new: b.toks,
-    })
 }

@@ -3,14 +3,15 @@
 //! [`window_start`] reads a source up to a byte offset the way [`crate::python_layout`]'s lexer
 //! reads it as far as strings, comments, brackets and line continuations are concerned (string
 //! literals end where [`crate::python_tokens::string_end`] ends them), without making tokens or
-//! checking their order: about ten times the lexer's speed. It returns the start of the last
-//! logical line before the offset that begins at column 0 with a name, a keyword or a decorator's
-//! `@`, outside brackets and strings, whose previous logical line is neither a decorator nor a
-//! header ending with `:` and is not continued by a backslash before blank lines. At such a line
-//! the lexer is at the module level with nothing pending — its indentation stack is `[0]`, no
-//! bracket is open, no `Dedent` or line continuation is owed — so lexing can start there, in a
-//! fresh state, and give the tokens that lexing the whole file gives from there on
-//! ([`crate::python_pairs::lex_window`]).
+//! checking their order. It returns the start of the last logical line before the offset that
+//! begins at column 0 with a name, a keyword or a decorator's `@`, outside brackets and strings,
+//! whose previous logical line is neither a decorator nor a header ending with `:` and is not
+//! continued by a backslash before blank lines (or such a line of a module-level class's body, at
+//! the body's indentation). At such a line the lexer is at the module level with nothing pending —
+//! its indentation stack is `[0]` (or `[0, body]`), no bracket is open, no `Dedent` or line
+//! continuation is owed — so lexing can start there, in a fresh state, and give the tokens that
+//! lexing the whole file gives from there on ([`crate::python_windows::lex_window`]: where the
+//! first window starts, and where the next one does after a stretch both versions share).
 //!
 //! The skim does not check what the lexer refuses; what it skips is the same in both versions of
 //! a file (it only reads their common prefix).
@@ -92,16 +93,21 @@ fn start(best: usize, class: Option<Class>) -> Start {
 /// with every line between at that indentation or deeper (then the lexer's indentation stack is
 /// `[0, body]`). Line 0 when there is no module-level line but the first statement (the module's
 /// first statement, which a window must start at the file's start to see as such).
-pub(crate) fn window_start(src: &[u8], limit: usize) -> Start {
+///
+/// `from` is 0 (the file's start) or a module-level line where the lexer stands with nothing
+/// pending, from which the skim goes on (line 0 is then returned when no later line qualifies).
+pub(crate) fn window_start(src: &[u8], from: usize, limit: usize) -> Start {
     let limit = limit.min(src.len());
-    let mut i = if src.starts_with(b"\xef\xbb\xbf") {
+    let mut i = if from > 0 {
+        from
+    } else if src.starts_with(b"\xef\xbb\xbf") {
         3
     } else {
         0
     };
     let mut best = 0;
     let mut class: Option<Class> = None;
-    let mut seen_code = false;
+    let mut seen_code = from > 0;
     // State of the previous logical line.
     let (mut prev_decorator, mut prev_header, mut cont_pending) = (false, false, false);
     while i < limit {
@@ -247,7 +253,7 @@ mod tests {
 
     fn start(src: &str) -> &str {
         let limit = src.find('^').expect("a ^ marks the limit");
-        &src[window_start(src.as_bytes(), limit).line..]
+        &src[window_start(src.as_bytes(), 0, limit).line..]
     }
 
     #[test]

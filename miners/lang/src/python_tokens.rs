@@ -40,6 +40,9 @@ pub enum Kind {
     Indent,
     /// End of a block (zero width), placed where tree-sitter ends the block.
     Dedent,
+    /// In a window that starts in a class body ([`crate::python_layout::lex_window`]): the class
+    /// name, standing for the class header left out of the window.
+    Scope,
 }
 
 /// One token: its kind and byte range (layout tokens are empty ranges).

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::python_layout::{Kind, Tok, lex_or_offset, lex_pair, lex_window};
+use crate::python_layout::{Kind, Tok, Window, lex_or_offset, lex_pair, lex_window};
 use crate::python_tokens::{
     F_ASSIGN, F_AT, F_CLOSE, F_COLON, F_COMPOUND, F_KEYWORD, F_OPEN, F_SEMI, F_STARTS, is_keyword,
 };
@@ -249,7 +249,20 @@ impl<'a> Parser<'a> {
                     first = false;
                     continue;
                 }
-                None | Some(Kind::Dedent | Kind::Indent | Kind::Newline) => {
+                // A window's class part: the rest of the class body in the window.
+                Some(Kind::Scope) if owner == Owner::Module => {
+                    let (end, body) = self.block_from(p + 1, Owner::Class, collect, false)?;
+                    let name = p as u32;
+                    local.push(Item::Stmt(Stmt {
+                        first: name,
+                        end: end as u32,
+                        kind: StmtKind::Class { name, body },
+                    }));
+                    p = end;
+                    first = false;
+                    continue;
+                }
+                None | Some(Kind::Dedent | Kind::Indent | Kind::Newline | Kind::Scope) => {
                     return None;
                 }
                 _ => {}
@@ -517,73 +530,30 @@ impl Module {
     }
 
     /// Both versions' windows ([`crate::python_layout::lex_window`]) grouped: modules holding the
-    /// statements of the windows only; `None` when either is refused.
-    /// The third value is the old version's window (its byte range).
-    ///
-    /// Windows that start in a class body give modules whose first item is that class: a `class`
-    /// statement made of the class name (a token over its bytes in the common prefix) and the
-    /// window's statements of the body (whose units are keyed in the class, as in the whole file),
-    /// to the body's `Dedent` or the window's end; the module-level statements after it follow.
-    pub fn parse_window(old: &[u8], new: &[u8]) -> Option<(Module, Module, Range<usize>)> {
-        let w = lex_window(old, new)?;
-        let (first, class) = (w.start == 0, w.class);
-        let module = |src: &[u8], mut toks: Vec<Tok>| match &class {
-            None => Self::from_tokens_at(src, toks, first).ok(),
-            Some(name) => {
-                toks.insert(
-                    0,
-                    Tok {
-                        start: name.start as u32,
-                        end: name.end as u32,
-                        kind: Kind::Name,
-                        flags: 0,
-                    },
-                );
-                Self::from_class_part(src, toks)
-            }
-        };
-        Some((module(old, w.old)?, module(new, w.new)?, w.start..w.old_end))
-    }
-
-    /// Groups the tokens of a window that starts in a class body (token 0: the class name).
-    fn from_class_part(src: &[u8], tokens: Vec<Tok>) -> Option<Module> {
-        let mut parser = Parser {
-            src,
-            toks: &tokens,
-            items: Vec::new(),
-            skips: Vec::new(),
-            last_stmt: 0,
-            module_first: false,
-            open_end: true,
-        };
-        let (end, body) = parser.block_from(1, Owner::Class, true, false)?;
-        let (_, rest) = parser.block(end, Owner::Module, true)?;
-        let class = Item::Stmt(Stmt {
-            first: 0,
-            end: end as u32,
-            kind: StmtKind::Class { name: 0, body },
-        });
-        let top_start = parser.items.len() as u32;
-        parser.items.push(class);
-        parser
-            .items
-            .extend_from_within(rest.start as usize..rest.end as usize);
-        let top = top_start..parser.items.len() as u32;
-        let (items, skips) = (parser.items, parser.skips);
-        Some(Module {
-            tokens,
-            items,
-            top,
-            skips,
-        })
+    /// statements of the windows only, one window after the other (a window ends and starts
+    /// between module-level statements, or in a class body: a [`Kind::Scope`] token then stands for
+    /// the class header, and the class's statements in the window are its body), and the windows;
+    /// `None` when either is refused.
+    pub fn parse_window(old: &[u8], new: &[u8]) -> Option<(Module, Module, Window)> {
+        let mut w = lex_window(old, new)?;
+        let first = w.old_ranges.first().is_some_and(|r| r.start == 0);
+        let ma = Self::from_tokens_in(old, std::mem::take(&mut w.old), first, true).ok()?;
+        let mb = Self::from_tokens_in(new, std::mem::take(&mut w.new), first, true).ok()?;
+        Some((ma, mb, w))
     }
 
     fn from_tokens(src: &[u8], tokens: Vec<Tok>) -> Result<Module, usize> {
-        Self::from_tokens_at(src, tokens, true)
+        Self::from_tokens_in(src, tokens, true, false)
     }
 
-    /// Groups `tokens`, the module's statements from its first one when `module_first`.
-    fn from_tokens_at(src: &[u8], tokens: Vec<Tok>, module_first: bool) -> Result<Module, usize> {
+    /// Groups `tokens`, the module's statements from its first one when `module_first`, ending
+    /// anywhere when `open_end` (windows).
+    fn from_tokens_in(
+        src: &[u8],
+        tokens: Vec<Tok>,
+        module_first: bool,
+        open_end: bool,
+    ) -> Result<Module, usize> {
         let mut parser = Parser {
             src,
             toks: &tokens,
@@ -591,7 +561,7 @@ impl Module {
             skips: Vec::new(),
             last_stmt: 0,
             module_first,
-            open_end: false,
+            open_end,
         };
         let Some((_, top)) = parser.block(0, Owner::Module, true) else {
             return Err(tokens.get(parser.last_stmt).map_or(0, |t| t.start as usize));
@@ -724,7 +694,7 @@ impl Module {
             }
             let t = self.tokens[k as usize];
             Some(match t.kind {
-                Kind::Name | Kind::Number | Kind::Str | Kind::Op | Kind::Cont => {
+                Kind::Name | Kind::Number | Kind::Str | Kind::Op | Kind::Cont | Kind::Scope => {
                     Piece::Text(t.text(src))
                 }
                 Kind::Newline => {

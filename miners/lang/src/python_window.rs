@@ -36,17 +36,22 @@
 //! The streams are compared directly, and hashed (64-bit FNV) only to look for renames.
 //!
 //! **Windows.** Most files are not lexed whole: [`crate::python_layout::lex_window`] lexes both
-//! versions only from the last module-level statement (or statement of a module-level class's
-//! body) before the first difference to the first such line after the last one where both lexers
-//! agree, and [`Module::parse_window`] groups those statements (a window in a class body is grouped
-//! as the body of that class). Everything outside the windows is the same text in both versions,
-//! lexed from the same state: its units have the same tokens on both sides, and the same keys
-//! when every base key is held as many times by both windows or by no unit outside them (a base
-//! key whose counts differ must have a last name that occurs nowhere outside the windows as a word;
-//! otherwise the files are lexed whole). Then every unit outside has its own counterpart, with the
-//! same stream, so none of them changed (and none is a rename candidate): the windows' units decide; the module-level items outside are the
-//! same on both sides, so the windows' items decide the file streams; and a class cut by a window
-//! is the same class in both versions outside it, so its part in the window stands for it.
+//! versions only around the changes — from the last module-level statement (or statement of a
+//! module-level class's body) before the first difference, skipping the long stretches both
+//! versions share between changes, to the first line after the last difference where both lexers
+//! agree — and [`Module::parse_window`] groups those statements (a window in a class body is
+//! grouped as the body of that class, after a token standing for its header). Everything outside
+//! the windows is the same text in both versions, lexed from the same state: its units have the
+//! same tokens on both sides, and the same keys when every base key is held as many times by both
+//! versions' windows or by no unit outside them (a base key whose counts differ must have a last
+//! name that occurs nowhere outside the windows as a word; otherwise the files are lexed whole).
+//! Then every unit outside has its own counterpart, with the same stream, so none of them changed
+//! (and none is a rename candidate): the windows' units decide. The module-level items outside
+//! are the same on both sides, so the windows' items decide the file streams, window by window:
+//! the whole files' items are equal exactly when each window's are, if each window holds as many
+//! items in both versions; when the totals differ, neither are; in the case left (a statement
+//! moved across a skipped stretch) the files are lexed whole. A class cut by a window is the same
+//! class in both versions outside it, so its part in the window stands for it.
 //!
 //! [`PythonPair::judge`] asks for the changed rows only when a unit changed somewhere: when no unit
 //! changed anywhere, no touched one did either, so the rejection it then gives is exactly the one
@@ -311,6 +316,23 @@ fn same_items(old: &Version, new: &Version, shared: (usize, usize), code_only: b
         })
 }
 
+/// The module-level items of each window of `m` (`splits`: where the second and later windows
+/// start), imports left out when `code_only`.
+fn window_items<'m>(m: &'m Module, splits: &[u32], code_only: bool) -> Vec<Vec<&'m Item>> {
+    let mut groups = vec![Vec::new(); splits.len() + 1];
+    for item in &m.items[m.top.start as usize..m.top.end as usize] {
+        let first = match item {
+            Item::Stmt(s) => s.first,
+            Item::Leaf(t) => *t,
+        };
+        if code_only && matches!(item, Item::Stmt(s) if s.kind == StmtKind::Import) {
+            continue;
+        }
+        groups[splits.partition_point(|&s| s <= first)].push(item);
+    }
+    groups
+}
+
 /// Both versions of a modified Python file, lexed together and grouped into units: what
 /// [`PythonPair::judge`] decides on, with or without the changed rows.
 pub struct PythonPair {
@@ -320,6 +342,9 @@ pub struct PythonPair {
     new_units: Units,
     /// Tokens the versions share at the start and at the end.
     shared: (usize, usize),
+    /// For pairs lexed in windows: the token indices where the second and later windows start,
+    /// in each version.
+    splits: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 impl PythonPair {
@@ -341,6 +366,7 @@ impl PythonPair {
             old_units,
             new_units,
             shared: (shared_prefix, shared_suffix),
+            splits: None,
         })
     }
 
@@ -361,7 +387,14 @@ impl PythonPair {
                 *counts.entry(units.key(i).0).or_insert(0) += step;
             }
         }
-        let outside = [&old[..window.start], &old[window.end..]];
+        let ranges = &window.old_ranges;
+        let mut outside: Vec<&[u8]> = Vec::with_capacity(ranges.len() + 1);
+        let mut at = 0;
+        for r in ranges {
+            outside.push(&old[at..r.start]);
+            at = r.end;
+        }
+        outside.push(&old[at..]);
         let own = |key: &str| {
             let name = key.rsplit('.').next().unwrap_or(key);
             !name.starts_with('<') && !outside.iter().any(|text| has_word(text, name.as_bytes()))
@@ -370,14 +403,56 @@ impl PythonPair {
             stats.python_window_keys += 1;
             return None;
         }
+        let splits = (
+            window.splits.iter().map(|s| s.0).collect::<Vec<_>>(),
+            window.splits.iter().map(|s| s.1).collect::<Vec<_>>(),
+        );
+        // With several windows, the module-level items compare window by window: exactly the
+        // whole files' comparison when each window holds as many items in both versions, or when
+        // the totals differ (then so do the whole files'); otherwise items could line up across a
+        // skipped stretch, which only the whole files tell.
+        for code_only in [false, true] {
+            let (a, b) = (
+                window_items(&ma, &splits.0, code_only),
+                window_items(&mb, &splits.1, code_only),
+            );
+            let total = |g: &[Vec<&Item>]| g.iter().map(Vec::len).sum::<usize>();
+            if total(&a) == total(&b) && a.iter().zip(&b).any(|(x, y)| x.len() != y.len()) {
+                stats.python_window_keys += 1;
+                return None;
+            }
+        }
         stats.python_windows += 1;
-        stats.python_window_bytes += 2 * window.len() as u64 + new.len() as u64 - old.len() as u64;
+        let lens: usize = ranges.iter().map(|r| r.len()).sum();
+        stats.python_window_bytes += (2 * lens + new.len() - old.len()) as u64;
         Some(PythonPair {
             old: ma,
             new: mb,
             old_units,
             new_units,
             shared: (0, 0),
+            splits: Some(splits),
+        })
+    }
+
+    /// Whether the module-level items of both versions have the same streams ([`same_items`];
+    /// window by window for pairs lexed in windows).
+    fn same_items(&self, old: &Version, new: &Version, code_only: bool) -> bool {
+        let Some((sa, sb)) = &self.splits else {
+            return same_items(old, new, self.shared, code_only);
+        };
+        let (a, b) = (
+            window_items(old.module, sa, code_only),
+            window_items(new.module, sb, code_only),
+        );
+        a.iter().zip(&b).all(|(x, y)| {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(p, q)| {
+                    same_pieces(
+                        old.module.item_pieces(old.src, p),
+                        new.module.item_pieces(new.src, q),
+                    )
+                })
         })
     }
 
@@ -415,9 +490,9 @@ impl PythonPair {
                 return Ok(FileChange::Semantic(names));
             }
         }
-        let reason = if same_items(&old, &new, self.shared, false) {
+        let reason = if self.same_items(&old, &new, false) {
             NonSemantic::WhitespaceOrComment
-        } else if same_items(&old, &new, self.shared, true) {
+        } else if self.same_items(&old, &new, true) {
             NonSemantic::ImportOnly
         } else {
             NonSemantic::NoBodyChange

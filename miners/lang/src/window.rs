@@ -106,8 +106,9 @@ pub struct WindowStats {
     pub python_windows: u64,
     /// Bytes of those files' windows (both versions).
     pub python_window_bytes: u64,
-    /// Python files lexed whole because their windows' units differ in keys (a unit added,
-    /// removed or renamed).
+    /// Python files lexed whole after their windows: a unit added, removed or renamed whose name
+    /// occurs outside the windows, or module-level items that could line up across a skipped
+    /// stretch.
     pub python_window_keys: u64,
 }
 

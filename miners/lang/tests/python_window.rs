@@ -854,3 +854,133 @@ fn windows_are_used_unless_a_changed_key_occurs_outside_them() {
         );
     }
 }
+
+/// A long module: imports, module-level functions, a class with many methods, constants.
+fn long_module(edits: &[(&str, &str)]) -> String {
+    let mut out = String::from("\"\"\"Doc.\"\"\"\nimport os\nimport sys\n\n");
+    for i in 0..40 {
+        out.push_str(&format!(
+            "def f{i}(x, y=1):\n    \"\"\"F {i}.\"\"\"\n    z = x * {i} + y\n    # note {i}\n    return z - os.sep.count('a')\n\n"
+        ));
+    }
+    out.push_str("class Big(object):\n    \"\"\"Big.\"\"\"\n    size = 3\n\n");
+    for i in 0..60 {
+        out.push_str(&format!(
+            "    def m{i}(self, a):\n        if a > {i}:\n            return self.size + a\n        return [k for k in range(a)]\n\n"
+        ));
+    }
+    out.push_str("\nLIMIT = 10\n\n");
+    for i in 40..80 {
+        out.push_str(&format!("def g{i}(x):\n    return x + {i}\n\n"));
+    }
+    for (from, to) in edits {
+        assert!(out.contains(from), "{from}");
+        out = out.replacen(from, to, 1);
+    }
+    out
+}
+
+/// Changes far apart, so that the windows skip the long stretches between them: every decision
+/// equals the whole-file comparison's, and most are made from windows.
+#[test]
+fn changes_far_apart_agree_with_whole_file_parses() {
+    let mut an = Analyzer::new(Language::Python).unwrap();
+    let old = long_module(&[]);
+    let cases: Vec<Vec<(&str, &str)>> = vec![
+        vec![
+            ("import sys\n", "import sys\nimport re\n"),
+            ("return x + 60\n", "return x + 61\n"),
+        ],
+        vec![
+            ("import sys\n", "import sys\nimport re\n"),
+            (
+                "    def m30(self, a):\n        if a > 30:",
+                "    def m30(self, a):\n        if a >= 30:",
+            ),
+        ],
+        vec![
+            ("z = x * 3 + y", "z = x * 3 - y"),
+            ("if a > 50:", "if a > 51:"),
+        ],
+        vec![
+            ("# note 2\n", "# note two\n"),
+            ("# note 35\n", "# note 35!\n"),
+        ],
+        vec![("import sys\n", "import re\n"), ("# note 35\n", "")],
+        vec![
+            ("def f1(x, y=1):", "def f1(x, y=2):"),
+            ("def g70(x):", "def g70(x, w=0):"),
+        ],
+        vec![("def f3(", "def h3("), ("LIMIT = 10", "LIMIT = 11")],
+        vec![("def f3(", "def f33("), ("def g50(", "def g51(")],
+        vec![
+            (
+                "    def m10(self, a):\n        if a > 10:\n            return self.size + a\n        return [k for k in range(a)]\n\n",
+                "",
+            ),
+            ("return x + 75\n", "return x + 76\n"),
+        ],
+        vec![
+            ("size = 3\n", "size = 4\n"),
+            ("    def m59(self, a):", "    def m59(self, b):"),
+        ],
+        vec![("\"\"\"F 4.\"\"\"\n", ""), ("\"\"\"F 39.\"\"\"\n", "")],
+        vec![
+            ("LIMIT = 10\n", "LIMIT = 10\nprint(LIMIT)\n"),
+            ("import os\n", "import os\nprint(1)\n"),
+        ],
+        vec![
+            ("LIMIT = 10\n", ""),
+            ("import os\n", "import os\nLIMIT = 10\n"),
+        ],
+        vec![
+            ("return x + 41\n", "return x + 41;\n"),
+            ("z = x * 1 + y", "z = (x * 1 + y)"),
+        ],
+    ];
+    let mut stats = WindowStats::default();
+    for (k, edits) in cases.iter().enumerate() {
+        let new = long_module(edits);
+        let (del, add) = etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes());
+        let m = Modified {
+            old: old.as_bytes(),
+            new: new.as_bytes(),
+            old_path: "pkg/m.py",
+            new_path: "pkg/m.py",
+            deleted: &del,
+            added: &add,
+        };
+        let got = judge_checked(&m, &mut stats);
+        let so = an.summarize(old.as_bytes()).unwrap();
+        let sn = an.summarize(new.as_bytes()).unwrap();
+        let expected = compare(
+            Language::Python,
+            Some(Side {
+                summary: &so,
+                path: "pkg/m.py",
+                rows: &del,
+            }),
+            Some(Side {
+                summary: &sn,
+                path: "pkg/m.py",
+                rows: &add,
+            }),
+        );
+        match got {
+            Windowed::Decided(got) => assert_eq!(got, expected, "case {k}: {edits:?}"),
+            Windowed::NeedsFullParse => panic!("case {k} refused"),
+        }
+    }
+    assert!(
+        stats.python_windows >= 8,
+        "windows decided only {} of {} files",
+        stats.python_windows,
+        cases.len()
+    );
+    assert!(
+        stats.python_window_bytes < stats.file_bytes / 4,
+        "the windows held {} of {} bytes",
+        stats.python_window_bytes,
+        stats.file_bytes
+    );
+}
