@@ -11,6 +11,8 @@
 # with a fresh state store every round, and prints commits/s for each, the ratios to git and the
 # peak memory of the largest process (the parent or one worker; /usr/bin/time's maximum resident set).
 # EXTRA_FLAGS (environment) go to both etip runs, e.g. EXTRA_FLAGS="--path-rule strict".
+# ETIP_BIN (environment) times that etip binary instead of building this checkout's (to compare
+# releases in the same hour).
 set -euo pipefail
 
 REPO=${1:?usage: scripts/bench-mine.sh REPO [LANG] [SINCE] [JOBS] [ROUNDS]}
@@ -20,8 +22,12 @@ JOBS=${4:-2}
 ROUNDS=${5:-3}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release -q -p etip --manifest-path "$ROOT/Cargo.toml"
-ETIP=${CARGO_TARGET_DIR:-$ROOT/target}/release/etip
+if [ -n "${ETIP_BIN:-}" ]; then
+  ETIP=$ETIP_BIN
+else
+  cargo build --release -q -p etip --manifest-path "$ROOT/Cargo.toml"
+  ETIP=${CARGO_TARGET_DIR:-$ROOT/target}/release/etip
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 

@@ -16,19 +16,17 @@
 //! The skim does not check what the lexer refuses; what it skips is the same in both versions of
 //! a file (it only reads their common prefix).
 
-use crate::python_tokens::{CLASS, NAME_START, name_end, starts_string, string_end};
+use crate::python_tokens::{CLASS, NAME, NAME_START, PREFIX, name_end, string_end};
 
-/// Bytes the skim stops at: quotes, `#`, backslash, newline, brackets and identifier starts.
+/// Bytes the skim stops at: quotes, `#`, backslash, newline and brackets.
 static STOP: [bool; 256] = {
     let mut t = [false; 256];
     let mut b = 0;
     while b < 256 {
-        let c = b as u8;
         t[b] = matches!(
-            c,
+            b as u8,
             b'"' | b'\'' | b'`' | b'#' | b'\\' | b'\n' | b'(' | b')' | b'[' | b']' | b'{' | b'}'
-        ) || c.is_ascii_alphabetic()
-            || c == b'_';
+        );
         b += 1;
     }
     t
@@ -163,13 +161,11 @@ pub(crate) fn window_start(src: &[u8], from: usize, limit: usize) -> Start {
         }
         // The logical line, to its end outside brackets.
         let mut depth = 0u32;
-        let mut last = 0u8;
+        // Where the last physical line's comment starts: the line's code ends before it.
+        let mut comment: Option<usize> = None;
         cont_pending = false;
-        loop {
+        let code_end = loop {
             while i < limit && !STOP[src[i] as usize] {
-                if !matches!(src[i], b' ' | b'\t' | b'\r' | 0x0c) {
-                    last = src[i];
-                }
                 i += 1;
             }
             if i >= limit {
@@ -179,15 +175,20 @@ pub(crate) fn window_start(src: &[u8], from: usize, limit: usize) -> Start {
             match c {
                 b'\n' if depth == 0 => {
                     i += 1;
-                    break;
+                    break comment.unwrap_or(i - 1);
                 }
-                b'\n' => i += 1,
+                b'\n' => {
+                    comment = None;
+                    i += 1;
+                }
                 b'#' => {
+                    comment = Some(i);
                     i = memchr::memchr(b'\n', &src[i..limit]).map_or(limit, |k| i + k);
                 }
                 b'\\' => {
                     // A continuation; followed by a blank line outside brackets it ends the line
                     // and is owed to the next one.
+                    let at = i;
                     let mut j = i + 1;
                     if src.get(j) == Some(&b'\r') {
                         j += 1;
@@ -200,41 +201,46 @@ pub(crate) fn window_start(src: &[u8], from: usize, limit: usize) -> Start {
                         j += 1;
                     }
                     i = j;
+                    comment = None;
                     if depth == 0 && matches!(src.get(j), Some(b'\n')) {
                         cont_pending = true;
-                        break;
+                        break at;
                     }
                 }
                 b'(' | b'[' | b'{' => {
                     depth += 1;
-                    last = c;
                     i += 1;
                 }
                 b')' | b']' | b'}' => {
                     depth = depth.saturating_sub(1);
-                    last = c;
                     i += 1;
                 }
-                b'"' | b'\'' | b'`' => match string_end(src, i, 0) {
-                    Some(e) => {
-                        last = b'"';
-                        i = e;
-                    }
-                    None => return start(best, class),
-                },
-                _ if starts_string(src, i) => match string_end(src, i, 0) {
-                    Some(e) => {
-                        last = b'"';
-                        i = e;
-                    }
-                    None => return start(best, class),
-                },
                 _ => {
-                    last = c;
-                    i = name_end(src, i);
+                    // A quote: the string starts at the prefix letters before it, unless they
+                    // end a longer name.
+                    let mut k = i;
+                    while k > 0 && CLASS[src[k - 1] as usize] & PREFIX != 0 {
+                        k -= 1;
+                    }
+                    if k < i
+                        && k > 0
+                        && (CLASS[src[k - 1] as usize] & NAME != 0 || src[k - 1] >= 0x80)
+                    {
+                        k = i;
+                    }
+                    match string_end(src, k, 0) {
+                        Some(e) => i = e,
+                        None => return start(best, class),
+                    }
                 }
             }
+        };
+        // The last byte of the line's code (a string's closing quote for a string).
+        let mut e = code_end;
+        while e > line && matches!(src[e - 1], b' ' | b'\t' | b'\r' | 0x0c) {
+            e -= 1;
         }
+        let last = if e > line { src[e - 1] } else { 0 };
         prev_header = last == b':';
         // A class whose header line is no header (`class A: pass`) has no body lines.
         if let Some(cl) = &class
@@ -282,5 +288,13 @@ mod tests {
         assert_eq!(start("x = 1\ny = 2 \\\nz = 3\nw^"), "w^");
         assert_eq!(start("x = 1\nf = rf'''\ndef'''\ng^"), "g^");
         assert_eq!(start("x = 1\n  y = 2\nz^"), "z^");
+        // Prefix letters start the string unless they end a longer name.
+        assert_eq!(
+            start("x = 1\ny = Rb'''\ndef f():\n  ^'''"),
+            "y = Rb'''\ndef f():\n  ^'''"
+        );
+        assert_eq!(start("x = 1\ny = (bar'''\nz = 2\n''')\nw^"), "w^");
+        assert_eq!(start("x = 1\nif a:  # c:\nb = 1^"), "if a:  # c:\nb = 1^");
+        assert_eq!(start("x = 1\ny = 'a:'\nb = 1^"), "b = 1^");
     }
 }

@@ -67,8 +67,8 @@ impl Tok {
 
 /// Byte classes: identifier start, identifier continuation, string prefix letter.
 pub(crate) const NAME_START: u8 = 1;
-const NAME: u8 = 2;
-const PREFIX: u8 = 4;
+pub(crate) const NAME: u8 = 2;
+pub(crate) const PREFIX: u8 = 4;
 pub(crate) static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
