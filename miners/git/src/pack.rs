@@ -158,18 +158,36 @@ impl Pack {
         };
         let hi = (be32(&self.idx, FANOUT + first * 4)? as usize).min(self.count);
         let (mut lo, mut hi) = (lo.min(hi), hi);
-        // Most probes are decided by the first eight bytes, compared as one number.
+        // Most comparisons are decided by the first eight bytes, compared as one number.
         let head = |b: &[u8]| {
             b.get(..8)
                 .and_then(|h| h.try_into().ok())
                 .map(u64::from_be_bytes)
         };
         let want = head(id)?;
+        let cmp = |k: usize| {
+            let have = self.id(k);
+            Some(head(have)?.cmp(&want).then_with(|| have[8..].cmp(&id[8..])))
+        };
+        // Ids are uniformly distributed: guess the position from the first eight bytes while the
+        // range is wide (a few probes instead of a dozen), then bisect.
+        while hi - lo > 16 {
+            let (a, b) = (head(self.id(lo))?, head(self.id(hi - 1))?);
+            if want < a || want > b {
+                return None;
+            }
+            let span = u128::from((b - a).max(1));
+            let k = lo + ((u128::from(want - a) * (hi - 1 - lo) as u128) / span) as usize;
+            let k = k.min(hi - 1);
+            match cmp(k)? {
+                std::cmp::Ordering::Less => lo = k + 1,
+                std::cmp::Ordering::Greater => hi = k,
+                std::cmp::Ordering::Equal => return self.offset(k),
+            }
+        }
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let have = self.id(mid);
-            let ord = head(have)?.cmp(&want).then_with(|| have[8..].cmp(&id[8..]));
-            match ord {
+            match cmp(mid)? {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return self.offset(mid),
