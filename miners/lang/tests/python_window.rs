@@ -772,31 +772,7 @@ fn handpicked_changes_agree_with_whole_file_parses() {
             ("pkg/m.py", "pkg/m.py"),
             ("src/pkg/a.py", "src/pkg/b/__init__.py"),
         ] {
-            let (del, add) = etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes());
-            let m = Modified {
-                old: old.as_bytes(),
-                new: new.as_bytes(),
-                old_path: op,
-                new_path: np,
-                deleted: &del,
-                added: &add,
-            };
-            let got = judge_checked(&m, &mut stats);
-            let so = an.summarize(old.as_bytes()).unwrap();
-            let sn = an.summarize(new.as_bytes()).unwrap();
-            let expected = compare(
-                Language::Python,
-                Some(Side {
-                    summary: &so,
-                    path: op,
-                    rows: &del,
-                }),
-                Some(Side {
-                    summary: &sn,
-                    path: np,
-                    rows: &add,
-                }),
-            );
+            let (got, expected) = judged_and_expected(&mut an, (old, new), (op, np), &mut stats);
             match got {
                 Windowed::Decided(got) => assert_eq!(got, expected, "case {i}: {old:?} -> {new:?}"),
                 Windowed::NeedsFullParse => assert!(!decided, "case {i} refused: {old:?}"),
@@ -853,6 +829,41 @@ fn windows_are_used_unless_a_changed_key_occurs_outside_them() {
             "{old:?} -> {new:?}"
         );
     }
+}
+
+/// A judged change and what the whole-file comparison says of it (under the given paths).
+fn judged_and_expected(
+    an: &mut Analyzer,
+    (old, new): (&str, &str),
+    (op, np): (&str, &str),
+    stats: &mut WindowStats,
+) -> (Windowed, FileChange) {
+    let (del, add) = etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes());
+    let m = Modified {
+        old: old.as_bytes(),
+        new: new.as_bytes(),
+        old_path: op,
+        new_path: np,
+        deleted: &del,
+        added: &add,
+    };
+    let got = judge_checked(&m, stats);
+    let so = an.summarize(old.as_bytes()).unwrap();
+    let sn = an.summarize(new.as_bytes()).unwrap();
+    let expected = compare(
+        Language::Python,
+        Some(Side {
+            summary: &so,
+            path: op,
+            rows: &del,
+        }),
+        Some(Side {
+            summary: &sn,
+            path: np,
+            rows: &add,
+        }),
+    );
+    (got, expected)
 }
 
 /// A long module: imports, module-level functions, a class with many methods, constants.
@@ -941,31 +952,8 @@ fn changes_far_apart_agree_with_whole_file_parses() {
     let mut stats = WindowStats::default();
     for (k, edits) in cases.iter().enumerate() {
         let new = long_module(edits);
-        let (del, add) = etip_lang::labels::changed_rows(old.as_bytes(), new.as_bytes());
-        let m = Modified {
-            old: old.as_bytes(),
-            new: new.as_bytes(),
-            old_path: "pkg/m.py",
-            new_path: "pkg/m.py",
-            deleted: &del,
-            added: &add,
-        };
-        let got = judge_checked(&m, &mut stats);
-        let so = an.summarize(old.as_bytes()).unwrap();
-        let sn = an.summarize(new.as_bytes()).unwrap();
-        let expected = compare(
-            Language::Python,
-            Some(Side {
-                summary: &so,
-                path: "pkg/m.py",
-                rows: &del,
-            }),
-            Some(Side {
-                summary: &sn,
-                path: "pkg/m.py",
-                rows: &add,
-            }),
-        );
+        let paths = ("pkg/m.py", "pkg/m.py");
+        let (got, expected) = judged_and_expected(&mut an, (&old, &new), paths, &mut stats);
         match got {
             Windowed::Decided(got) => assert_eq!(got, expected, "case {k}: {edits:?}"),
             Windowed::NeedsFullParse => panic!("case {k} refused"),
