@@ -159,82 +159,11 @@ pub(crate) fn window_start(src: &[u8], from: usize, limit: usize) -> Start {
                 prev_decorator = c == b'@';
             }
         }
-        // The logical line, to its end outside brackets.
-        let mut depth = 0u32;
-        // Where the last physical line's comment starts: the line's code ends before it.
-        let mut comment: Option<usize> = None;
-        cont_pending = false;
-        let code_end = loop {
-            while i < limit && !STOP[src[i] as usize] {
-                i += 1;
-            }
-            if i >= limit {
-                return start(best, class);
-            }
-            let c = src[i];
-            match c {
-                b'\n' if depth == 0 => {
-                    i += 1;
-                    break comment.unwrap_or(i - 1);
-                }
-                b'\n' => {
-                    comment = None;
-                    i += 1;
-                }
-                b'#' => {
-                    comment = Some(i);
-                    i = memchr::memchr(b'\n', &src[i..limit]).map_or(limit, |k| i + k);
-                }
-                b'\\' => {
-                    // A continuation; followed by a blank line outside brackets it ends the line
-                    // and is owed to the next one.
-                    let at = i;
-                    let mut j = i + 1;
-                    if src.get(j) == Some(&b'\r') {
-                        j += 1;
-                    }
-                    if src.get(j) != Some(&b'\n') {
-                        return start(best, class);
-                    }
-                    j += 1;
-                    while matches!(src.get(j), Some(b' ' | b'\t' | 0x0c | b'\r')) {
-                        j += 1;
-                    }
-                    i = j;
-                    comment = None;
-                    if depth == 0 && matches!(src.get(j), Some(b'\n')) {
-                        cont_pending = true;
-                        break at;
-                    }
-                }
-                b'(' | b'[' | b'{' => {
-                    depth += 1;
-                    i += 1;
-                }
-                b')' | b']' | b'}' => {
-                    depth = depth.saturating_sub(1);
-                    i += 1;
-                }
-                _ => {
-                    // A quote: the string starts at the prefix letters before it, unless they
-                    // end a longer name.
-                    let mut k = i;
-                    while k > 0 && CLASS[src[k - 1] as usize] & PREFIX != 0 {
-                        k -= 1;
-                    }
-                    if k < i
-                        && k > 0
-                        && (CLASS[src[k - 1] as usize] & NAME != 0 || src[k - 1] >= 0x80)
-                    {
-                        k = i;
-                    }
-                    match string_end(src, k, 0) {
-                        Some(e) => i = e,
-                        None => return start(best, class),
-                    }
-                }
-            }
+        let Some(end) = logical_line(src, i, limit) else {
+            return start(best, class);
         };
+        (i, cont_pending) = (end.next, end.cont_pending);
+        let code_end = end.code_end;
         // The last byte of the line's code (a string's closing quote for a string).
         let mut e = code_end;
         while e > line && matches!(src[e - 1], b' ' | b'\t' | b'\r' | 0x0c) {
@@ -251,6 +180,97 @@ pub(crate) fn window_start(src: &[u8], from: usize, limit: usize) -> Start {
         }
     }
     start(best, class)
+}
+
+/// The end of the logical line whose code starts at `i`.
+struct LineEnd {
+    /// Where the next line starts.
+    next: usize,
+    /// Where the line's code ends (before its comment, its newline or its final backslash).
+    code_end: usize,
+    /// The line ends with a backslash before blank lines (owed to the next code line).
+    cont_pending: bool,
+}
+
+/// Reads the logical line whose code starts at `i` to its end outside brackets; `None` at `limit`
+/// or where the skim cannot follow the lexer (a string the lexer does not end, a backslash that
+/// continues nothing).
+fn logical_line(src: &[u8], mut i: usize, limit: usize) -> Option<LineEnd> {
+    let mut depth = 0u32;
+    // Where the last physical line's comment starts: the line's code ends before it.
+    let mut comment: Option<usize> = None;
+    let mut cont_pending = false;
+    let code_end = loop {
+        while i < limit && !STOP[src[i] as usize] {
+            i += 1;
+        }
+        if i >= limit {
+            return None;
+        }
+        let c = src[i];
+        match c {
+            b'\n' if depth == 0 => {
+                i += 1;
+                break comment.unwrap_or(i - 1);
+            }
+            b'\n' => {
+                comment = None;
+                i += 1;
+            }
+            b'#' => {
+                comment = Some(i);
+                i = memchr::memchr(b'\n', &src[i..limit]).map_or(limit, |k| i + k);
+            }
+            b'\\' => {
+                // A continuation; followed by a blank line outside brackets it ends the line
+                // and is owed to the next one.
+                let at = i;
+                let mut j = i + 1;
+                if src.get(j) == Some(&b'\r') {
+                    j += 1;
+                }
+                if src.get(j) != Some(&b'\n') {
+                    return None;
+                }
+                j += 1;
+                while matches!(src.get(j), Some(b' ' | b'\t' | 0x0c | b'\r')) {
+                    j += 1;
+                }
+                i = j;
+                comment = None;
+                if depth == 0 && matches!(src.get(j), Some(b'\n')) {
+                    cont_pending = true;
+                    break at;
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => {
+                // A quote: the string starts at the prefix letters before it, unless they
+                // end a longer name.
+                let mut k = i;
+                while k > 0 && CLASS[src[k - 1] as usize] & PREFIX != 0 {
+                    k -= 1;
+                }
+                if k < i && k > 0 && (CLASS[src[k - 1] as usize] & NAME != 0 || src[k - 1] >= 0x80)
+                {
+                    k = i;
+                }
+                i = string_end(src, k, 0)?;
+            }
+        }
+    };
+    Some(LineEnd {
+        next: i,
+        code_end,
+        cont_pending,
+    })
 }
 
 #[cfg(test)]
