@@ -65,6 +65,15 @@ impl Store {
             .map_err(q("find mine run"))
     }
 
+    /// Whether any mine run recorded a decision (a fresh state file has none).
+    pub fn has_decisions(&self) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM mine_decisions)", [], |r| {
+                r.get(0)
+            })
+            .map_err(q("look for decided commits"))
+    }
+
     /// SHAs already decided in `run`.
     pub fn decided(&self, run: i64) -> Result<HashSet<String>, StoreError> {
         let mut stmt = self

@@ -8,6 +8,7 @@ use etip_store::Store;
 use git2::{Oid, Repository};
 use serde::Serialize;
 
+use crate::linker::Linker;
 use crate::{
     Decision, MineConfig, MineError, RejectReason, Worker, history, in_window, prepare, run_key,
 };
@@ -69,7 +70,7 @@ pub fn explain(cfg: &MineConfig, rev: &str) -> Result<Explanation, MineError> {
     let in_date_window = in_window(cfg, Some(author_time));
     let mut worker = Worker::new(&p.repo_path, Arc::clone(&p.settings))?;
     let decision = if in_date_window {
-        worker.evaluate(oid)?
+        Linker::linked(&p.repo_path, &p.settings, worker.evaluate(oid)?)?
     } else {
         Decision::Rejected {
             reason: RejectReason::OutsideDateWindow,
@@ -194,5 +195,6 @@ pub fn evaluate_range(cfg: &MineConfig, base: &str, patched: &str) -> Result<Dec
         parent_tree: tree(base),
     };
     let mut worker = Worker::new(&p.repo_path, Arc::clone(&p.settings))?;
-    worker.evaluate_ids(&ids)
+    let decision = worker.evaluate_ids(&ids)?;
+    Linker::linked(&p.repo_path, &p.settings, decision)
 }

@@ -152,11 +152,14 @@ pub(crate) fn walk(
 
 /// The first line of a stored commit's message (empty when it has none).
 fn subject_of(data: &[u8]) -> &[u8] {
-    let Some(at) = memchr::memmem::find(data, b"\n\n") else {
-        return &[];
-    };
-    let msg = &data[at + 2..];
+    let msg = raw_message(data).unwrap_or_default();
     &msg[..memchr::memchr(b'\n', msg).unwrap_or(msg.len())]
+}
+
+/// A stored commit's message as libgit2's `message_raw` gives it: everything after the blank line
+/// that ends the header (`None` when there is none).
+pub(crate) fn raw_message(data: &[u8]) -> Option<&[u8]> {
+    memchr::memmem::find(data, b"\n\n").map(|at| &data[at + 2..])
 }
 
 /// The first-parent history from `tip`, oldest first, with each commit's author time (`None` for

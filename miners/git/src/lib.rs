@@ -23,6 +23,7 @@ pub mod dates;
 mod explain;
 mod feed;
 mod history;
+mod linker;
 pub mod linediff;
 pub mod links;
 pub mod merged;
@@ -50,6 +51,7 @@ pub use analyze::{CommitIds, Decision, EvalSettings, Worker};
 pub use dates::{parse_date, rfc3339};
 pub use explain::{Explanation, evaluate_range, explain, rebased_range};
 pub use history::Unreadable;
+use linker::Linker;
 use output::{Counts, write_output};
 pub use procs::{WorkerCommand, serve as serve_worker};
 pub use rules::RejectReason;
@@ -390,6 +392,7 @@ pub fn repo_name_from_url(url: &str) -> Option<String> {
 }
 
 struct Prepared {
+    repo: Repository,
     repo_path: PathBuf,
     settings: Arc<EvalSettings>,
     tip: Oid,
@@ -413,7 +416,8 @@ impl Prepared {
     }
 }
 
-fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
+/// Opens the repository and settles the settings, all but the JIRA prefixes (the walk finds them).
+fn open(cfg: &MineConfig) -> Result<Prepared, MineError> {
     // Objects are read, not received: re-hashing every object read (libgit2's default) costs more
     // than the whole tree diff.
     git2::opts::strict_hash_verification(false);
@@ -468,26 +472,6 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
             n.strip_suffix(".git").map(str::to_string).unwrap_or(n)
         }
     };
-    // One read of the first-parent history gives the commits to mine and the project's JIRA
-    // prefixes: those whose keys open commit subjects, and the configured.
-    let walk_started = Instant::now();
-    let mut subjects = Vec::new();
-    let mut walked = Vec::new();
-    let mut skipped = Vec::new();
-    history::walk(&repo, tip, &mut skipped, |ids, time, subject| {
-        walked.push((ids, time));
-        let subject = String::from_utf8_lossy(subject);
-        if links::subject_key(&subject).is_some() {
-            subjects.push(subject.into_owned());
-        }
-        true
-    })?;
-    tracing::debug!(commits = walked.len(), elapsed = ?walk_started.elapsed(), "walked the first-parent history");
-    let mut jira: BTreeMap<String, usize> =
-        links::jira_projects(subjects.iter().map(String::as_str));
-    for p in &cfg.jira_projects {
-        jira.entry(p.clone()).or_insert(0);
-    }
     let settings = Arc::new(EvalSettings {
         lang: cfg.lang,
         max_files: cfg.max_files,
@@ -495,19 +479,59 @@ fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
         repo_name,
         source: repo_path.to_string_lossy().into_owned(),
         id_prefix,
-        jira_projects: jira.keys().cloned().collect(),
+        jira_projects: Vec::new(),
         classify: cfg.classify,
         paths: cfg.paths.clone(),
         whole_file: cfg.whole_file,
     });
     Ok(Prepared {
+        repo,
         repo_path,
         settings,
         tip,
         build_tools,
-        walked,
-        skipped,
+        walked: Vec::new(),
+        skipped: Vec::new(),
     })
+}
+
+/// [`open`], then [`Prepared::walk`].
+fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
+    let mut p = open(cfg)?;
+    p.walk(cfg, |_, _| {})?;
+    Ok(p)
+}
+
+impl Prepared {
+    /// One read of the first-parent history: the commits to mine, and the project's JIRA
+    /// prefixes (those whose keys open commit subjects, and the configured) in the settings.
+    /// `visit` sees each commit as the walk reads it, newest first.
+    fn walk(
+        &mut self,
+        cfg: &MineConfig,
+        mut visit: impl FnMut(&CommitIds, Option<i64>),
+    ) -> Result<(), MineError> {
+        let walk_started = Instant::now();
+        let mut subjects = Vec::new();
+        let walked = &mut self.walked;
+        history::walk(&self.repo, self.tip, &mut self.skipped, |ids, time, subject| {
+            visit(&ids, time);
+            walked.push((ids, time));
+            let subject = String::from_utf8_lossy(subject);
+            if links::subject_key(&subject).is_some() {
+                subjects.push(subject.into_owned());
+            }
+            true
+        })?;
+        tracing::debug!(commits = walked.len(), elapsed = ?walk_started.elapsed(), "walked the first-parent history");
+        let mut jira: BTreeMap<String, usize> =
+            links::jira_projects(subjects.iter().map(String::as_str));
+        for p in &cfg.jira_projects {
+            jira.entry(p.clone()).or_insert(0);
+        }
+        Arc::make_mut(&mut self.settings).jira_projects = jira.into_keys().collect();
+        Ok(())
+    }
 }
 
 /// Whether an author time is in the window (a commit git cannot parse has none, and is not).
@@ -568,6 +592,12 @@ fn feed_window(
         }
     }
     feed.push(&mut fresh);
+    end_feed(cfg, p, feed, resumed)
+}
+
+/// Ends the feed with the date window of the walked history (`resumed` of its commits were
+/// decided before), and returns that history.
+fn end_feed(cfg: &MineConfig, p: &Prepared, feed: &feed::Feed, resumed: u64) -> history::Chain {
     let chain = p.chain();
     let window = chain
         .0
@@ -624,46 +654,38 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
     let started = Instant::now();
     cfg.check_window()?;
     output::check_target(&cfg.out)?;
-    let p = prepare(cfg)?;
+    let mut p = open(cfg)?;
     let state_path = cfg.state_path();
     let mut store = Store::open_exclusive(&state_path)?;
-    let (key, params) = run_key(cfg, &p);
-    let run = store.mine_run(&key, &params)?;
-    let decided: HashSet<Oid> = store
-        .decided(run)?
-        .iter()
-        .filter_map(|sha| Oid::from_str(sha).ok())
-        .collect();
-    tracing::info!(
-        decided = decided.len(),
-        state = %state_path.display(),
-        "mining {}",
-        p.settings.source
-    );
-
     let jobs = cfg.jobs.max(1);
-    let feed = feed::Feed::default();
-    let stop = AtomicBool::new(false);
-    let (tx, rx) = crossbeam_channel::bounded::<Vec<Result<CommitRecord, MineError>>>(64);
-    let hello = match &cfg.worker {
-        Some(_) if jobs > 1 => Some(
-            serde_json::to_string(&procs::Hello {
+    // Worker processes start now: they open the repository while the parent walks the history.
+    // (They judge the rules only, which do not need the JIRA prefixes the walk finds.)
+    let mut children: Vec<Result<procs::Started, MineError>> = match &cfg.worker {
+        Some(cmd) if jobs > 1 => {
+            let hello = serde_json::to_string(&procs::Hello {
                 repo_path: p.repo_path.clone(),
                 settings: (*p.settings).clone(),
             })
-            .expect("settings always serialise"),
-        ),
-        _ => None,
+            .expect("settings always serialise");
+            (0..jobs).map(|_| procs::start(cmd, &hello)).collect()
+        }
+        _ => Vec::new(),
     };
+    // A state file with no decision yet: the workers take the window's commits as the walk
+    // reads them. Otherwise the walk comes first, and the commits an earlier run decided are
+    // left out.
+    let stream = !store.has_decisions()?;
+    let feed = feed::Feed::default();
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<Result<CommitRecord, MineError>>>(64);
     let mut outcome: Result<(), MineError> = Ok(());
-    let mut walked = Some(feed_window(cfg, &p, &feed, &stop, &decided));
     let mut finished: Result<Finished, MineError> = Err(MineError::WorkerPanic);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let tx = tx.clone();
             let (feed, stop) = (&feed, &stop);
-            if let (Some(cmd), Some(hello)) = (&cfg.worker, &hello) {
-                scope.spawn(move || procs::drive(cmd, hello, || feed.grab(jobs), stop, tx));
+            if let Some(child) = children.pop() {
+                scope.spawn(move || procs::drive(child, || feed.grab(jobs), stop, tx));
                 continue;
             }
             let settings = Arc::clone(&p.settings);
@@ -671,6 +693,50 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             scope.spawn(move || thread_worker(&repo_path, settings, feed, stop, jobs, &tx));
         }
         drop(tx);
+        let setup = (|| -> Result<_, MineError> {
+            let mut fresh = Vec::new();
+            p.walk(cfg, |ids, time| {
+                if stream && in_window(cfg, time) {
+                    fresh.push(*ids);
+                    if fresh.len() >= 64 {
+                        feed.push(&mut fresh);
+                    }
+                }
+            })?;
+            let (key, params) = run_key(cfg, &p);
+            let run = store.mine_run(&key, &params)?;
+            let decided: HashSet<Oid> = store
+                .decided(run)?
+                .iter()
+                .filter_map(|sha| Oid::from_str(sha).ok())
+                .collect();
+            tracing::info!(
+                decided = decided.len(),
+                state = %state_path.display(),
+                "mining {}",
+                p.settings.source
+            );
+            let walked = if stream {
+                feed.push(&mut fresh);
+                end_feed(cfg, &p, &feed, 0)
+            } else {
+                feed_window(cfg, &p, &feed, &stop, &decided)
+            };
+            // The parent links the candidates as they arrive ([`linker`]).
+            let linker = Linker::open(&p.repo_path, Arc::clone(&p.settings))?;
+            Ok((run, walked, linker, decided.is_empty()))
+        })();
+        let (run, walked, mut linker, nothing_decided) = match setup {
+            Ok(s) => s,
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                feed.close();
+                for _ in rx.iter() {}
+                finished = Err(e);
+                return;
+            }
+        };
+        let mut walked = Some(walked);
         let mut batch: Vec<CommitRecord> = Vec::new();
         let mut last_flush = Instant::now();
         let mut last_checkpoint = Instant::now();
@@ -692,7 +758,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             }
         };
         // This invocation's decisions, for the output (unless earlier runs decided some too).
-        let mut memory = decided.is_empty().then(Vec::new);
+        let mut memory = nothing_decided.then(Vec::new);
         let mut flush = |batch: &mut Vec<CommitRecord>,
                          store: &mut Store,
                          progress: &mut dyn Progress|
@@ -709,7 +775,9 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         };
         for msg in rx.iter().flatten() {
             let step = (|| -> Result<(), MineError> {
-                batch.push(msg?);
+                let mut record = msg?;
+                linker.link_record(&mut record)?;
+                batch.push(record);
                 if batch.len() >= 256 || last_flush.elapsed() >= Duration::from_millis(200) {
                     flush(&mut batch, &mut store, progress)?;
                     last_flush = Instant::now();

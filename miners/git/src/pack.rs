@@ -70,6 +70,9 @@ struct Pack {
     count: usize,
     /// End of the object data (the pack's length minus its 20-byte trailer).
     data_end: u64,
+    /// Every object's offset, ascending: an entry ends where the next one starts, so it is read
+    /// with one `pread` of exactly its length.
+    starts: Vec<u64>,
 }
 
 /// Indexes larger than this leave their pack to libgit2 (which maps them instead of reading them):
@@ -115,21 +118,36 @@ impl Pack {
         if &head[..4] != b"PACK" || !(version == 2 || version == 3) || len < 32 {
             return None;
         }
-        let pack = Pack {
+        let mut pack = Pack {
             path,
             file,
             idx,
             count,
             data_end: len - 20,
+            starts: Vec::new(),
         };
-        // Every object must lie between the pack's header and its trailer.
+        // Every object must lie between the pack's header and its trailer, and no two at one
+        // offset.
+        let mut starts = Vec::with_capacity(count);
         for k in 0..count {
             let o = pack.offset(k)?;
             if o < 12 || o >= pack.data_end {
                 return None;
             }
+            starts.push(o);
         }
+        starts.sort_unstable();
+        if starts.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+        pack.starts = starts;
         Some(pack)
+    }
+
+    /// Where the entry at `at` ends: the next object's offset, or the end of the object data.
+    fn entry_end(&self, at: u64) -> u64 {
+        let next = self.starts.partition_point(|&o| o <= at);
+        self.starts.get(next).copied().unwrap_or(self.data_end)
     }
 
     fn id(&self, k: usize) -> &[u8] {
@@ -425,12 +443,14 @@ impl PackReader {
             path: pack.path.clone(),
             source,
         };
-        // The header (type, size, delta base) fits in 32 bytes; the object need not.
-        let room = pack.data_end.saturating_sub(at);
-        let mut head = [0u8; 32];
-        let head_len = head.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-        read_at(&pack.file, &mut head[..head_len], at).map_err(io)?;
-        let raw = &head[..head_len];
+        // The entry (header, delta base, zlib data) up to the next object, in one read; the
+        // header alone (32 bytes at most) first when the entry would be larger than any object
+        // the reader inflates.
+        let len = usize::try_from(pack.entry_end(at).saturating_sub(at)).unwrap_or(usize::MAX);
+        let whole = len <= 32 + bound(MAX_OBJECT);
+        self.raw.resize(if whole { len } else { 32 }, 0);
+        read_at(&pack.file, &mut self.raw, at).map_err(io)?;
+        let raw = &self.raw[..];
         let byte = |i: usize| raw.get(i).copied().ok_or_else(|| bad("truncated header"));
         let mut c = byte(0)?;
         let kind = (c >> 4) & 7;
@@ -478,13 +498,9 @@ impl PackReader {
             }
             _ => return Err(bad("unknown object type")),
         };
-        // The zlib stream is at most zlib's `compressBound` of its size; the reader does not know
-        // where the object ends (the next offset in pack order), and libdeflate stops at the end
-        // of the stream, so it reads that much, up to the pack's trailer.
-        let bound = size + (size >> 12) + (size >> 14) + 64;
-        let len = (i + bound).min(usize::try_from(room).unwrap_or(usize::MAX));
-        self.raw.resize(len, 0);
-        read_at(&pack.file, &mut self.raw, at).map_err(io)?;
+        if !whole {
+            return Err(bad("entry larger than its object could be"));
+        }
         Ok(Entry {
             kind,
             size,
@@ -508,6 +524,11 @@ impl PackReader {
             _ => Err(self.packs[p].corrupt(at, "zlib data does not inflate to its size")),
         }
     }
+}
+
+/// zlib's `compressBound`: the longest zlib stream of `size` bytes.
+fn bound(size: usize) -> usize {
+    size + (size >> 12) + (size >> 14) + 64
 }
 
 fn varint(d: &[u8], i: &mut usize) -> Option<usize> {

@@ -11,7 +11,8 @@
 //! whose parent dies sees its stdin close or its stdout break, and exits.
 //!
 //! The protocol is line-framed and binary-safe:
-//! - **Parent to child.** The first line is a JSON [`Hello`]. Then there is one line per block. For
+//! - **Parent to child.** The first line is a JSON [`Hello`], sent as the child starts (it opens
+//!   the repository while the parent walks the history). Then there is one line per block. For
 //!   each commit it holds four hex ids separated by spaces: the commit, its tree, its first parent
 //!   and that parent's tree (`-` for none). End of input means no more work.
 //! - **Child to parent.** Each decision is a frame:
@@ -22,7 +23,7 @@
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -230,16 +231,69 @@ impl Drop for Reaped {
 /// Where a driver sends its child's decisions.
 pub(crate) type Sink = crossbeam_channel::Sender<Vec<Result<CommitRecord, MineError>>>;
 
-/// Runs one worker process: starts it, feeds it the blocks `next_block` hands out until there are
-/// none left or `stop` is set, and sends its decisions, or the error that ended it, to `sink`.
+/// A worker process started and sent its [`Hello`]: it opens the repository while the parent
+/// walks the history.
+pub(crate) struct Started {
+    child: Reaped,
+    to_child: BufWriter<ChildStdin>,
+    from_child: BufReader<ChildStdout>,
+}
+
+/// Starts one worker process and sends it `hello`.
+pub(crate) fn start(cmd: &WorkerCommand, hello: &str) -> Result<Started, MineError> {
+    let child = Command::new(&cmd.program)
+        .args(&cmd.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|source| MineError::WorkerSpawn {
+            program: cmd.program.clone(),
+            source,
+        })?;
+    let mut child = Reaped(child);
+    let pid = child.0.id();
+    let (Some(stdin), Some(stdout)) = (child.0.stdin.take(), child.0.stdout.take()) else {
+        return Err(MineError::WorkerProcess(format!(
+            "mining worker process {pid} has no pipes"
+        )));
+    };
+    let mut to_child = BufWriter::new(stdin);
+    if writeln!(to_child, "{hello}")
+        .and_then(|()| to_child.flush())
+        .is_err()
+    {
+        return Err(ended(&mut child));
+    }
+    Ok(Started {
+        child,
+        to_child,
+        from_child: BufReader::with_capacity(1 << 16, stdout),
+    })
+}
+
+/// The error for a child that ended before finishing its commits.
+fn ended(child: &mut Reaped) -> MineError {
+    let pid = child.0.id();
+    let status = child
+        .0
+        .wait()
+        .map_or_else(|e| e.to_string(), |s| s.to_string());
+    MineError::WorkerProcess(format!(
+        "mining worker process {pid} ended before finishing its commits ({status})"
+    ))
+}
+
+/// Runs one worker process ([`start`]ed, or the error that prevented it): feeds it the blocks
+/// `next_block` hands out until there are none left or `stop` is set, and sends its decisions, or
+/// the error that ended it, to `sink`.
 pub(crate) fn drive(
-    cmd: &WorkerCommand,
-    hello: &str,
+    started: Result<Started, MineError>,
     next_block: impl FnMut() -> Option<Vec<CommitIds>>,
     stop: &AtomicBool,
     sink: Sink,
 ) {
-    match feed_child(cmd, hello, next_block, stop, &sink) {
+    match started.and_then(|s| feed_child(s, next_block, stop, &sink)) {
         Ok(Some((mut child, to_child))) => {
             // Every decision is in: the parent goes on while the child exits.
             drop(sink);
@@ -262,46 +316,20 @@ pub(crate) fn drive(
     }
 }
 
-type Fed = Option<(Reaped, BufWriter<std::process::ChildStdin>)>;
+type Fed = Option<(Reaped, BufWriter<ChildStdin>)>;
 
 fn feed_child(
-    cmd: &WorkerCommand,
-    hello: &str,
+    started: Started,
     mut next_block: impl FnMut() -> Option<Vec<CommitIds>>,
     stop: &AtomicBool,
     sink: &Sink,
 ) -> Result<Fed, MineError> {
-    let child = Command::new(&cmd.program)
-        .args(&cmd.args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|source| MineError::WorkerSpawn {
-            program: cmd.program.clone(),
-            source,
-        })?;
-    let mut child = Reaped(child);
+    let Started {
+        mut child,
+        mut to_child,
+        mut from_child,
+    } = started;
     let pid = child.0.id();
-    let (Some(stdin), Some(stdout)) = (child.0.stdin.take(), child.0.stdout.take()) else {
-        return Err(MineError::WorkerProcess(format!(
-            "mining worker process {pid} has no pipes"
-        )));
-    };
-    let mut to_child = BufWriter::new(stdin);
-    let mut from_child = BufReader::with_capacity(1 << 16, stdout);
-    let ended = |child: &mut Reaped| -> MineError {
-        let status = child
-            .0
-            .wait()
-            .map_or_else(|e| e.to_string(), |s| s.to_string());
-        MineError::WorkerProcess(format!(
-            "mining worker process {pid} ended before finishing its commits ({status})"
-        ))
-    };
-    if writeln!(to_child, "{hello}").is_err() {
-        return Err(ended(&mut child));
-    }
     let mut header = String::new();
     let started = std::time::Instant::now();
     let mut decided = 0usize;

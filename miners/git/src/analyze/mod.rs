@@ -7,8 +7,8 @@
 //!    tree-sitter with summaries cached by blob id (a file's new version is usually the next
 //!    change's old version). Line diffs are computed when a judgement needs the changed rows: a
 //!    Python file in which no unit changed anywhere is decided without them;
-//! 4. the line diffs of every file: diff statistics and the normalised diff hash; issue links, PR
-//!    number, modules and the candidate record.
+//! 4. the line diffs of every file: diff statistics and the normalised diff hash; modules and the
+//!    candidate record (whose issue links and PR number the miner adds: [`crate::linker`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -24,7 +24,7 @@ use git2::{Commit, Oid, Repository, Tree};
 use crate::pack::PackReader;
 
 use crate::rules::RejectReason;
-use crate::{MineError, links, merged};
+use crate::MineError;
 
 mod lines;
 mod rule4;
@@ -62,9 +62,6 @@ pub struct EvalSettings {
     pub whole_file: bool,
 }
 
-/// The most commits of a merged branch whose messages a merge commit's links are taken from.
-pub const MERGED_COMMITS: usize = 100;
-
 /// A commit with its tree and its first parent's: what stage 1 needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommitIds {
@@ -99,11 +96,6 @@ pub struct Worker {
     packs: PackReader,
     /// Blobs and trees libgit2 read because the pack reader could not.
     fallbacks: u64,
-    /// Parents and times of the commits merged-branch walks visited ([`crate::merged`]); `None`
-    /// in repositories whose parents libgit2 rewrites (grafts, shallow).
-    graph: Option<merged::Graph>,
-    /// Merged-branch walks left to libgit2.
-    walk_fallbacks: u64,
     settings: Arc<EvalSettings>,
     paths: PathMatcher,
     sem: SemState,
@@ -124,10 +116,6 @@ impl Drop for Worker {
             packs = self.packs.packs(),
             fallbacks = self.fallbacks,
             "blobs and trees libgit2 read because the pack reader could not"
-        );
-        tracing::debug!(
-            walk_fallbacks = self.walk_fallbacks,
-            "merged-branch walks left to libgit2"
         );
     }
 }
@@ -314,7 +302,7 @@ fn diff_trees(
     Ok(false)
 }
 
-fn git_err(what: &'static str, sha: Oid) -> impl FnOnce(git2::Error) -> MineError {
+pub(crate) fn git_err(what: &'static str, sha: Oid) -> impl FnOnce(git2::Error) -> MineError {
     move |source| MineError::Git {
         what,
         sha: sha.to_string(),
@@ -336,10 +324,7 @@ impl Worker {
         };
         let paths = PathMatcher::new(settings.lang, &settings.paths)?;
         let packs = PackReader::open(&repo);
-        let grafted = repo.is_shallow() || repo.path().join("info/grafts").exists();
         Ok(Self {
-            graph: (!grafted).then(merged::Graph::default),
-            walk_fallbacks: 0,
             repo,
             packs,
             fallbacks: 0,
@@ -472,7 +457,6 @@ impl Worker {
         let message = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
         let author_date = author_date(&commit);
         drop(commit);
-        let found = self.links(oid, &message)?;
         let paths_of = |files: &[FileDiff], only: Option<PathClass>| -> Vec<String> {
             let mut all = BTreeSet::new();
             for f in files.iter().filter(|f| only.is_none_or(|c| f.class == c)) {
@@ -504,9 +488,10 @@ impl Worker {
             language: lang,
             base_commit,
             patched_commit: sha,
-            pr_number: found.pr_number,
-            issues: found.issues,
-            pull_requests: found.pull_requests,
+            // The links are the miner's to add ([`crate::linker`]).
+            pr_number: None,
+            issues: Vec::new(),
+            pull_requests: Vec::new(),
             message,
             author_date,
             changed_files,
@@ -572,74 +557,6 @@ impl Worker {
             &mut String::new(),
             files,
         )
-    }
-
-    /// The commit's links ([`links`]): JIRA keys of the project's prefixes only; a merge commit
-    /// that links no issue takes its merged branch's links (its name, then up to
-    /// [`MERGED_COMMITS`] of its commits, newest first).
-    fn links(&mut self, oid: Oid, message: &str) -> Result<links::Links, MineError> {
-        let settings = Arc::clone(&self.settings);
-        let repo = settings.repo_name.as_deref();
-        let jira = &settings.jira_projects;
-        let mut found = links::extract(message, repo);
-        found.keep_jira(jira);
-        if !found.issues.is_empty() {
-            return Ok(found);
-        }
-        let commit = self
-            .repo
-            .find_commit(oid)
-            .map_err(git_err("read commit", oid))?;
-        if commit.parent_count() < 2 {
-            return Ok(found);
-        }
-        let (Ok(first), Ok(merged)) = (commit.parent_id(0), commit.parent_id(1)) else {
-            return Ok(found);
-        };
-        drop(commit);
-        let mut commits = Vec::new();
-        for id in self.merged_commits(oid, merged, first)? {
-            let c = self
-                .repo
-                .find_commit(id)
-                .map_err(git_err("read commit", id))?;
-            commits.push((
-                id.to_string(),
-                String::from_utf8_lossy(c.message_raw_bytes()).into_owned(),
-            ));
-        }
-        let branch = links::merged_branch(message.lines().next().unwrap_or(""));
-        found.adopt_merged(branch, &commits, repo, jira);
-        Ok(found)
-    }
-
-    /// Up to [`MERGED_COMMITS`] commits reachable from `merged` and not from `first`, newest
-    /// first as libgit2's walk gives them: replayed on the worker's commit graph, or walked by
-    /// libgit2 when the graph cannot ([`merged::Unsupported`]).
-    fn merged_commits(&mut self, oid: Oid, merged: Oid, first: Oid) -> Result<Vec<Oid>, MineError> {
-        if let Some(graph) = &mut self.graph {
-            let (packs, repo) = (&mut self.packs, &self.repo);
-            let read = |id: Oid| match packs.commit(id) {
-                Ok(Some(data)) => Some(data.to_vec()),
-                Ok(None) => repo.odb().ok()?.read(id).ok().map(|o| o.data().to_vec()),
-                Err(_) => None,
-            };
-            if let Ok(ids) = graph.merged(merged, first, MERGED_COMMITS, read) {
-                return Ok(ids);
-            }
-        }
-        self.walk_fallbacks += 1;
-        let mut walk = self
-            .repo
-            .revwalk()
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.push(merged)
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.hide(first)
-            .map_err(git_err("walk merged branch", oid))?;
-        walk.take(MERGED_COMMITS)
-            .map(|id| id.map_err(git_err("walk merged branch", oid)))
-            .collect()
     }
 
     fn modules(&self, tree: &Tree, files: &[String]) -> Vec<String> {
