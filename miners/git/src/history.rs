@@ -6,6 +6,8 @@
 //! it in the window, and no candidate could be written for it) and reported as [`Unreadable`],
 //! while its neighbours are mined as usual (the next commit is diffed against its tree).
 
+use std::sync::Arc;
+
 use git2::{ObjectType, Oid, Repository};
 use serde::Serialize;
 
@@ -77,11 +79,13 @@ pub(crate) fn unreadable(repo: &Repository, oid: Oid) -> Option<Unreadable> {
 /// time and subject (its message's first line, as stored) until it returns `false`. Each commit
 /// is read once: its first parent's tree is known when the parent is read, so each commit is
 /// handed on one step later. A commit git cannot parse is handed on with no time, and reported in
-/// `skipped` (newest first).
+/// `skipped` (newest first). `raw` reads a stored commit when it can (the miner's pack reader);
+/// libgit2 reads the others.
 pub(crate) fn walk(
     repo: &Repository,
     tip: Oid,
     skipped: &mut Vec<Unreadable>,
+    mut raw: impl FnMut(Oid) -> Option<Arc<Vec<u8>>>,
     mut visit: impl FnMut(CommitIds, Option<i64>, &[u8]) -> bool,
 ) -> Result<(), MineError> {
     let git = |oid: Oid| {
@@ -99,6 +103,13 @@ pub(crate) fn walk(
     let mut held_subject: Vec<u8> = Vec::new();
     let mut read =
         |oid: Oid, subject: &mut Vec<u8>| -> Result<(Oid, Option<Oid>, Option<i64>), MineError> {
+            if let Some(data) = raw(oid) {
+                subject.clear();
+                subject.extend_from_slice(subject_of(&data));
+                if let Some((tree, parent, time)) = commit_header(&data) {
+                    return Ok((tree, parent, Some(time)));
+                }
+            }
             let obj = odb.read(oid).map_err(git(oid))?;
             subject.clear();
             subject.extend_from_slice(subject_of(obj.data()));
@@ -171,7 +182,7 @@ pub(crate) type Chain = (Vec<(Oid, Option<i64>)>, Vec<Unreadable>);
 pub(crate) fn chain(repo: &Repository, tip: Oid) -> Result<Chain, MineError> {
     let mut chain = Vec::new();
     let mut skipped = Vec::new();
-    walk(repo, tip, &mut skipped, |ids, time, _| {
+    walk(repo, tip, &mut skipped, |_| None, |ids, time, _| {
         chain.push((ids.commit, time));
         true
     })?;

@@ -498,23 +498,25 @@ fn open(cfg: &MineConfig) -> Result<Prepared, MineError> {
 /// [`open`], then [`Prepared::walk`].
 fn prepare(cfg: &MineConfig) -> Result<Prepared, MineError> {
     let mut p = open(cfg)?;
-    p.walk(cfg, |_, _| {})?;
+    p.walk(cfg, |_| None, |_, _| {})?;
     Ok(p)
 }
 
 impl Prepared {
     /// One read of the first-parent history: the commits to mine, and the project's JIRA
     /// prefixes (those whose keys open commit subjects, and the configured) in the settings.
-    /// `visit` sees each commit as the walk reads it, newest first.
+    /// `raw` reads stored commits where it can ([`history::walk`]); `visit` sees each commit as
+    /// the walk reads it, newest first.
     fn walk(
         &mut self,
         cfg: &MineConfig,
+        raw: impl FnMut(Oid) -> Option<Arc<Vec<u8>>>,
         mut visit: impl FnMut(&CommitIds, Option<i64>),
     ) -> Result<(), MineError> {
         let walk_started = Instant::now();
         let mut subjects = Vec::new();
         let walked = &mut self.walked;
-        history::walk(&self.repo, self.tip, &mut self.skipped, |ids, time, subject| {
+        history::walk(&self.repo, self.tip, &mut self.skipped, raw, |ids, time, subject| {
             visit(&ids, time);
             walked.push((ids, time));
             let subject = String::from_utf8_lossy(subject);
@@ -694,8 +696,11 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
         }
         drop(tx);
         let setup = (|| -> Result<_, MineError> {
+            // The parent links the candidates as they arrive ([`linker`]); the walk reads
+            // through it, so that its commit graph starts with the first-parent history.
+            let mut linker = Linker::open(&p.repo_path, Arc::clone(&p.settings))?;
             let mut fresh = Vec::new();
-            p.walk(cfg, |ids, time| {
+            p.walk(cfg, |oid| linker.read_commit(oid), |ids, time| {
                 if stream && in_window(cfg, time) {
                     fresh.push(*ids);
                     if fresh.len() >= 64 {
@@ -722,8 +727,7 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             } else {
                 feed_window(cfg, &p, &feed, &stop, &decided)
             };
-            // The parent links the candidates as they arrive ([`linker`]).
-            let linker = Linker::open(&p.repo_path, Arc::clone(&p.settings))?;
+            linker.set_settings(Arc::clone(&p.settings));
             Ok((run, walked, linker, decided.is_empty()))
         })();
         let (run, walked, mut linker, nothing_decided) = match setup {

@@ -64,6 +64,22 @@ impl Linker {
         })
     }
 
+    /// Links under `settings` from now on (the JIRA prefixes are known once the history is
+    /// walked).
+    pub(crate) fn set_settings(&mut self, settings: Arc<EvalSettings>) {
+        self.settings = settings;
+    }
+
+    /// Stored commit `oid` from the packs (`None` when they do not hold it): the miner's
+    /// first-parent walk reads through here, so the commit graph knows those commits at once.
+    pub(crate) fn read_commit(&mut self, oid: Oid) -> Option<Arc<Vec<u8>>> {
+        let data = self.packs.commit(oid).ok().flatten()?;
+        if let Some(graph) = &mut self.graph {
+            graph.load(oid, &data);
+        }
+        Some(data)
+    }
+
     /// Sets the PR number, issues and pull requests of candidate `c` (of commit
     /// `c.patched_commit`, from `c.message`).
     pub(crate) fn link(&mut self, c: &mut Candidate) -> Result<(), MineError> {

@@ -94,6 +94,33 @@ impl Graph {
         &self.parents[s as usize..e as usize]
     }
 
+    /// Takes the parents and time of commit `oid` from its stored object `data`, read for
+    /// another purpose (a commit the quick parse does not read is left to [`Graph::merged`]).
+    pub fn load(&mut self, oid: Oid, data: &[u8]) {
+        let n = self.lookup(oid);
+        if !self.nodes[n as usize].loaded {
+            self.fill(n, data);
+        }
+    }
+
+    /// Sets node `n`'s parents and time from its stored object; `false` when the quick parse
+    /// does not read it.
+    fn fill(&mut self, n: u32, data: &[u8]) -> bool {
+        let Some((time, parent_ids)) = quick_parse(data) else {
+            return false;
+        };
+        let start = self.parents.len() as u32;
+        for id in parent_ids {
+            let p = self.lookup(id);
+            self.parents.push(p);
+        }
+        let node = &mut self.nodes[n as usize];
+        node.time = time;
+        node.parents = (start, self.parents.len() as u32);
+        node.loaded = true;
+        true
+    }
+
     /// `git_commit_list_parse`: reads the commit once per graph, marks it parsed in this walk.
     fn parse(
         &mut self,
@@ -105,16 +132,9 @@ impl Graph {
         }
         if !self.nodes[n as usize].loaded {
             let data = read(self.nodes[n as usize].oid).ok_or(Unsupported)?;
-            let (time, parent_ids) = quick_parse(&data).ok_or(Unsupported)?;
-            let start = self.parents.len() as u32;
-            for id in parent_ids {
-                let p = self.lookup(id);
-                self.parents.push(p);
+            if !self.fill(n, &data) {
+                return Err(Unsupported);
             }
-            let node = &mut self.nodes[n as usize];
-            node.time = time;
-            node.parents = (start, self.parents.len() as u32);
-            node.loaded = true;
         }
         self.set(n, PARSED);
         Ok(())
