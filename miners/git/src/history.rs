@@ -182,10 +182,16 @@ pub(crate) type Chain = (Vec<(Oid, Option<i64>)>, Vec<Unreadable>);
 pub(crate) fn chain(repo: &Repository, tip: Oid) -> Result<Chain, MineError> {
     let mut chain = Vec::new();
     let mut skipped = Vec::new();
-    walk(repo, tip, &mut skipped, |_| None, |ids, time, _| {
-        chain.push((ids.commit, time));
-        true
-    })?;
+    walk(
+        repo,
+        tip,
+        &mut skipped,
+        |_| None,
+        |ids, time, _| {
+            chain.push((ids.commit, time));
+            true
+        },
+    )?;
     chain.reverse();
     skipped.reverse();
     Ok((chain, skipped))

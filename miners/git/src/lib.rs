@@ -23,8 +23,8 @@ pub mod dates;
 mod explain;
 mod feed;
 mod history;
-mod linker;
 pub mod linediff;
+mod linker;
 pub mod links;
 pub mod merged;
 mod native;
@@ -516,15 +516,21 @@ impl Prepared {
         let walk_started = Instant::now();
         let mut subjects = Vec::new();
         let walked = &mut self.walked;
-        history::walk(&self.repo, self.tip, &mut self.skipped, raw, |ids, time, subject| {
-            visit(&ids, time);
-            walked.push((ids, time));
-            let subject = String::from_utf8_lossy(subject);
-            if links::subject_key(&subject).is_some() {
-                subjects.push(subject.into_owned());
-            }
-            true
-        })?;
+        history::walk(
+            &self.repo,
+            self.tip,
+            &mut self.skipped,
+            raw,
+            |ids, time, subject| {
+                visit(&ids, time);
+                walked.push((ids, time));
+                let subject = String::from_utf8_lossy(subject);
+                if links::subject_key(&subject).is_some() {
+                    subjects.push(subject.into_owned());
+                }
+                true
+            },
+        )?;
         tracing::debug!(commits = walked.len(), elapsed = ?walk_started.elapsed(), "walked the first-parent history");
         let mut jira: BTreeMap<String, usize> =
             links::jira_projects(subjects.iter().map(String::as_str));
@@ -700,14 +706,18 @@ pub fn mine(cfg: &MineConfig, progress: &mut dyn Progress) -> Result<Summary, Mi
             // through it, so that its commit graph starts with the first-parent history.
             let mut linker = Linker::open(&p.repo_path, Arc::clone(&p.settings))?;
             let mut fresh = Vec::new();
-            p.walk(cfg, |oid| linker.read_commit(oid), |ids, time| {
-                if stream && in_window(cfg, time) {
-                    fresh.push(*ids);
-                    if fresh.len() >= 64 {
-                        feed.push(&mut fresh);
+            p.walk(
+                cfg,
+                |oid| linker.read_commit(oid),
+                |ids, time| {
+                    if stream && in_window(cfg, time) {
+                        fresh.push(*ids);
+                        if fresh.len() >= 64 {
+                            feed.push(&mut fresh);
+                        }
                     }
-                }
-            })?;
+                },
+            )?;
             let (key, params) = run_key(cfg, &p);
             let run = store.mine_run(&key, &params)?;
             let decided: HashSet<Oid> = store

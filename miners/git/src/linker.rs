@@ -83,7 +83,8 @@ impl Linker {
     /// Sets the PR number, issues and pull requests of candidate `c` (of commit
     /// `c.patched_commit`, from `c.message`).
     pub(crate) fn link(&mut self, c: &mut Candidate) -> Result<(), MineError> {
-        let oid = Oid::from_str(&c.patched_commit).map_err(git_err("read commit", Oid::ZERO_SHA1))?;
+        let oid =
+            Oid::from_str(&c.patched_commit).map_err(git_err("read commit", Oid::ZERO_SHA1))?;
         let found = self.links(oid, &c.message)?;
         c.pr_number = found.pr_number;
         c.issues = found.issues;
@@ -200,5 +201,4 @@ impl Linker {
             .map(|id| id.map_err(git_err("walk merged branch", oid)))
             .collect()
     }
-
 }

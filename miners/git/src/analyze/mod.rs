@@ -23,8 +23,8 @@ use git2::{Commit, Oid, Repository, Tree};
 
 use crate::pack::PackReader;
 
-use crate::rules::RejectReason;
 use crate::MineError;
+use crate::rules::RejectReason;
 
 mod lines;
 mod rule4;
