@@ -126,22 +126,62 @@ impl Pack {
             data_end: len - 20,
             starts: Vec::new(),
         };
-        // Every object must lie between the pack's header and its trailer, and no two at one
-        // offset.
-        let mut starts = Vec::with_capacity(count);
-        for k in 0..count {
-            let o = pack.offset(k)?;
-            if o < 12 || o >= pack.data_end {
-                return None;
-            }
-            starts.push(o);
-        }
-        starts.sort_unstable();
-        if starts.windows(2).any(|w| w[0] == w[1]) {
+        let starts = match pack.starts_from_rev(&idx_path.with_extension("rev")) {
+            Some(starts) => starts,
+            None => pack.starts_sorted()?,
+        };
+        // Every object must lie between the pack's header and its trailer.
+        if starts.first().is_some_and(|&o| o < 12)
+            || starts.last().is_some_and(|&o| o >= pack.data_end)
+        {
             return None;
         }
         pack.starts = starts;
         Some(pack)
+    }
+
+    /// The objects' offsets in pack order from git's reverse index (`.rev`, written by default
+    /// since git 2.41): the index positions sorted by offset. `None` when there is none, or it
+    /// is not a version-1 SHA-1 reverse index of this pack listing strictly ascending offsets.
+    fn starts_from_rev(&self, rev_path: &Path) -> Option<Vec<u64>> {
+        let rev = std::fs::read(rev_path).ok()?;
+        let n = self.count;
+        let body = 12 + n * 4;
+        if rev.len() != body + 40
+            || &rev[..4] != b"RIDX"
+            || be32(&rev, 4)? != 1
+            || be32(&rev, 8)? != 1
+        {
+            return None;
+        }
+        // Both trailers start with the pack's checksum.
+        let pack_sum = self.idx.len().checked_sub(40)?;
+        if rev[body..body + 20] != self.idx[pack_sum..pack_sum + 20] {
+            return None;
+        }
+        let mut starts: Vec<u64> = Vec::with_capacity(n);
+        for j in 0..n {
+            let k = be32(&rev, 12 + j * 4)? as usize;
+            let o = self.offset(k).filter(|_| k < n)?;
+            // Strictly ascending: every object once, in pack order.
+            if starts.last().is_some_and(|&last| o <= last) {
+                return None;
+            }
+            starts.push(o);
+        }
+        Some(starts)
+    }
+
+    /// The objects' offsets, sorted (no reverse index); `None` when two objects share one.
+    fn starts_sorted(&self) -> Option<Vec<u64>> {
+        let mut starts = (0..self.count)
+            .map(|k| self.offset(k))
+            .collect::<Option<Vec<u64>>>()?;
+        starts.sort_unstable();
+        if starts.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+        Some(starts)
     }
 
     /// Where the entry at `at` ends: the next object's offset, or the end of the object data.

@@ -205,6 +205,65 @@ fn several_packs_and_loose_objects() {
     check_reader(&path);
 }
 
+/// Entries end where the next object starts: the reader takes the pack order from git's reverse
+/// index when it is sound, and sorts the offsets itself when there is none or it is damaged.
+#[test]
+fn entries_end_at_the_next_object_with_or_without_a_reverse_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = history(dir.path());
+    let revs = |path: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(path.join(".git/objects/pack"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rev"))
+            .collect()
+    };
+    git(
+        &path,
+        &[
+            "-c",
+            "pack.writeReverseIndex=false",
+            "repack",
+            "-a",
+            "-d",
+            "-f",
+            "--quiet",
+        ],
+    );
+    assert!(revs(&path).is_empty());
+    check_reader(&path);
+    git(
+        &path,
+        &[
+            "-c",
+            "pack.writeReverseIndex=true",
+            "repack",
+            "-a",
+            "-d",
+            "-f",
+            "--quiet",
+        ],
+    );
+    let rev = revs(&path).pop().expect("git wrote a reverse index");
+    check_reader(&path);
+    let sound = std::fs::read(&rev).unwrap();
+    let mut perm = std::fs::metadata(&rev).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(&rev, perm).unwrap();
+    // Two entries swapped (no longer in pack order), then a cut file.
+    let mut swapped = sound.clone();
+    let (a, b) = (12, 16);
+    for k in 0..4 {
+        swapped.swap(a + k, b + k);
+    }
+    std::fs::write(&rev, &swapped).unwrap();
+    check_reader(&path);
+    std::fs::write(&rev, &sound[..sound.len() - 7]).unwrap();
+    check_reader(&path);
+}
+
 /// A writable copy of the repository's pack and index files, to damage.
 fn pack_files(path: &Path) -> (PathBuf, PathBuf) {
     let dir = path.join(".git/objects/pack");
