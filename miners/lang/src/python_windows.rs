@@ -53,7 +53,8 @@ fn shared_stretches(old: &[u8], new: &[u8], p: usize, s: usize) -> Vec<(usize, u
     };
     let (lo, ln) = (lines(old, old_end), lines(new, new_end));
     // Per line text: occurrences in each version and the new version's index.
-    let mut seen: FxMap<&[u8], (u32, u32, u32)> = FxMap::default();
+    let mut seen: FxMap<&[u8], (u32, u32, u32)> =
+        FxMap::with_capacity_and_hasher(lo.len(), Default::default());
     for &(a, b) in &lo {
         seen.entry(&old[a..b]).or_insert((0, 0, 0)).0 += 1;
     }
