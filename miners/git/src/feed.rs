@@ -2,7 +2,8 @@
 //!
 //! The walk appends the commits to evaluate while the workers already take blocks of them, so the
 //! first-parent walk (about a tenth of a second on netty's 12,000 commits) overlaps the mining
-//! instead of preceding it.
+//! instead of preceding it. (A run that resumes from a state file with decisions walks first: the
+//! commits decided before are left out, and which run's they are depends on what the walk finds.)
 //!
 //! Workers take blocks of consecutive commits. While the walk goes on, blocks have a fixed size.
 //! Once the walk has ended, blocks shrink as the work runs out (guided scheduling): large blocks

@@ -6,7 +6,9 @@
 //! (`push(second)`, `hide(first)`, no sorting). libgit2 builds a fresh walk for every merge and
 //! inflates and parses every commit it visits again — on histories of pull-request merges, whose
 //! branches start far back, that was a sixth of the miner's time. [`Graph`] keeps each commit's
-//! parents and committer time once per worker and replays libgit2 1.9's algorithm
+//! parents and committer time once per run (in the miner's parent process, which links the
+//! candidates, starting with the first-parent commits its history walk read) and replays libgit2
+//! 1.9's algorithm
 //! (`prepare_walk`, `limit_list` with its slop of 5, `add_parents_to_list`,
 //! `mark_parents_uninteresting`, `still_interesting`, the insertion by date) on them, with the
 //! walk's own flags (seen, added, uninteresting, parsed) kept per walk.

@@ -1,5 +1,5 @@
 //! Blob, tree and commit reads straight from the repository's pack files (commits for the
-//! merged-branch walks of [`crate::merged`]).
+//! first-parent walk and the merged-branch walks of [`crate::merged`]).
 //!
 //! Reading the changed files' blobs was a fifth of the miner's time, and almost all of it was
 //! inflating pack data: libgit2 inflates with the system zlib and rebuilds each delta chain through
@@ -7,7 +7,9 @@
 //! inflated last (old and new versions of a file are usually deltas of each other; a commit's
 //! parent tree is the next commit's tree). On the blobs of every modified `.py` file of scipy since
 //! 2015 it takes 0.42–0.46× libgit2's time with the miner's 16 MiB cache, 0.18× with 96 MiB
-//! (`examples/pack_read_bench.rs`).
+//! (`examples/pack_read_bench.rs`). Each entry is read with one `pread` of exactly its length, up
+//! to the next object in pack order (git's reverse index `.rev` gives that order when present and
+//! sound; otherwise the reader sorts the offsets once).
 //!
 //! Its scope is deliberately narrow, and libgit2 stays the authority: the reader answers only for
 //! objects it finds in a version-2 pack index of the repository's own object directory, and returns

@@ -7,8 +7,9 @@
 //!
 //! [`mine`](crate::mine) starts `jobs` copies of a [`WorkerCommand`] (the `etip` binary runs
 //! `etip mine worker`). It hands each one blocks of commits over its stdin, and reads the decisions
-//! from its stdout. Only the parent writes the state store, so a killed run resumes as before. A child
-//! whose parent dies sees its stdin close or its stdout break, and exits.
+//! from its stdout. Only the parent writes the state store, so a killed run resumes as before; the
+//! parent also adds the candidates' issue links ([`crate::linker`]), so a child judges the rules
+//! only. A child whose parent dies sees its stdin close or its stdout break, and exits.
 //!
 //! The protocol is line-framed and binary-safe:
 //! - **Parent to child.** The first line is a JSON [`Hello`], sent as the child starts (it opens
