@@ -43,32 +43,6 @@ pub fn is_binary(data: &[u8]) -> bool {
     memchr::memchr(0, &data[..data.len().min(8000)]).is_some()
 }
 
-/// Length of the common prefix of two byte strings (compared eight bytes at a time).
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
-        i += 8;
-    }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    i
-}
-
-/// Length of the common suffix of two byte strings, at most `limit`.
-fn common_suffix(a: &[u8], b: &[u8], limit: usize) -> usize {
-    let (la, lb) = (a.len(), b.len());
-    let mut i = 0;
-    while i + 8 <= limit && a[la - i - 8..la - i] == b[lb - i - 8..lb - i] {
-        i += 8;
-    }
-    while i < limit && a[la - i - 1] == b[lb - i - 1] {
-        i += 1;
-    }
-    i
-}
-
 /// End of the line record starting at `at` (after its newline, or the end of the data).
 fn record_end(data: &[u8], at: usize) -> usize {
     memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |k| at + k + 1)
@@ -110,12 +84,12 @@ impl std::hash::Hasher for LineHasher {
 /// lines, as many as xdiff trims (leading ones first).
 fn trim(old: &[u8], new: &[u8]) -> (usize, usize, usize) {
     // Common leading records: the common bytes up to the last newline in them.
-    let p = common_prefix(old, new);
+    let p = etip_lang::bytes::common_prefix(old, new);
     let lead = memchr::memrchr(b'\n', &old[..p]).map_or(0, |k| k + 1);
     // Common trailing records, not overlapping the leading ones in either version: the common
     // bytes from the first record start in them (a record starts after a newline).
     let limit = old.len().min(new.len()) - lead;
-    let q = common_suffix(old, new, limit);
+    let q = etip_lang::bytes::common_suffix(old, new, limit);
     let (mut tail_a, mut tail_b) = (old.len() - q, new.len() - q);
     let at_start = |data: &[u8], at: usize| at == 0 || data[at - 1] == b'\n';
     if !(at_start(old, tail_a) && at_start(new, tail_b)) {

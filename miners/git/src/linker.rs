@@ -180,8 +180,13 @@ impl Linker {
         if let Some(graph) = &mut self.graph {
             let (packs, repo) = (&mut self.packs, &self.repo);
             let read = |id: Oid| match packs.commit(id) {
-                Ok(Some(data)) => Some(data.to_vec()),
-                Ok(None) => repo.odb().ok()?.read(id).ok().map(|o| o.data().to_vec()),
+                Ok(Some(data)) => Some(data),
+                Ok(None) => repo
+                    .odb()
+                    .ok()?
+                    .read(id)
+                    .ok()
+                    .map(|o| Arc::new(o.data().to_vec())),
                 Err(_) => None,
             };
             if let Ok(ids) = graph.merged(merged, first, MERGED_COMMITS, read) {

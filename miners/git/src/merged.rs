@@ -20,6 +20,7 @@
 //! libgit2 as before.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use git2::Oid;
 
@@ -127,7 +128,7 @@ impl Graph {
     fn parse(
         &mut self,
         n: u32,
-        read: &mut impl FnMut(Oid) -> Option<Vec<u8>>,
+        read: &mut impl FnMut(Oid) -> Option<Arc<Vec<u8>>>,
     ) -> Result<(), Unsupported> {
         if self.has(n, PARSED) {
             return Ok(());
@@ -149,7 +150,7 @@ impl Graph {
         merged: Oid,
         first: Oid,
         limit: usize,
-        mut read: impl FnMut(Oid) -> Option<Vec<u8>>,
+        mut read: impl FnMut(Oid) -> Option<Arc<Vec<u8>>>,
     ) -> Result<Vec<Oid>, Unsupported> {
         self.walk += 1;
         let (m, f) = (self.lookup(merged), self.lookup(first));
@@ -179,7 +180,7 @@ impl Graph {
     fn limit_list(
         &mut self,
         mut list: VecDeque<u32>,
-        read: &mut impl FnMut(Oid) -> Option<Vec<u8>>,
+        read: &mut impl FnMut(Oid) -> Option<Arc<Vec<u8>>>,
     ) -> Result<Vec<u32>, Unsupported> {
         let mut slop = SLOP;
         let mut time = i64::MAX;
@@ -215,7 +216,7 @@ impl Graph {
         &mut self,
         c: u32,
         list: &mut VecDeque<u32>,
-        read: &mut impl FnMut(Oid) -> Option<Vec<u8>>,
+        read: &mut impl FnMut(Oid) -> Option<Arc<Vec<u8>>>,
     ) -> Result<(), Unsupported> {
         if self.has(c, ADDED) {
             return Ok(());

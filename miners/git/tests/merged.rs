@@ -4,6 +4,7 @@
 //! slop is about).
 
 use git2::{Oid, Repository, Signature, Time};
+use std::sync::Arc;
 
 use etip_mine_git::merged::Graph;
 
@@ -129,7 +130,7 @@ fn replayed_walks_list_what_libgit2_lists() {
             };
             for &&(m, first, merged) in &order {
                 for limit in [100, 3] {
-                    let read = |id: Oid| odb.read(id).ok().map(|o| o.data().to_vec());
+                    let read = |id: Oid| odb.read(id).ok().map(|o| Arc::new(o.data().to_vec()));
                     let got = graph.merged(merged, first, limit, read).unwrap();
                     let want = libgit2_walk(&repo, merged, first, limit);
                     assert_eq!(got, want, "seed {seed}, merge {m}, limit {limit}");
@@ -154,7 +155,9 @@ fn unreadable_commits_leave_the_walk_to_libgit2() {
     let odd = |id: Oid| {
         let data = odb.read(id).ok()?.data().to_vec();
         let text = String::from_utf8(data).ok()?;
-        Some(text.replacen(" +0000\n", " +00\n", 2).into_bytes())
+        Some(Arc::new(
+            text.replacen(" +0000\n", " +00\n", 2).into_bytes(),
+        ))
     };
     assert!(Graph::default().merged(merged, first, 100, odd).is_err());
 }

@@ -16,6 +16,7 @@
 //! assert!(java.ast_equal(a, b).expect("parses"));
 //! ```
 
+pub mod bytes;
 pub mod java_layout;
 pub mod labels;
 /// Path knowledge lives in `etip-toolchain` (shared with the harness); re-exported here.

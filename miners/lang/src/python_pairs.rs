@@ -2,6 +2,7 @@
 //! new one before the first difference and after the last one ([`crate::python_windows`] lexes
 //! only the statements around the changes).
 
+use crate::bytes::common_ends;
 use crate::python_layout::{Lexer, Tok};
 
 /// The lexer's state at the end of a logical line that is no header (nothing after it was read).
@@ -38,26 +39,6 @@ struct LineEnd {
     after_decorator: bool,
     indents: std::ops::Range<usize>,
     match_blocks: std::ops::Range<usize>,
-}
-
-/// Lengths of the common prefix and the common suffix (not overlapping it) of two sources.
-pub(crate) fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
-    let n = a.len().min(b.len());
-    let mut p = 0;
-    while p + 64 <= n && a[p..p + 64] == b[p..p + 64] {
-        p += 64;
-    }
-    while p < n && a[p] == b[p] {
-        p += 1;
-    }
-    let mut s = 0;
-    while s + 64 <= n - p && a[a.len() - s - 64..a.len() - s] == b[b.len() - s - 64..b.len() - s] {
-        s += 64;
-    }
-    while s < n - p && a[a.len() - s - 1] == b[b.len() - s - 1] {
-        s += 1;
-    }
-    (p, s)
 }
 
 /// Lexes two versions of a file, as [`crate::python_layout::lex`] would each (`None` when either is refused). The new

@@ -2,8 +2,8 @@
 
 use std::ops::Range;
 
+use crate::bytes::common_ends;
 use crate::python_layout::{Kind, Lexer, Tok};
-use crate::python_pairs::common_ends;
 use crate::python_skim::{Start, window_start};
 use crate::python_units::FxMap;
 
