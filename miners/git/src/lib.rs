@@ -4,10 +4,12 @@
 //! commits of the date window, as it finds them, to `jobs` workers ([`analyze::Worker`], each with its
 //! own `git2::Repository`). The workers are child processes when [`MineConfig::worker`] says how to
 //! start one (the `etip` binary does: libgit2 serialises the object reads of threads, see [`procs`]),
-//! threads otherwise. Each decision is recorded in the SQLite state store as it arrives; at the end the
-//! candidates file is written — de-duplicated by normalised diff, in history order (oldest first) —
-//! atomically (temporary file + rename). A run killed at any moment and started again with the same
-//! settings skips the decided commits and writes the same file.
+//! threads otherwise; they judge the rules, and the parent adds each candidate's issue links
+//! ([`links`], with merged-branch walks on one commit graph for the run) as it records the decision
+//! in the SQLite state store. At the end the candidates file is written — de-duplicated by
+//! normalised diff, in history order (oldest first) — atomically (temporary file + rename). A run
+//! killed at any moment and started again with the same settings skips the decided commits and
+//! writes the same file.
 //!
 //! ```no_run
 //! use etip_core::candidate::Language;
