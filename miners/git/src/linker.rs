@@ -174,7 +174,7 @@ impl Linker {
     }
 
     /// Up to [`MERGED_COMMITS`] commits reachable from `merged` and not from `first`, newest
-    /// first as libgit2's walk gives them: replayed on the worker's commit graph, or walked by
+    /// first as libgit2's walk gives them: replayed on the run's commit graph, or walked by
     /// libgit2 when the graph cannot ([`merged::Unsupported`]).
     fn merged_commits(&mut self, oid: Oid, merged: Oid, first: Oid) -> Result<Vec<Oid>, MineError> {
         if let Some(graph) = &mut self.graph {

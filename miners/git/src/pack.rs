@@ -164,7 +164,10 @@ impl Pack {
         let mut starts: Vec<u64> = Vec::with_capacity(n);
         for j in 0..n {
             let k = be32(&rev, 12 + j * 4)? as usize;
-            let o = self.offset(k).filter(|_| k < n)?;
+            if k >= n {
+                return None;
+            }
+            let o = self.offset(k)?;
             // Strictly ascending: every object once, in pack order.
             if starts.last().is_some_and(|&last| o <= last) {
                 return None;
@@ -485,12 +488,12 @@ impl PackReader {
             path: pack.path.clone(),
             source,
         };
-        // The entry (header, delta base, zlib data) up to the next object, in one read; the
-        // header alone (32 bytes at most) first when the entry would be larger than any object
-        // the reader inflates.
+        // The entry (header, delta base, zlib data) up to the next object, in one read.
         let len = usize::try_from(pack.entry_end(at).saturating_sub(at)).unwrap_or(usize::MAX);
-        let whole = len <= 32 + bound(MAX_OBJECT);
-        self.raw.resize(if whole { len } else { 32 }, 0);
+        if len > 32 + bound(MAX_OBJECT) {
+            return Err(bad("entry larger than any object the reader inflates"));
+        }
+        self.raw.resize(len, 0);
         read_at(&pack.file, &mut self.raw, at).map_err(io)?;
         let raw = &self.raw[..];
         let byte = |i: usize| raw.get(i).copied().ok_or_else(|| bad("truncated header"));
@@ -540,9 +543,6 @@ impl PackReader {
             }
             _ => return Err(bad("unknown object type")),
         };
-        if !whole {
-            return Err(bad("entry larger than its object could be"));
-        }
         Ok(Entry {
             kind,
             size,
