@@ -123,6 +123,9 @@ pub enum NotExecutable {
     /// `--tests covering`: no test executes the changed code (`etip select`), so no test can
     /// detect the improvement (the ETIP may still build and pass its tests).
     NoCoveringTests,
+    /// The times the test reports give disagree with the wall time etip measured around the test
+    /// command (rules §3.8): the verdicts are recorded but not trusted.
+    TimingInconsistent,
 }
 
 /// Which version won a test, by which rule.
@@ -205,6 +208,42 @@ pub struct ClassRecord {
     pub original: Vec<f64>,
     /// Per-round times of the patched version (seconds).
     pub patched: Vec<f64>,
+}
+
+/// The times one side's reports give, held against the wall time etip measured around its test
+/// command, compared with the original side's (rules §3.8). Times are seconds; "per round" figures
+/// are medians over the timed rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingCheck {
+    /// The side checked against the original (`patched`, `candidate`, `reference`).
+    pub side: String,
+    /// Both rules hold: no report total above its command's wall time, and no disagreement beyond
+    /// the tolerance.
+    pub consistent: bool,
+    /// Timed rounds checked.
+    pub rounds: usize,
+    /// Rounds in which the timed classes' reported total exceeded the command's own wall time
+    /// (beyond the report's rounding), per side `[original, checked side]`.
+    pub over_wall: [usize; 2],
+    /// Time saved per round by the reports (original's timed total minus the side's).
+    pub saved_by_report: f64,
+    /// Time saved per round by the wall clock (original's command time minus the side's).
+    pub saved_by_wall: f64,
+    /// Per round, the saving by report minus the saving by wall clock (how much more time the
+    /// side spent outside its reported classes than the original did); the median over rounds is
+    /// what the tolerance bounds.
+    pub excess: f64,
+    /// The largest `excess` accepted.
+    pub tolerance: f64,
+    /// `Σ original report / Σ side report` over the timed classes.
+    #[serde(with = "nonfinite")]
+    pub speedup_by_report: f64,
+    /// `Σ original command time / Σ side command time`.
+    #[serde(with = "nonfinite")]
+    pub speedup_by_wall: f64,
+    /// What disagrees, in words (absent when consistent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Facts about one timed round.
@@ -322,6 +361,10 @@ pub struct Measurement {
     pub detectors: Vec<String>,
     #[serde(default)]
     pub round_log: Vec<RoundSummary>,
+    /// The patched side's reported times held against its measured wall time (rules §3.8);
+    /// absent when no class was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<TimingCheck>,
 }
 
 impl Measurement {

@@ -63,8 +63,8 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     /// `etip eval`'s category: `not_generated`, `malformed`, `protected`, `does_not_apply`,
-    /// `does_not_compile`, `tests_fail`, `correct_not_faster`, `correct_faster`, or `error` (the
-    /// harness failed, not the patch).
+    /// `does_not_compile`, `tests_fail`, `timing_inconsistent`, `correct_not_faster`,
+    /// `correct_faster`, or `error` (the harness failed, not the patch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
     /// The patch check's finding when it refused the patch (`empty`, `malformed`, `binary`,
@@ -87,6 +87,10 @@ pub struct TaskResult {
     /// "original"]`, ...), as recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orders: Vec<Vec<String>>,
+    /// The candidate's (and the reference's) reported times held against the wall time the
+    /// harness measured around each test command (rules §3.8), as `etip eval` checked them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timing: Vec<crate::measure::TimingCheck>,
 }
 
 /// Timed runs of one performance test on the base, patched and reference versions.

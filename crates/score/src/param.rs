@@ -12,6 +12,8 @@
 //! | JETO minimum improvement | `--min-impr` | [0, 1) |
 //! | JETO p-value threshold | `--p-val` | (0, 0.5] |
 //! | test-failure tolerance τ | `--tolerance` | [0, 1] |
+//! | reported-versus-wall tolerance, seconds part | `--timing-tolerance-ms` | finite, >= 0 |
+//! | reported-versus-wall tolerance, share of the command time | `--timing-tolerance-share` | [0, 1] |
 //! | benchmark size N | `--total-instances` | a whole number >= 1 |
 //!
 //! A floor above 1 would lift patches slower than the expert's above it; a floor of 0 (or NaN) makes
@@ -90,6 +92,23 @@ pub const P_VAL: Param = Param {
 pub const TOLERANCE: Param = Param {
     name: "the test-failure tolerance",
     flag: "--tolerance",
+    lo: Bound::Closed(0.0),
+    hi: Bound::Closed(1.0),
+};
+
+/// The time (milliseconds per round) by which a side's reports may claim more saving than the wall
+/// clock sees (rules §3.8).
+pub const TIMING_TOLERANCE_MS: Param = Param {
+    name: "the reported-versus-wall-time tolerance",
+    flag: "--timing-tolerance-ms",
+    lo: Bound::Closed(0.0),
+    hi: Bound::None,
+};
+
+/// The same as a share of the original's command time per round (the larger of the two applies).
+pub const TIMING_TOLERANCE_SHARE: Param = Param {
+    name: "the reported-versus-wall-time tolerance share",
+    flag: "--timing-tolerance-share",
     lo: Bound::Closed(0.0),
     hi: Bound::Closed(1.0),
 };

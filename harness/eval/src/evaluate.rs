@@ -17,7 +17,7 @@ use etip_core::results::{TaskResult, TestRuns};
 use etip_runner::executor::{Executor, Session};
 use etip_runner::measure::{self, MeasureConfig};
 use etip_runner::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, Stop};
-use etip_runner::verdict;
+use etip_runner::{consistency, verdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,6 +37,9 @@ pub enum Category {
     DoesNotCompile,
     /// Some test fails (or times out) on the candidate.
     TestsFail,
+    /// Every test passes, but the candidate's reported times disagree with the wall time measured
+    /// around its test command (rules §3.8): its code changed what its reports say. Never credited.
+    TimingInconsistent,
     /// Every test passes; the sign test does not find the candidate significantly faster.
     CorrectNotFaster,
     /// Every test passes and the sign test finds the candidate significantly faster (SPEC 3.1).
@@ -47,13 +50,14 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 9] = [
+    pub const ALL: [Category; 10] = [
         Category::NotGenerated,
         Category::Malformed,
         Category::Protected,
         Category::DoesNotApply,
         Category::DoesNotCompile,
         Category::TestsFail,
+        Category::TimingInconsistent,
         Category::CorrectNotFaster,
         Category::CorrectFaster,
         Category::Error,
@@ -67,6 +71,7 @@ impl Category {
             Category::DoesNotApply => "does_not_apply",
             Category::DoesNotCompile => "does_not_compile",
             Category::TestsFail => "tests_fail",
+            Category::TimingInconsistent => "timing_inconsistent",
             Category::CorrectNotFaster => "correct_not_faster",
             Category::CorrectFaster => "correct_faster",
             Category::Error => "error",
@@ -449,6 +454,29 @@ fn judge(
     if b > 0.0 && r > 0.0 && result.tests.iter().all(|t| !t.reference.is_empty()) {
         result.gold_speedup = Some(b / r);
     }
+    // Rules §3.8: the candidate's (and the reference's) reports held against the wall time.
+    let timed = consistency::timed_classes(&classes);
+    let tolerance = cfg.measure.verdict.timing;
+    result.timing = [(1, SIDES[1]), (2, SIDES[2])]
+        .into_iter()
+        .filter_map(|(i, label)| {
+            consistency::check(rounds, &timed, i, label, resolution, tolerance)
+        })
+        .collect();
+    if let Some(t) = result
+        .timing
+        .iter()
+        .find(|t| t.side == SIDES[1] && !t.consistent)
+    {
+        // Tests passed, but the times cannot be credited: no speedup, not correct for scoring.
+        let detail = format!(
+            "every test passed, but the candidate's reported times disagree with the measured wall time: {}",
+            t.detail.as_deref().unwrap_or("")
+        );
+        result.speedup = None;
+        result.correct = Some(false);
+        return finish(result, Category::TimingInconsistent, Some(detail));
+    }
     let Some(overall) = overall else {
         return finish(
             result,
@@ -477,7 +505,7 @@ fn judge(
     } else {
         Category::CorrectNotFaster
     };
-    let words = if floored > 0 {
+    let mut words = if floored > 0 {
         format!(
             "{words}; {floored} run(s) reported 0 s, below the report's resolution of {:.0} ms, are counted at the resolution (the speedups are lower bounds)",
             resolution * 1000.0
@@ -485,6 +513,18 @@ fn judge(
     } else {
         words
     };
+    // The ground truth's reports are the ETIP's, not the candidate's: a disagreement there says
+    // the gold speedup is doubtful, not that the candidate cheated.
+    if let Some(t) = result
+        .timing
+        .iter()
+        .find(|t| t.side == SIDES[2] && !t.consistent)
+    {
+        words.push_str(&format!(
+            "; the reference's gold speedup is doubtful: {}",
+            t.detail.as_deref().unwrap_or("")
+        ));
+    }
     finish(result, c, Some(words))
 }
 

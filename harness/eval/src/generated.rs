@@ -26,7 +26,7 @@ use etip_core::results::TaskResult;
 use etip_runner::executor::{Executor, Session, SessionRequest};
 use etip_runner::measure::{self, MeasureConfig, Tests};
 use etip_runner::protocol::{self, Plan, SidePlan, Stop};
-use etip_runner::verdict;
+use etip_runner::{consistency, verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -49,6 +49,9 @@ pub enum TestCategory {
     FailsOnOriginal,
     /// The test fails (or times out) on the reference (ground-truth patched) version.
     FailsOnReference,
+    /// Passes on both, but the reported times disagree with the wall time measured around the test
+    /// command on some version (rules §3.8): the test's code changed what its reports say.
+    TimingInconsistent,
     /// Passes on both; the sign test does not find the reference significantly faster.
     NotDetecting,
     /// Passes on both in every round and the reference is significantly faster: an ETIP detector
@@ -59,7 +62,7 @@ pub enum TestCategory {
 }
 
 impl TestCategory {
-    pub const ALL: [TestCategory; 10] = [
+    pub const ALL: [TestCategory; 11] = [
         TestCategory::NotGenerated,
         TestCategory::Malformed,
         TestCategory::NotTestOnly,
@@ -67,6 +70,7 @@ impl TestCategory {
         TestCategory::DoesNotCompile,
         TestCategory::FailsOnOriginal,
         TestCategory::FailsOnReference,
+        TestCategory::TimingInconsistent,
         TestCategory::NotDetecting,
         TestCategory::Detector,
         TestCategory::Error,
@@ -82,6 +86,7 @@ impl TestCategory {
             TestCategory::DoesNotCompile => "does_not_compile",
             TestCategory::FailsOnOriginal => "fails_on_original",
             TestCategory::FailsOnReference => "fails_on_reference",
+            TestCategory::TimingInconsistent => "timing_inconsistent",
             TestCategory::NotDetecting => "not_detecting",
             TestCategory::Detector => "detector",
             TestCategory::Error => "error",
@@ -305,6 +310,32 @@ fn judge(
     if b > 0.0 && p > 0.0 {
         // What the test sees of the ETIP: original time over reference time.
         result.gold_speedup = Some(b / p);
+    }
+    // Rules §3.8: the test runs in the process that writes its report; the reference's reports
+    // (and, through the bound, the original's) are held against the measured wall time.
+    if let Some(t) = consistency::check(
+        rounds,
+        &consistency::timed_classes(&classes),
+        1,
+        TEST_SIDES[1],
+        resolution,
+        cfg.verdict.timing,
+    ) {
+        let consistent = t.consistent;
+        let detail = t.detail.clone();
+        result.timing = vec![t];
+        if !consistent {
+            result.gold_speedup = None;
+            result.correct = Some(false);
+            return finish(
+                result,
+                TestCategory::TimingInconsistent,
+                format!(
+                    "the test passed on both versions, but its reported times disagree with the measured wall time: {}",
+                    detail.as_deref().unwrap_or("")
+                ),
+            );
+        }
     }
     let Some(overall) = overall else {
         return finish(

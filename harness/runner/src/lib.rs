@@ -12,6 +12,8 @@
 //!   pytest `--junitxml`), read with quick-xml;
 //! - [`verdict`]: sign tests (with the timer-resolution rule), Mann–Whitney tests, effect sizes,
 //!   adaptive rounds under a group-sequential design;
+//! - [`consistency`]: the times the reports give held against the wall time measured around each
+//!   test command (a candidate's code runs in the process that writes its report);
 //! - [`measure`]: the whole of `etip measure` for one built instance: plan, resume from the store,
 //!   protocol, verdicts, the [`etip_core::measure::Measurement`] record;
 //! - [`noise`]: facts for noise control read from `/sys` and `/proc`: CPU topology and the
@@ -25,6 +27,7 @@
 //! assert_eq!(Order::Alternate.first(2), Version::Original);
 //! ```
 
+pub mod consistency;
 pub mod docker;
 pub mod executor;
 pub mod local;

@@ -12,6 +12,7 @@
 //! costs no new round. A not-executable outcome (a failing test, a timeout, a missing report) is
 //! stored too and not retried; an engine error is retried on the next run.
 
+use crate::consistency;
 use crate::executor::{Executor, Resources, SessionRequest};
 use crate::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, Stop};
 use crate::verdict::{self, VerdictConfig};
@@ -486,21 +487,47 @@ pub fn record(
         )),
         (s, _) => s,
     };
-    let detectors = classes
-        .iter()
-        .filter(|c| {
-            c.sign_test
-                .as_ref()
-                .is_some_and(|s| s.direction == Direction::PatchedFaster)
-        })
-        .map(|c| c.name.clone())
-        .collect();
     let resolution = timed
         .iter()
         .flat_map(|r| r.sides.iter().map(|s| s.resolution))
         .fold(None, |acc: Option<f64>, r| {
             Some(acc.map_or(r, |a| a.max(r)))
         });
+    // Rules §3.8: the patched side's reports held against its measured wall time. A run that
+    // stopped has no verdict to check.
+    let timing = if stop.is_none() {
+        consistency::check(
+            rounds,
+            &consistency::timed_classes(&classes),
+            1,
+            if cfg.aa { "original-b" } else { "patched" },
+            resolution.unwrap_or(0.0),
+            cfg.verdict.timing,
+        )
+    } else {
+        None
+    };
+    let stop = match (stop, &timing) {
+        (None, Some(t)) if !t.consistent => Some(Stop::new(
+            NotExecutable::TimingInconsistent,
+            format!(
+                "the reported times disagree with the measured wall time: {}",
+                t.detail.as_deref().unwrap_or("")
+            ),
+        )),
+        (s, _) => s,
+    };
+    // An ETIP whose reports cannot be trusted has no detector.
+    let detectors = classes
+        .iter()
+        .filter(|c| {
+            stop.is_none()
+                && c.sign_test
+                    .as_ref()
+                    .is_some_and(|s| s.direction == Direction::PatchedFaster)
+        })
+        .map(|c| c.name.clone())
+        .collect();
     Measurement {
         schema_version: MEASUREMENT_SCHEMA_VERSION,
         id: status.id.clone(),
@@ -535,5 +562,6 @@ pub fn record(
         overall,
         detectors,
         round_log: rounds.iter().map(|r| r.summary.clone()).collect(),
+        timing,
     }
 }

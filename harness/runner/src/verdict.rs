@@ -31,6 +31,8 @@ pub struct VerdictConfig {
     pub sequential: Option<SequentialDesign>,
     pub bootstrap_resamples: usize,
     pub seed: u64,
+    /// How far reported times may disagree with measured wall time (rules §3.8).
+    pub timing: crate::consistency::Tolerance,
 }
 
 /// Which pair rule the sign test uses.
@@ -60,6 +62,7 @@ impl Default for VerdictConfig {
             sequential: None,
             bootstrap_resamples: 2000,
             seed: 0x5eed,
+            timing: crate::consistency::Tolerance::default(),
         }
     }
 }
