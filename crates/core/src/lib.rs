@@ -1,9 +1,10 @@
 //! Domain types shared by every etip crate: candidates, instances, run records, verdicts and configs.
 //!
-//! This crate defines the serde schemas that travel between etip's stages as JSON/JSONL files; its
-//! only I/O is [`bounded::read_to_string_capped`], the size-limited read every reader of a small
-//! input file uses.
+//! This crate defines the serde schemas that travel between etip's stages as JSON/JSONL files. Its
+//! only I/O is the two primitives every command shares: [`bounded`], the size-limited read of every
+//! input file a user names, and [`atomic`], the atomic replacement of every output file.
 
+pub mod atomic;
 pub mod bounded;
 pub mod candidate;
 pub mod clip;

@@ -53,6 +53,10 @@
 //! (or its process dies); the lock file itself is left in place, as deleting it would let two
 //! runs lock two different files.
 //!
+//! [`lock_folder`] takes the same kind of lock on an output folder (the file [`FOLDER_LOCK`] in
+//! it), so that two runs writing the same outputs with different state files are refused too
+//! ([`StoreError::FolderLocked`]).
+//!
 //! ```
 //! use etip_store::{CommitRecord, Store};
 //! let dir = tempfile::tempdir().unwrap();
@@ -136,6 +140,19 @@ pub enum StoreError {
         /// The process holding the lock, when the system tells (Linux: `/proc/locks`).
         holder: Option<u32>,
     },
+    /// Another process (or another lock of this one) holds the lock of this output folder.
+    #[error(
+        "another etip run is writing to the output folder {} (its lock {} is held{}); wait for it to finish or use another --out",
+        dir.display(),
+        dir.join(FOLDER_LOCK).display(),
+        holder.map(|pid| format!(" by pid {pid}")).unwrap_or_default()
+    )]
+    FolderLocked {
+        /// The output folder.
+        dir: PathBuf,
+        /// The process holding the lock, when the system tells (Linux: `/proc/locks`).
+        holder: Option<u32>,
+    },
     /// The lock file beside the state file could not be created, opened or locked.
     #[error("cannot use the lock file {path}: {source}")]
     LockFile {
@@ -160,6 +177,31 @@ pub enum StoreError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+}
+
+impl StoreError {
+    /// Whether the path the user gave is at fault (a command exits with code 2), not the run:
+    /// another run holds it, a newer etip wrote it, it is not a state store (not a database, a
+    /// folder, a device), or its lock file is not a regular file.
+    pub fn is_input_error(&self) -> bool {
+        use rusqlite::ErrorCode;
+        let users_file = |e: &rusqlite::Error| {
+            matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::NotADatabase | ErrorCode::CannotOpen)
+            )
+        };
+        match self {
+            StoreError::Locked { .. }
+            | StoreError::FolderLocked { .. }
+            | StoreError::NewerSchema { .. } => true,
+            StoreError::Open { source, .. } | StoreError::Migrate { source, .. } => {
+                users_file(source)
+            }
+            StoreError::LockFile { source, .. } => source.kind() == io::ErrorKind::InvalidInput,
+            StoreError::Invalid { .. } | StoreError::Query { .. } => false,
+        }
+    }
 }
 
 pub(crate) fn q(what: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
@@ -415,6 +457,36 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The lock file of an output folder, inside it.
+pub const FOLDER_LOCK: &str = ".etip.lock";
+
+/// An exclusive lock on an output folder, held until it is dropped (or its process dies): the
+/// same kind of lock as [`Store::open_exclusive`]'s, on the file [`FOLDER_LOCK`] in the folder.
+#[derive(Debug)]
+pub struct FolderLock {
+    _file: File,
+}
+
+/// Takes the exclusive lock of output folder `dir` (which must exist), so that two runs never
+/// write the same outputs at once; the second fails at once with [`StoreError::FolderLocked`].
+/// The lock file is created if missing, never truncated and never opened through a link; it is
+/// left in place when the lock is released.
+pub fn lock_folder(dir: &Path) -> Result<FolderLock, StoreError> {
+    let path = dir.join(FOLDER_LOCK);
+    let file = open_lock_file(&path).map_err(|source| StoreError::LockFile {
+        path: path.clone(),
+        source,
+    })?;
+    match file.try_lock() {
+        Ok(()) => Ok(FolderLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::FolderLocked {
+            dir: dir.to_path_buf(),
+            holder: lock_holder(&file),
+        }),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::LockFile { path, source }),
+    }
+}
+
 /// `<path>.lock`: the state file's name with `.lock` appended.
 fn lock_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -432,7 +504,7 @@ fn open_lock_file(path: &Path) -> io::Result<File> {
     let not_regular = || {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            "it exists and is not a regular file; remove it or use another --state file",
+            "it exists and is not a regular file; remove it or use another path",
         )
     };
     // A few attempts, for a file deleted between finding it exists and opening it.
@@ -816,5 +888,29 @@ mod tests {
             Err(StoreError::LockFile { .. })
         ));
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "data");
+    }
+
+    #[test]
+    fn a_folder_lock_is_exclusive_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = lock_folder(dir.path()).unwrap();
+        assert!(dir.path().join(FOLDER_LOCK).is_file());
+        let e = lock_folder(dir.path()).unwrap_err();
+        assert!(matches!(&e, StoreError::FolderLocked { .. }), "{e:?}");
+        assert!(e.is_input_error());
+        assert!(e.to_string().contains("use another --out"), "{e}");
+        drop(held);
+        drop(lock_folder(dir.path()).unwrap());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_store_is_the_users_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "x".repeat(4096)).unwrap();
+        let e = Store::open(&text).unwrap_err();
+        assert!(e.is_input_error(), "{e:?}");
+        let e = Store::open(dir.path()).unwrap_err();
+        assert!(e.is_input_error(), "{e:?}");
     }
 }

@@ -188,14 +188,18 @@ impl Builder {
         if lang != Language::Java || self.cfg.java.settings.is_empty() {
             return Ok(None);
         }
-        std::fs::read(&self.cfg.java.settings)
-            .map(Some)
-            .map_err(|e| {
-                Failure::new(
-                    FailureKind::Input,
-                    format!("reading Maven settings {}: {e}", self.cfg.java.settings),
-                )
-            })
+        etip_core::bounded::read_bytes_within(
+            Path::new(&self.cfg.java.settings),
+            etip_core::bounded::MAX_INPUT_BYTES,
+            etip_core::bounded::MAX_LINE_BYTES,
+        )
+        .map(Some)
+        .map_err(|e| {
+            Failure::new(
+                FailureKind::Input,
+                format!("reading Maven settings {}: {e}", self.cfg.java.settings),
+            )
+        })
     }
 
     /// The content key of the env layer: everything that goes into it (`network`: the network

@@ -82,6 +82,14 @@ enum Classes {
 pub enum PredictionsError {
     #[error("line {line}: not a JSON object of SWE-bench's prediction format ({detail})")]
     Parse { line: usize, detail: String },
+    #[error(
+        "line {line}: not a JSON object but {found}; predictions are JSON lines, one object per line{hint}"
+    )]
+    NotObject {
+        line: usize,
+        found: &'static str,
+        hint: &'static str,
+    },
     #[error("line {line}: {field} is missing or empty")]
     Missing { line: usize, field: &'static str },
     #[error(
@@ -118,6 +126,10 @@ fn parse_as(text: &str, kind: Kind) -> Result<Vec<Prediction>, PredictionsError>
         let line = i + 1;
         if raw.trim().is_empty() {
             continue;
+        }
+        // Only an object: serde would also take a JSON array as the fields in order.
+        if let Some(e) = not_object(raw, line) {
+            return Err(e);
         }
         let r: Raw = serde_json::from_str(raw).map_err(|e| PredictionsError::Parse {
             line,
@@ -169,6 +181,27 @@ fn parse_as(text: &str, kind: Kind) -> Result<Vec<Prediction>, PredictionsError>
     Ok(out)
 }
 
+/// The error for a line that is JSON but no object (or opens an array spread over lines); `None`
+/// for a line that opens an object.
+fn not_object(raw: &str, line: usize) -> Option<PredictionsError> {
+    const ARRAY_HINT: &str =
+        " (a file holding one JSON array of predictions becomes JSON lines with `jq -c '.[]'`)";
+    if raw.trim_start().starts_with('{') {
+        return None;
+    }
+    let (found, hint) = match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::Object(_)) => return None,
+        Ok(serde_json::Value::Array(_)) => ("a JSON array", ARRAY_HINT),
+        Ok(serde_json::Value::String(_)) => ("a JSON string", ""),
+        Ok(serde_json::Value::Number(_)) => ("a JSON number", ""),
+        Ok(serde_json::Value::Bool(_)) => ("a JSON boolean", ""),
+        Ok(serde_json::Value::Null) => ("JSON null", ""),
+        Err(_) if raw.trim_start().starts_with('[') => ("the start of a JSON array", ARRAY_HINT),
+        Err(_) => return None,
+    };
+    Some(PredictionsError::NotObject { line, found, hint })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +251,19 @@ mod tests {
         assert_eq!(e.to_string(), "line 1: instance_id is missing or empty");
         let e = parse("[1]\n").unwrap_err().to_string();
         assert!(e.starts_with("line 1: not a JSON object"), "{e}");
+        // A JSON array of predictions, on one line or spread over several: said, with the way out.
+        let one = r#"[{"instance_id":"a","model_name_or_path":"m","model_patch":"x"}]"#;
+        let fields = r#"["a","m","x",null,null]"#;
+        for text in [
+            one.to_string(),
+            "[\n".to_string() + &one[1..],
+            "[]".into(),
+            fields.into(),
+        ] {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains("JSON array") && e.contains("jq -c"), "{e}");
+            assert!(!e.contains("struct Raw"), "{e}");
+        }
         assert_eq!(parse("\n\n"), Err(PredictionsError::Empty));
         let long = format!(
             "{{\"instance_id\":\"{}\",\"model_name_or_path\":\"m\"}}\n",

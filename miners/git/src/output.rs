@@ -7,7 +7,6 @@
 //! before mining starts and again before each rename.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 use etip_core::candidate::Candidate;
@@ -161,60 +160,36 @@ pub(crate) fn write_output(
 }
 
 /// Refuses a candidates path that exists and is not a regular file (a folder, a symbolic link, a
-/// FIFO, a device or a socket): etip replaces only a regular file.
+/// FIFO, a device or a socket): etip replaces only a regular file. A missing folder is left to the
+/// caller, which says which flag names it.
 pub(crate) fn check_target(path: &Path) -> Result<(), MineError> {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(MineError::Write {
-                path: path.to_path_buf(),
-                source,
-            });
+    match etip_core::atomic::check_target(path) {
+        Err(etip_core::atomic::WriteError::NotRegular { path, problem }) => {
+            Err(MineError::Output { path, problem })
         }
-    };
-    let kind = meta.file_type();
-    let problem = if kind.is_file() {
-        return Ok(());
-    } else if kind.is_dir() {
-        "is a folder; name a file in it (e.g. candidates.jsonl)"
-    } else if kind.is_symlink() {
-        "is a symbolic link; name the file itself, etip does not write through links"
-    } else {
-        "is not a regular file (a device, FIFO or socket)"
-    };
-    Err(MineError::Output {
-        path: path.to_path_buf(),
-        problem,
-    })
+        Err(etip_core::atomic::WriteError::Io { path, source }) => {
+            Err(MineError::Write { path, source })
+        }
+        Ok(()) | Err(etip_core::atomic::WriteError::Folder { .. }) => Ok(()),
+    }
 }
 
-/// Replaces `path` with `bytes`: a new temporary file in the same folder (unpredictable name,
-/// created exclusively, permissions as a new file's under the umask), synced, then renamed over
-/// `path` (checked to be absent or a regular file first).
+/// Replaces `path` with `bytes` through etip's one atomic writer (`etip_core::atomic`): a new
+/// temporary file in the same folder, synced, then renamed over `path` (checked to be absent or a
+/// regular file first).
 fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), MineError> {
-    check_target(path)?;
-    let err = |source| MineError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".etip-candidates-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    // On failure the temporary file is removed when the error drops it.
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    use etip_core::atomic::WriteError;
+    etip_core::atomic::write(path, bytes).map_err(|e| match e {
+        WriteError::NotRegular { path, problem } => MineError::Output { path, problem },
+        WriteError::Folder { path, problem } => MineError::Write {
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("its folder {problem}"),
+            ),
+            path,
+        },
+        WriteError::Io { path, source } => MineError::Write { path, source },
+    })
 }
 
 #[cfg(test)]

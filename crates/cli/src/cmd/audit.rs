@@ -1,6 +1,7 @@
 //! `etip audit`: diagnostics that show when a leaderboard's aggregate is fragile.
 
 use super::format::{FormatArg, num, render};
+use super::output::{self, Named};
 use super::{UsageError, input_error};
 use anyhow::Context;
 use etip_report::{Align, OutputFormat, Table};
@@ -74,6 +75,16 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         aliases: BTreeMap::new(),
     };
     params.validate().map_err(input_error)?;
+    if let Some(html) = &args.html {
+        // Before any work: the report must not replace an input, nor anything but a file.
+        let mut paths: Vec<Named> = args.files.iter().map(|f| Named::reads("FILE", f)).collect();
+        if let Some(a) = &args.aliases {
+            paths.push(Named::reads("--aliases", a));
+        }
+        paths.push(Named::writes("--html", html));
+        output::distinct(&paths)?;
+        output::check(html)?;
+    }
     if let Some(path) = &args.aliases {
         params.aliases = read_aliases(path)?;
     }
@@ -97,7 +108,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         _ => human(&result, &boards, &params, format)?,
     };
     if let Some(path) = &args.html {
-        std::fs::write(path, super::audit_html::html(&result, &boards, &params))
+        output::write(path, &super::audit_html::html(&result, &boards, &params))
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
         tracing::info!("wrote {}", path.display());
     }

@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Output folder: logs/<id>/ (Dockerfiles, context summary, build log, status.json),
-    /// status.jsonl, repos/ (clone cache).
+    /// status.jsonl, repos/ (clone cache). One build at a time writes to it.
     #[arg(long, default_value = ".etip/build")]
     out: PathBuf,
     /// Image namespace (overrides the configuration's `namespace`).
@@ -70,6 +70,18 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
         return Ok(());
     }
     let path = args.etips.as_ref().expect("clap requires --etips here");
+    {
+        use super::output::{Named, distinct};
+        let mut paths = vec![Named::reads("--etips", path)];
+        if let Some(c) = &args.config {
+            paths.push(Named::reads("--config", c));
+        }
+        paths.push(Named::writes(
+            "the status.jsonl of --out",
+            &args.out.join(etip_build::output::STATUS_FILE),
+        ));
+        distinct(&paths)?;
+    }
     let mut etips = EtipInput::read_jsonl(path).map_err(|e| usage(&e))?;
     if let Some(id) = &args.id {
         etips.retain(|e| &e.id == id);
@@ -84,6 +96,8 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     // Before the engine is contacted: a bad --out is bad input.
     etip_build::output::check(&args.out, etips.iter().map(|e| e.id.as_str()))
         .map_err(|e| usage(&e))?;
+    // One build at a time writes to a folder: a second is refused at once (exit 2).
+    let _lock = super::output::lock_folder(&args.out, "--out")?;
     let statuses = match args.executor {
         BuildExecutor::Docker => {
             let builder = Builder::new(

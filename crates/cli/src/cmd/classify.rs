@@ -144,8 +144,7 @@ fn text_field<'a>(fields: &'a Map<String, Value>, key: &str) -> Option<&'a str> 
 
 /// Every record of the file, or the first problem (nothing is printed for a file with one).
 fn read(path: &std::path::Path) -> anyhow::Result<Vec<Record>> {
-    let content = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("reading {}: {e}", path.display())))?;
+    let content = super::input::read_text(path)?;
     let mut out = Vec::new();
     for (i, line) in content.lines().enumerate() {
         let n = i + 1;
@@ -171,6 +170,13 @@ fn read(path: &std::path::Path) -> anyhow::Result<Vec<Record>> {
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
+    if args.llm.llm_base_url.is_some() {
+        use super::output::{Named, distinct};
+        distinct(&[
+            Named::reads("FILE", &args.file),
+            Named::writes("--llm-cache", &args.llm.llm_cache),
+        ])?;
+    }
     let records = read(&args.file)?;
     let rt = super::runtime()?;
     let llm = args.llm.classifier(rt)?;

@@ -53,7 +53,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         ))
         .into());
     }
-    super::measure::write_atomic(&a.out, &default_text())?;
+    super::output::write(&a.out, &default_text())?;
     writeln!(stdout, "wrote {}", a.out.display())?;
     Ok(())
 }

@@ -143,8 +143,8 @@ fn prepare(out: &Path) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(out)
         .map_err(|e| UsageError(format!("creating {}: {e}", out.display())))?;
-    std::fs::write(
-        out.join(MARKER),
+    super::output::write(
+        &out.join(MARKER),
         "made by `etip demo`; a re-run reuses this folder\n",
     )
     .with_context(|| format!("writing {}", out.join(MARKER).display()))?;
@@ -175,7 +175,7 @@ fn capture(
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    super::measure::write_atomic(file, &String::from_utf8_lossy(&buf))?;
+    super::output::write(file, &String::from_utf8_lossy(&buf))?;
     result?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
@@ -191,7 +191,7 @@ fn join_candidates(files: &[PathBuf], to: &Path) -> anyhow::Result<usize> {
             all.push('\n');
         }
     }
-    super::measure::write_atomic(to, &all)?;
+    super::output::write(to, &all)?;
     Ok(all.lines().count())
 }
 
@@ -234,6 +234,14 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         )
         .into());
     }
+    // Before anything is written: the images' namespace must be one the build accepts.
+    let build = etip_build::config::BuildConfig {
+        namespace: args.namespace.clone(),
+        ..Default::default()
+    };
+    build
+        .validate()
+        .map_err(|e| UsageError(format!("--namespace: {e}")))?;
     let no_engine = engine_answers()?;
     let local = no_engine.is_some();
     let kinds: Vec<Kind> = match &no_engine {
@@ -435,7 +443,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         .and_then(|c| built.iter().find(|s| &s.patched_commit == c));
     if let Some(target) = python_dedup {
         let preds = out.join("predictions.jsonl");
-        super::measure::write_atomic(&preds, &sample_predictions(&target.id)?)?;
+        super::output::write(&preds, &sample_predictions(&target.id)?)?;
         let argv = executor(timed(["--predictions".into(), s(&preds)], &eval_dir), true);
         steps.begin(
             "eval five sample agent patches on the Python dedup ETIP",
@@ -445,7 +453,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             super::eval::run(parse(&argv)?, w)
         })?;
         let tests = out.join("generated-tests.jsonl");
-        super::measure::write_atomic(&tests, &sample_tests(&target.id)?)?;
+        super::output::write(&tests, &sample_tests(&target.id)?)?;
         let argv = executor(
             timed(["--tests".into(), s(&tests)], &out.join("eval-test")),
             true,
@@ -491,7 +499,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         if local { "local" } else { "docker" },
     )?;
     let html = out.join("report.html");
-    super::measure::write_atomic(&html, &super::demo_report::html(&summary))?;
+    super::output::write(&html, &super::demo_report::html(&summary))?;
     let secs = started.elapsed().as_secs_f64();
     stdout.write_all(summary.text(args.format.into(), secs)?.as_bytes())?;
     eprintln!(

@@ -5,7 +5,8 @@
 
 use super::UsageError;
 use super::format::{FormatArg, render};
-use super::measure::{TimingArgs, pinning, read_statuses, write_atomic};
+use super::measure::{TimingArgs, pinning, read_statuses};
+use super::output::write as write_atomic;
 use anyhow::Context;
 use etip_build::config::BuildConfig;
 use etip_core::instance::InstanceStatus;
@@ -487,7 +488,7 @@ fn run_job(
             &progress,
         );
         if let Ok(json) = serde_json::to_string_pretty(&r) {
-            let _ = std::fs::write(dir.join("result.json"), json);
+            let _ = write_atomic(&dir.join("result.json"), &json);
         }
         return r;
     }
@@ -506,13 +507,68 @@ fn run_job(
         }
     }
     if let Ok(json) = serde_json::to_string_pretty(&r) {
-        let _ = std::fs::write(dir.join("result.json"), json);
+        let _ = write_atomic(&dir.join("result.json"), &json);
     }
     r
 }
 
+/// The files `etip eval` writes in its output folder.
+const OUTPUTS: [&str; 4] = [
+    "results.jsonl",
+    "summary.json",
+    "report.html",
+    "state.sqlite",
+];
+
+/// Refuses, before any work, an input that is also an output and outputs that cannot be replaced.
+fn check_paths(args: &Args) -> Result<(), UsageError> {
+    use super::output::{self, Named};
+    let what = match args.mode {
+        Mode::Patches => "--predictions",
+        Mode::Tests => "--tests",
+    };
+    let mut paths = vec![Named::reads("--etips", &args.run.etips)];
+    if !(args.mode == Mode::Patches && matches!(args.predictions.as_str(), "gold" | "empty")) {
+        paths.push(Named::reads(what, Path::new(&args.predictions)));
+    }
+    if let Some(c) = &args.run.config {
+        paths.push(Named::reads("--config", c));
+    }
+    for name in OUTPUTS {
+        paths.push(Named::writes(
+            format!("the {name} of --out"),
+            &args.run.out.join(name),
+        ));
+    }
+    output::distinct(&paths)?;
+    if args.run.out.is_dir() {
+        for name in &OUTPUTS[..3] {
+            output::check(&args.run.out.join(name))?;
+        }
+    }
+    output::check_state(
+        "the state file of --out",
+        &args.run.out.join("state.sqlite"),
+    )
+}
+
+/// The run's state, `state.sqlite` in the output folder (eval has no `--state`).
+fn open_state(out: &Path) -> anyhow::Result<etip_store::Store> {
+    match etip_store::Store::open_exclusive(&out.join("state.sqlite")) {
+        Ok(store) => Ok(store),
+        Err(etip_store::StoreError::Locked { path, holder }) => Err(UsageError(format!(
+            "another etip run is using the state file {} (its lock is held{}); wait for it to finish or use another --out",
+            path.display(),
+            holder.map(|pid| format!(" by pid {pid}")).unwrap_or_default()
+        ))
+        .into()),
+        Err(e) => Err(super::output::store_error(e)),
+    }
+}
+
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     args.run.timing.check()?;
+    check_paths(&args)?;
     if args.run.workers == 0 {
         return Err(UsageError("--workers must be at least 1".into()).into());
     }
@@ -527,16 +583,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
             );
         }
     }
-    std::fs::create_dir_all(&args.run.out)
-        .map_err(|e| UsageError(format!("creating {}: {e}", args.run.out.display())))?;
-    let store = etip_store::Store::open_exclusive(&args.run.out.join("state.sqlite")).map_err(
-        |e| match e {
-            etip_store::StoreError::Locked { .. } | etip_store::StoreError::NewerSchema { .. } => {
-                anyhow::Error::from(UsageError(e.to_string()))
-            }
-            other => anyhow::Error::from(other),
-        },
-    )?;
+    // One run per output folder (eval keeps its state there): the second is refused (exit 2).
+    let _lock = super::output::lock_folder(&args.run.out, "--out")?;
+    let store = open_state(&args.run.out)?;
     let cache = args.run.out.join("repos");
     let jobs = jobs(&args, &statuses, &cache)?;
     if !(args.run.min_free_gb.is_finite() && args.run.min_free_gb >= 0.0) {

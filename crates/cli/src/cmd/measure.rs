@@ -95,6 +95,7 @@ pub struct Args {
     #[arg(long)]
     id: Vec<String>,
     /// Output folder: measurements.jsonl, executable.jsonl, logs/<id>/, report.html, state.sqlite.
+    /// One run at a time writes to it: a second run on the same folder is refused (exit 2).
     #[arg(long)]
     out: PathBuf,
     /// Order of the two versions within a round.
@@ -433,8 +434,53 @@ pub(crate) fn executor_for(
     }
 }
 
+/// The files `etip measure` writes in its output folder.
+const OUTPUTS: [&str; 3] = ["measurements.jsonl", "executable.jsonl", "report.html"];
+
+/// The state file and what names it in messages.
+fn state_path(args: &Args) -> (PathBuf, &'static str) {
+    match &args.state {
+        Some(p) => (p.clone(), "--state"),
+        None => (args.out.join("state.sqlite"), "the state file of --out"),
+    }
+}
+
+/// Refuses, before any work, two paths that name one file (an input that is also an output or
+/// the state), outputs that cannot be replaced and a state path that is no file.
+fn check_paths(args: &Args) -> Result<(), UsageError> {
+    use super::output::{self, Named};
+    let (state, state_flag) = state_path(args);
+    let mut paths = vec![Named::reads("--etips", &args.etips)];
+    if let Some(c) = &args.config {
+        paths.push(Named::reads("--config", c));
+    }
+    if let Some(s) = &args.selection {
+        let file = if s.is_dir() {
+            s.join("selection.jsonl")
+        } else {
+            s.clone()
+        };
+        paths.push(Named::reads("--selection", &file));
+    }
+    for name in OUTPUTS {
+        paths.push(Named::writes(
+            format!("the {name} of --out"),
+            &args.out.join(name),
+        ));
+    }
+    paths.push(Named::writes(state_flag, &state));
+    output::distinct(&paths)?;
+    if args.out.is_dir() {
+        for name in OUTPUTS {
+            output::check(&args.out.join(name))?;
+        }
+    }
+    output::check_state(state_flag, &state)
+}
+
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     check_args(&args)?;
+    check_paths(&args)?;
     let build = match &args.config {
         Some(p) => BuildConfig::load(p).map_err(|e| UsageError(e.to_string()))?,
         None => BuildConfig::default(),
@@ -490,6 +536,11 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     // Before anything starts: can these rounds give a significant outcome at all?
     etip_runner::measure::check_feasible(args.max_rounds.unwrap_or(args.timing.rounds), sign.p_val)
         .map_err(|e| UsageError(e.to_string()))?;
+    // One run per output folder and per state file, before any session starts: the second is
+    // refused at once (exit 2).
+    let _lock = super::output::lock_folder(&args.out, "--out")?;
+    let (state, state_flag) = state_path(&args);
+    let mut store = super::output::open_state(state_flag, &state)?;
     let ex = executor_for(args.executor, &statuses, &args.namespace)?;
     let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
     let cfg = MeasureConfig {
@@ -511,25 +562,6 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         logs: Some(args.out.join("logs")),
         force: args.force,
     };
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        UsageError(format!(
-            "creating the output folder {}: {e}",
-            args.out.display()
-        ))
-    })?;
-    if !args.out.is_dir() {
-        return Err(UsageError(format!("--out {} is not a folder", args.out.display())).into());
-    }
-    let state = args
-        .state
-        .clone()
-        .unwrap_or_else(|| args.out.join("state.sqlite"));
-    let mut store = etip_store::Store::open_exclusive(&state).map_err(|e| match e {
-        etip_store::StoreError::Locked { .. } | etip_store::StoreError::NewerSchema { .. } => {
-            anyhow::Error::from(UsageError(e.to_string()))
-        }
-        other => anyhow::Error::from(other),
-    })?;
     let bar = indicatif::ProgressBar::new(statuses.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
@@ -557,27 +589,6 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Replaces `path` with `text` atomically (a temporary file in the same folder, then a rename),
-/// refusing to replace anything but a regular file.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Ok(m) = std::fs::symlink_metadata(path)
-        && !m.file_type().is_file()
-    {
-        return Err(UsageError(format!(
-            "{} exists and is not a regular file; etip replaces only its own files",
-            path.display()
-        ))
-        .into());
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error))?;
-    Ok(())
-}
-
 fn write_outputs(out: &Path, results: &[Measurement]) -> anyhow::Result<()> {
     let mut all = String::new();
     let mut exec = String::new();
@@ -597,10 +608,10 @@ fn write_outputs(out: &Path, results: &[Measurement]) -> anyhow::Result<()> {
             exec.push('\n');
         }
     }
-    write_atomic(&out.join("measurements.jsonl"), &all)?;
-    write_atomic(&out.join("executable.jsonl"), &exec)?;
+    super::output::write(&out.join("measurements.jsonl"), &all)?;
+    super::output::write(&out.join("executable.jsonl"), &exec)?;
     let html = crate::cmd::measure_html::report(results);
-    write_atomic(&out.join("report.html"), &html)?;
+    super::output::write(&out.join("report.html"), &html)?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use etip_mine_git::{Explanation, MineConfig, MineError, Progress, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cmd::UsageError;
+use crate::cmd::output::{self, Named};
 
 /// Mine history for ETIP candidates.
 #[derive(Debug, clap::Args)]
@@ -186,9 +187,9 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 /// Input errors (exit code 2): the repository, revisions, dates and paths given, and a state file
-/// that another run holds. Everything else fails the run (exit code 1).
+/// that another run holds or that is no etip state store. Everything else fails the run (exit
+/// code 1).
 fn usage_or(err: MineError) -> anyhow::Error {
-    use etip_store::StoreError;
     match err {
         MineError::OpenRepo { .. }
         | MineError::Branch { .. }
@@ -198,8 +199,9 @@ fn usage_or(err: MineError) -> anyhow::Error {
         | MineError::EmptyWindow { .. }
         | MineError::Paths(_)
         | MineError::Shallow { .. }
-        | MineError::Output { .. }
-        | MineError::Store(StoreError::Locked { .. } | StoreError::NewerSchema { .. }) => {
+        | MineError::Output { .. } => anyhow::Error::new(UsageError(err.to_string())),
+        // Another run holds the state file, a newer etip wrote it, or it is no state store.
+        MineError::Store(ref e) if e.is_input_error() => {
             anyhow::Error::new(UsageError(err.to_string()))
         }
         other => anyhow::Error::new(other),
@@ -302,6 +304,25 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         ))
         .into());
     }
+    // Before any work: the candidates file, the state store and the caches are four files.
+    let state = cfg.state_path();
+    let state_flag = if a.state.is_some() {
+        "--state"
+    } else {
+        "the state file beside --out"
+    };
+    let mut paths = vec![
+        Named::writes("--out", &cfg.out),
+        Named::writes(state_flag, &state),
+    ];
+    if a.llm.llm_base_url.is_some() {
+        paths.push(Named::writes("--llm-cache", &a.llm.llm_cache));
+    }
+    if a.issues {
+        paths.push(Named::writes("--github-cache", &a.github_cache));
+    }
+    output::distinct(&paths)?;
+    output::check_state(state_flag, &state)?;
     if let Some(warning) = capped {
         eprintln!("{warning}");
     }

@@ -139,7 +139,7 @@ fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileSettings> {
         return Ok(FileSettings::default());
     };
     let bad = |e: &dyn std::fmt::Display| UsageError(format!("{}: {e}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(&e))?;
+    let text = super::input::read_text(path)?;
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| bad(&e))?;
     let section = table.remove("mine").and_then(|m| match m {
         toml::Value::Table(mut t) => t.remove("github"),
@@ -289,13 +289,30 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         ))
         .into());
     }
-    std::fs::create_dir_all(&st.cache)
-        .map_err(|e| UsageError(format!("creating {}: {e}", st.cache.display())))?;
-    let rt = super::runtime()?;
     let mut llm_args = a.llm.clone();
     if llm_args.llm_cache == std::path::Path::new(".etip/llm-cache.sqlite") {
         llm_args.llm_cache = st.cache.join("llm-cache.sqlite");
     }
+    // Before any work: the ETIPs file is no input and no cache.
+    {
+        use super::output::{Named, distinct};
+        let mut paths = vec![Named::writes("--out", &a.out)];
+        if let Some(c) = &a.config {
+            paths.push(Named::reads("--config", c));
+        }
+        paths.push(Named::writes(
+            "the GitHub cache of --cache",
+            &st.cache.join("github-cache.sqlite"),
+        ));
+        if llm_args.llm_base_url.is_some() {
+            paths.push(Named::writes("--llm-cache", &llm_args.llm_cache));
+        }
+        distinct(&paths)?;
+        super::output::check(&a.out)?;
+    }
+    std::fs::create_dir_all(&st.cache)
+        .map_err(|e| UsageError(format!("creating {}: {e}", st.cache.display())))?;
+    let rt = super::runtime()?;
     let llm = llm_args.classifier(rt)?;
     let (gh, store) =
         super::mine::github_client(&st.github_api, &st.cache.join("github-cache.sqlite"), rt)?;
@@ -376,7 +393,7 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         text.push_str(&serde_json::to_string(c)?);
         text.push('\n');
     }
-    super::measure::write_atomic(&a.out, &text)?;
+    super::output::write(&a.out, &text)?;
     let summary = RunSummary {
         windows: log.windows,
         windows_bisected: log.bisected,

@@ -95,7 +95,7 @@ pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProce
         written.push_str(&serde_json::to_string(c)?);
         written.push('\n');
     }
-    super::measure::write_atomic(out, &written)?;
+    super::output::write(out, &written)?;
     if let Some((classifier, _)) = s.llm {
         eprintln!(
             "{}",

@@ -17,6 +17,7 @@ pub mod measure_html;
 pub mod mine;
 pub mod mine_github;
 pub mod mine_post;
+pub mod output;
 pub mod select;
 
 use std::process::ExitCode;

@@ -4,7 +4,7 @@
 
 use super::UsageError;
 use super::format::{FormatArg, num, render};
-use super::measure::{ExecutorArg, executor_for, read_statuses, write_atomic};
+use super::measure::{ExecutorArg, executor_for, read_statuses};
 use anyhow::Context;
 use etip_build::config::BuildConfig;
 use etip_core::selection::{SelectionOutcome, TestSelection};
@@ -26,7 +26,7 @@ pub struct Args {
     id: Vec<String>,
     /// Output folder: selection.jsonl, <slug>/<version>.log (each run's command and output) and
     /// <slug>/<version>/ (its report and coverage data). A selection stored there with the same
-    /// image and settings is reused.
+    /// image and settings is reused. One run at a time writes to it.
     #[arg(long)]
     out: PathBuf,
     /// Time limit of each version's coverage run, seconds.
@@ -109,16 +109,19 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     if !args.id.is_empty() {
         statuses.retain(|s| args.id.contains(&s.id));
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        UsageError(format!(
-            "creating the output folder {}: {e}",
-            args.out.display()
-        ))
-    })?;
-    if !args.out.is_dir() {
-        return Err(UsageError(format!("--out {} is not a folder", args.out.display())).into());
-    }
     let file = args.out.join("selection.jsonl");
+    {
+        use super::output::{Named, distinct};
+        let mut paths = vec![Named::reads("--etips", &args.etips)];
+        if let Some(c) = &args.config {
+            paths.push(Named::reads("--config", c));
+        }
+        paths.push(Named::writes("the selection.jsonl of --out", &file));
+        distinct(&paths)?;
+    }
+    // One run at a time writes to a folder: a second is refused at once (exit 2).
+    let _lock = super::output::lock_folder(&args.out, "--out")?;
+    super::output::check(&file)?;
     let mut stored = if file.exists() {
         read_selections(&file)?
     } else {
@@ -172,7 +175,8 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             text.push_str(&serde_json::to_string(s)?);
             text.push('\n');
         }
-        write_atomic(&file, &text).with_context(|| format!("writing {}", file.display()))?;
+        super::output::write(&file, &text)
+            .with_context(|| format!("writing {}", file.display()))?;
     }
     bar.finish_and_clear();
     stdout.write_all(summary(&results, OutputFormat::from(args.format))?.as_bytes())?;

@@ -30,7 +30,7 @@ pub(super) fn read(path: &Path, text: &str, name: String, named: bool) -> Result
         let task: TaskResult = serde_json::from_str(raw).map_err(|e| ScoreError::Malformed {
             path: path.to_path_buf(),
             line,
-            message: format!("not an etip task result: {}", foreign(e)),
+            message: format!("not an etip task result: {}", foreign(syntax_first(raw, e))),
         })?;
         validate(At { path, line }, &task)?;
         let key = (task.model.clone(), task.run_id.clone());
@@ -84,6 +84,18 @@ pub(super) fn read(path: &Path, text: &str, name: String, named: bool) -> Result
             measurements: Vec::new(),
         })
         .collect())
+}
+
+/// The error to report for a line that is no task result: a syntax error anywhere in the line
+/// (a truncated line, a `NaN`) before a schema error found earlier in it (an unknown field of a
+/// measurement), so that a damaged file is reported as damaged.
+fn syntax_first(raw: &str, schema: serde_json::Error) -> String {
+    match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            format!("invalid JSON at column {}: {e}", e.column())
+        }
+        _ => schema.to_string(),
+    }
 }
 
 fn validate(at: At, task: &TaskResult) -> Result<()> {

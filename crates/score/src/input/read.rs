@@ -1,21 +1,22 @@
 //! Bounded reading of input files: at most [`MAX_FILE_BYTES`] per file and [`MAX_LINE_BYTES`] per
 //! line, so that `/dev/zero`, a FIFO that never ends or one enormous line is refused after a bounded
-//! amount of memory instead of growing it without limit. A UTF-8 byte order mark is skipped.
+//! amount of memory instead of growing it without limit. A UTF-8 byte order mark is skipped. The
+//! reading itself is `etip_core::bounded`'s, the one every etip command uses; this module names the
+//! file and the line in the score's errors.
 
 use crate::error::{Result, ScoreError};
-use std::io::{BufRead, BufReader, Read};
+use etip_core::bounded::{ReadError, show_bytes};
 use std::path::Path;
+
+pub use etip_core::bounded::line_of_offset;
 
 /// The most etip reads from one input file (256 MiB): about 20 times the largest official report
 /// and room for millions of timed runs.
-pub const MAX_FILE_BYTES: u64 = 256 << 20;
+pub const MAX_FILE_BYTES: u64 = etip_core::bounded::MAX_INPUT_BYTES;
 
 /// The most etip reads as one line of an input file (64 MiB): a JSON Lines task with a million
 /// runs per version fits.
-pub const MAX_LINE_BYTES: u64 = 64 << 20;
-
-/// The UTF-8 byte order mark some editors write first.
-const BOM: &str = "\u{feff}";
+pub const MAX_LINE_BYTES: u64 = etip_core::bounded::MAX_LINE_BYTES;
 
 /// Reads a text file within the limits; errors name the file (and the line for a line that is too
 /// long or not UTF-8). A leading byte order mark is dropped.
@@ -25,101 +26,31 @@ pub fn read_text(path: &Path) -> Result<String> {
 
 /// [`read_text`] with explicit limits.
 pub(crate) fn read_text_within(path: &Path, max_file: u64, max_line: u64) -> Result<String> {
-    let bytes = read_bytes_within(path, max_file, max_line)?;
-    let text = String::from_utf8(bytes).map_err(|e| ScoreError::Malformed {
-        path: path.to_path_buf(),
-        line: line_of_offset(e.as_bytes(), e.utf8_error().valid_up_to()),
-        message: "the file is not UTF-8 text".into(),
-    })?;
-    Ok(match text.strip_prefix(BOM) {
-        Some(rest) => rest.to_owned(),
-        None => text,
+    let path_buf = || path.to_path_buf();
+    etip_core::bounded::read_text_within(path, max_file, max_line).map_err(|e| match e {
+        ReadError::Open(source) => ScoreError::Open {
+            path: path_buf(),
+            source,
+        },
+        ReadError::Io(source) => ScoreError::Io {
+            path: path_buf(),
+            source,
+        },
+        ReadError::TooLarge { limit } => ScoreError::TooLarge {
+            path: path_buf(),
+            limit: show_bytes(limit),
+        },
+        ReadError::LineTooLong { line, limit } => ScoreError::LineTooLong {
+            path: path_buf(),
+            line,
+            limit: show_bytes(limit),
+        },
+        ReadError::NotUtf8 { line, .. } => ScoreError::Malformed {
+            path: path_buf(),
+            line,
+            message: "the file is not UTF-8 text".into(),
+        },
     })
-}
-
-/// The bytes of a file, refused as soon as the file or one line passes its limit.
-fn read_bytes_within(path: &Path, max_file: u64, max_line: u64) -> Result<Vec<u8>> {
-    let io = |source| ScoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(|source| ScoreError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    // A regular file's size is known up front (one allocation, refused at once when too large);
-    // /dev/zero, FIFOs and the like are bounded by `take` and the checks below.
-    let known = file
-        .metadata()
-        .ok()
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.len());
-    if known.is_some_and(|len| len > max_file) {
-        return Err(ScoreError::TooLarge {
-            path: path.to_path_buf(),
-            limit: bytes_for_people(max_file),
-        });
-    }
-    let mut out = Vec::with_capacity(usize::try_from(known.unwrap_or(0)).unwrap_or(0));
-    let mut reader = BufReader::with_capacity(1 << 16, file.take(max_file.saturating_add(1)));
-    let mut line = 1usize;
-    let mut line_len = 0u64;
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(e)),
-        };
-        if chunk.is_empty() {
-            break;
-        }
-        let mut rest = chunk;
-        while let Some(at) = memchr::memchr(b'\n', rest) {
-            line_len += at as u64;
-            if line_len > max_line {
-                return Err(line_too_long(path, line, max_line));
-            }
-            line += 1;
-            line_len = 0;
-            rest = &rest[at + 1..];
-        }
-        line_len += rest.len() as u64;
-        if line_len > max_line {
-            return Err(line_too_long(path, line, max_line));
-        }
-        if (out.len() + chunk.len()) as u64 > max_file {
-            return Err(ScoreError::TooLarge {
-                path: path.to_path_buf(),
-                limit: bytes_for_people(max_file),
-            });
-        }
-        out.extend_from_slice(chunk);
-        let n = chunk.len();
-        reader.consume(n);
-    }
-    Ok(out)
-}
-
-fn line_too_long(path: &Path, line: usize, max_line: u64) -> ScoreError {
-    ScoreError::LineTooLong {
-        path: path.to_path_buf(),
-        line,
-        limit: bytes_for_people(max_line),
-    }
-}
-
-/// `64 MiB`, `1 KiB`, `100 bytes`.
-fn bytes_for_people(n: u64) -> String {
-    match n {
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
-        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
-        n => format!("{n} bytes"),
-    }
-}
-
-/// 1-based line of a byte offset.
-pub(crate) fn line_of_offset(text: &[u8], offset: usize) -> usize {
-    1 + memchr::memchr_iter(b'\n', &text[..offset.min(text.len())]).count()
 }
 
 #[cfg(test)]
@@ -174,9 +105,7 @@ mod tests {
 
     #[test]
     fn sizes_for_people() {
-        assert_eq!(bytes_for_people(MAX_FILE_BYTES), "256 MiB");
-        assert_eq!(bytes_for_people(MAX_LINE_BYTES), "64 MiB");
-        assert_eq!(bytes_for_people(2048), "2 KiB");
-        assert_eq!(bytes_for_people(3), "3 bytes");
+        assert_eq!(show_bytes(MAX_FILE_BYTES), "256 MiB");
+        assert_eq!(show_bytes(MAX_LINE_BYTES), "64 MiB");
     }
 }

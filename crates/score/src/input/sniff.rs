@@ -52,8 +52,28 @@ pub(super) fn jsonl_kind(path: &Path, text: &str) -> Result<JsonlKind> {
         }
         Some(_) => Ok(JsonlKind::TaskResults),
         None if stem(path).starts_with(measurements::DEFAULT_STEM) => Ok(JsonlKind::Measurements),
+        // No line parses (truncated, or a `NaN` in it): a line that opens as `etip measure`
+        // writes a measurement is one, and its reader reports where the JSON breaks.
+        None if text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(opens_as_measurement) =>
+        {
+            Ok(JsonlKind::Measurements)
+        }
         None => Ok(JsonlKind::TaskResults),
     }
+}
+
+/// Whether a line that does not parse starts as `etip measure` writes a measurement: with its
+/// `schema_version` first, and no `instance_id` (a task result's) in it.
+fn opens_as_measurement(line: &str) -> bool {
+    let rest = line
+        .trim_start()
+        .strip_prefix('{')
+        .unwrap_or("")
+        .trim_start();
+    rest.starts_with("\"schema_version\"") && !line.contains("\"instance_id\"")
 }
 
 pub(super) fn sniff(path: &Path, text: &str) -> Result<Sniffed> {
