@@ -32,7 +32,7 @@ pub enum WriteError {
         problem: &'static str,
     },
     /// Writing failed (a full disk, no permission, ...); the old file, if any, is unchanged.
-    #[error("writing {}: {source}", path.display())]
+    #[error("writing {}", path.display())]
     Io {
         /// The target.
         path: PathBuf,
@@ -133,8 +133,8 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     }
     // The temporary file is removed when it is dropped on an error below.
     let mut tmp = builder.tempfile_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.flush().map_err(err)?;
+    // Through the file itself: its errors do not name the temporary file, which is removed.
+    tmp.as_file_mut().write_all(bytes).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     // The rename itself reaches the disk with the folder's metadata; a failure here leaves the

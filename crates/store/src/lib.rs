@@ -97,7 +97,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 pub enum StoreError {
     /// The SQLite file could not be opened or initialised.
     #[error(
-        "cannot open the state store {path}: {source}; check the path is writable, or delete the file to start over"
+        "cannot open the state store {path}: {source}; check that it is an etip state file in a writable folder, or name a new file to start over"
     )]
     Open {
         /// The file.

@@ -3,7 +3,6 @@
 use super::format::{FormatArg, num, render};
 use super::output::{self, Named};
 use super::{UsageError, input_error};
-use anyhow::Context;
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::audit::{self, Audit, AuditParams};
 use etip_score::board::{self, Board, Role};
@@ -108,8 +107,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         _ => human(&result, &boards, &params, format)?,
     };
     if let Some(path) = &args.html {
-        output::write(path, &super::audit_html::html(&result, &boards, &params))
-            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+        output::write(path, &super::audit_html::html(&result, &boards, &params))?;
         tracing::info!("wrote {}", path.display());
     }
     stdout.write_all(out.as_bytes())?;
