@@ -1,11 +1,13 @@
 //! Finding and removing what etip created: listing labelled images and containers, removing
 //! containers, and [`Engine::clean`].
 
+use crate::interrupt::{Object, REMOVAL_WAIT, status};
 use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED, LABEL_NAMESPACE};
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListImagesOptionsBuilder, RemoveContainerOptionsBuilder,
 };
 use std::collections::HashMap;
+use std::time::Duration;
 
 /// One labelled object found by [`Engine::list_images`] / [`Engine::list_containers`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,50 +37,44 @@ pub struct CleanFilter {
 }
 
 impl Engine {
-    /// Removes a container (forced: also when running). Missing containers are not an error.
+    /// Removes a container (forced: killed when running) and returns once it is gone. Missing
+    /// containers are not an error; a removal already in progress (another request, e.g. a
+    /// signal's cleanup) is waited out, as is any other conflict the engine reports, for up to
+    /// a minute.
     pub async fn remove_container(&self, id: &str) -> Result<(), EngineError> {
+        let _registration = crate::interrupt::begin_removal();
         let options = RemoveContainerOptionsBuilder::new()
             .force(true)
             .v(true)
             .build();
-        match self.docker.remove_container(id, Some(options)).await {
-            Ok(()) => Ok(()),
-            Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            Err(e) => Err(EngineError::api("removing container", id, e)),
+        let give_up = tokio::time::Instant::now() + REMOVAL_WAIT;
+        let mut conflicted = false;
+        loop {
+            match self
+                .docker
+                .remove_container(id, Some(options.clone()))
+                .await
+            {
+                Ok(()) => {
+                    crate::interrupt::gone(Object::Container, id, true);
+                    return Ok(());
+                }
+                Err(e) if status(&e) == Some(404) => {
+                    // After a conflict: the removal in progress finished.
+                    crate::interrupt::gone(Object::Container, id, conflicted);
+                    return Ok(());
+                }
+                Err(e) if status(&e) == Some(409) => {
+                    if tokio::time::Instant::now() >= give_up {
+                        return Err(EngineError::api("removing container", id, e));
+                    }
+                    tracing::debug!(container = %id, "waiting for the container's removal: {e}");
+                    conflicted = true;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(EngineError::api("removing container", id, e)),
+            }
         }
-    }
-
-    /// Removes every container this process created (see [`crate::LABEL_OWNER`]); returns their
-    /// ids. Called after [`crate::interrupt`], when a signal stops a run.
-    pub async fn remove_own_containers(&self) -> Result<Vec<String>, EngineError> {
-        let own = self
-            .list_containers(&[format!("{}={}", crate::LABEL_OWNER, crate::owner())])
-            .await?;
-        let mut removed = Vec::new();
-        for c in own {
-            self.remove_container(&c.id).await?;
-            removed.push(c.id);
-        }
-        Ok(removed)
-    }
-
-    /// Removes the snapshot images (`etip.kind=snapshot`, fresh rounds) this process created;
-    /// returns their ids. Built images are never touched.
-    pub async fn remove_own_snapshots(&self) -> Result<Vec<String>, EngineError> {
-        let own = self
-            .list_images(&[
-                format!("{}={}", crate::LABEL_OWNER, crate::owner()),
-                format!("{}=snapshot", LABEL_KIND),
-            ])
-            .await?;
-        let mut removed = Vec::new();
-        for i in own {
-            self.remove_image(&i.id).await?;
-            removed.push(i.id);
-        }
-        Ok(removed)
     }
 
     /// Images carrying all the given `key=value` labels (or just `key` when the value is empty).

@@ -117,7 +117,10 @@ impl Engine {
         &self.docker
     }
 
-    /// Creates a container from `body`; `what` and `image` name it in the error.
+    /// Creates a container from `body`; `what` and `image` name it in the error. Refused once the
+    /// process is interrupted. The request runs as its own task, registered while in flight, so
+    /// a signal's cleanup waits for it and removes the container even when it is created after
+    /// the signal, or after the caller stopped waiting.
     pub(crate) async fn create_from_body(
         &self,
         options: Option<bollard::query_parameters::CreateContainerOptions>,
@@ -125,10 +128,22 @@ impl Engine {
         what: &'static str,
         image: &str,
     ) -> Result<String, EngineError> {
-        let created = self
-            .docker
-            .create_container(options, body)
+        let registration = crate::interrupt::begin_create(what)?;
+        let docker = self.docker.clone();
+        let request = tokio::spawn(async move {
+            let created = docker.create_container(options, body).await;
+            if let Ok(c) = &created {
+                crate::interrupt::created(crate::interrupt::Object::Container, &c.id);
+            }
+            drop(registration);
+            created
+        });
+        let created = request
             .await
+            .map_err(|e| EngineError::Lost {
+                what,
+                detail: e.to_string(),
+            })?
             .map_err(|e| EngineError::api(what, image, e))?;
         Ok(created.id)
     }

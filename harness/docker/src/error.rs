@@ -33,6 +33,8 @@ pub enum EngineError {
     Session { id: String, detail: String },
     #[error("the run was interrupted: no new container is created (creating {what})")]
     Interrupted { what: String },
+    #[error("{what}: the request to the engine ended without an answer ({detail})")]
+    Lost { what: &'static str, detail: String },
     #[error("{action} failed on {object}: {source}")]
     Api {
         action: &'static str,

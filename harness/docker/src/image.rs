@@ -187,12 +187,19 @@ impl Engine {
 
     /// Removes an image (forced: also when other tags point at it). Missing images are not an error.
     pub async fn remove_image(&self, name: &str) -> Result<(), EngineError> {
+        let _registration = crate::interrupt::begin_removal();
         let options = RemoveImageOptionsBuilder::new().force(true).build();
         match self.docker.remove_image(name, Some(options), None).await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                crate::interrupt::gone(crate::interrupt::Object::Snapshot, name, true);
+                Ok(())
+            }
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
-            }) => Ok(()),
+            }) => {
+                crate::interrupt::gone(crate::interrupt::Object::Snapshot, name, false);
+                Ok(())
+            }
             Err(e) => Err(EngineError::api("removing image", name, e)),
         }
     }

@@ -37,13 +37,15 @@
 //!
 //! The [`Engine`] handle and its connection live in `engine`, [`EngineError`] in `error`, image
 //! queries and builds in `image`, single runs and [`Limits`] in `run`, listing and cleaning up in
-//! `clean`; everything they define is re-exported here. Layers, sessions, build containers and
+//! `clean`, stopping on a signal ([`interrupt`], [`Engine::remove_own_objects`]) in `interrupt`;
+//! everything they define is re-exported here. Layers, sessions, build containers and
 //! networks have public modules of their own.
 
 mod clean;
 mod engine;
 mod error;
 mod image;
+mod interrupt;
 mod run;
 
 pub mod build_container;
@@ -56,6 +58,7 @@ pub use clean::{CleanFilter, CleanReport, Labelled};
 pub use engine::{Engine, EngineInfo};
 pub use error::EngineError;
 pub use image::{BuildSpec, ImageInfo};
+pub use interrupt::{KIND_SNAPSHOT, OwnRemoval, in_flight, interrupt, interrupted};
 pub use layer::TreeCache;
 pub use layer::build::{LayerContext, LayerSpec};
 pub use network::ServiceSpec;
@@ -68,15 +71,13 @@ pub use session::{
 
 /// Label present (value `"true"`) on every image and container etip creates.
 pub const LABEL_MANAGED: &str = "etip.managed";
-/// Label with the kind of object: `base`, `env`, `instance`, `run` or `session`.
+/// Label with the kind of object: `base`, `env`, `instance`, `run`, `session` or `snapshot`.
 pub const LABEL_KIND: &str = "etip.kind";
 /// Label with the namespace (lets tests and users separate their objects).
 pub const LABEL_NAMESPACE: &str = "etip.namespace";
 /// Label with the process that created a container (`<pid>-<start time>`): a run stopped by a
-/// signal removes exactly its own containers ([`Engine::remove_own_containers`]).
+/// signal removes exactly its own containers and snapshot images ([`Engine::remove_own_objects`]).
 pub const LABEL_OWNER: &str = "etip.owner";
-
-static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// This process's [`LABEL_OWNER`] value.
 pub fn owner() -> &'static str {
@@ -89,19 +90,8 @@ pub fn owner() -> &'static str {
     })
 }
 
-/// Marks the process as interrupted (a signal arrived): from now on no container is created, so
-/// that [`Engine::remove_own_containers`] leaves none behind.
-pub fn interrupt() {
-    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// Whether [`interrupt`] was called.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
-}
-
 /// The labels every container etip creates carries (managed, owner); refuses once the process is
-/// interrupted.
+/// interrupted (the creation itself is refused then too: [`interrupt`]).
 pub(crate) fn own_labels(
     labels: &mut std::collections::HashMap<String, String>,
     what: &str,

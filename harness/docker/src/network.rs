@@ -103,7 +103,7 @@ impl Engine {
     /// the container is removed. Remove it with [`Engine::remove_container`].
     pub async fn start_service(&self, spec: &ServiceSpec) -> Result<String, EngineError> {
         let mut labels = spec.labels.clone();
-        labels.insert(LABEL_MANAGED.into(), "true".into());
+        crate::own_labels(&mut labels, "a service container")?;
         labels.insert(LABEL_KIND.into(), KIND_SERVICE.into());
         let mut host_config = limited_host_config(&spec.limits, true);
         host_config.network_mode = Some(spec.network.clone());

@@ -45,8 +45,9 @@ pub fn runtime() -> anyhow::Result<&'static tokio::runtime::Runtime> {
     Ok(rt)
 }
 
-/// Waits for SIGINT or SIGTERM, then stops the creation of containers, removes the ones this
-/// process created and exits with 128 + the signal's number. What was finished is kept: outputs
+/// Waits for SIGINT or SIGTERM, then stops the creation of containers and snapshot images,
+/// removes the ones this process created (also those of engine requests in flight at the signal,
+/// once they finish) and exits with 128 + the signal's number. What was finished is kept: outputs
 /// are written atomically and the stores commit per record, so the command continues where it
 /// stopped when run again.
 async fn stop_on_signal() {
@@ -64,19 +65,39 @@ async fn stop_on_signal() {
     };
     etip_docker::interrupt();
     eprintln!(
-        "\ninterrupted: removing this run's containers (what finished is kept; run the command again to continue)"
+        "\ninterrupted: removing this run's containers and snapshot images (what finished is kept; run the command again to continue)"
     );
+    let pending = etip_docker::in_flight();
+    if pending > 0 {
+        eprintln!("waiting for {pending} request(s) to the Docker engine to finish first");
+    }
     match etip_docker::Engine::connect().await {
         Ok(engine) => {
-            match engine.remove_own_containers().await {
-                Ok(ids) => eprintln!("removed {} container(s)", ids.len()),
-                Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
+            // Bounded so that the whole cleanup ends before `finish` stops waiting for it.
+            let removal = engine
+                .remove_own_objects(std::time::Duration::from_secs(90))
+                .await;
+            eprintln!(
+                "removed {} container(s) and {} snapshot image(s)",
+                removal.containers.len(),
+                removal.snapshots.len()
+            );
+            for left in &removal.left {
+                eprintln!("not removed: {left}");
             }
-            if let Err(e) = engine.remove_own_snapshots().await {
-                eprintln!("removing the snapshot images: {e} (etip clean removes them)");
+            if removal.unfinished > 0 {
+                eprintln!(
+                    "{} request(s) to the Docker engine did not finish: what they create is not removed",
+                    removal.unfinished
+                );
+            }
+            if !removal.complete() {
+                eprintln!("`etip clean` removes what is left");
             }
         }
-        Err(e) => eprintln!("removing the containers: {e} (etip clean removes them)"),
+        Err(e) => eprintln!(
+            "removing the containers and snapshot images: {e} (`etip clean` removes them)"
+        ),
     }
     std::process::exit(code);
 }

@@ -2,7 +2,7 @@
 //! start-up probe for its main process and `timeout`, and removing it ([`Engine::stop_session`]).
 
 use super::{KIND_SESSION, Session, SessionSpec};
-use crate::{Engine, EngineError, LABEL_KIND, limited_host_config};
+use crate::{Engine, EngineError, KIND_SNAPSHOT, LABEL_KIND, limited_host_config};
 use bollard::models::{ContainerCreateBody, Mount, MountTmpfsOptions, MountType};
 use bollard::query_parameters::StartContainerOptions;
 use std::collections::HashMap;
@@ -153,7 +153,7 @@ impl Engine {
     ) -> Result<String, EngineError> {
         let mut labels = labels.clone();
         crate::own_labels(&mut labels, "a snapshot image")?;
-        labels.insert(LABEL_KIND.into(), "snapshot".into());
+        labels.insert(LABEL_KIND.into(), KIND_SNAPSHOT.into());
         let options = bollard::query_parameters::CommitContainerOptionsBuilder::new()
             .container(&session.id)
             .pause(true)
@@ -162,10 +162,26 @@ impl Engine {
             labels: Some(labels),
             ..Default::default()
         };
-        let out = self
-            .docker
-            .commit_container(options, config)
+        // As a registered task of its own: a signal's cleanup waits for the commit (seconds on a
+        // large container) and removes the image it makes.
+        let registration = crate::interrupt::begin_create("a snapshot image")?;
+        let docker = self.docker.clone();
+        let request = tokio::spawn(async move {
+            let committed = docker.commit_container(options, config).await;
+            if let Ok(c) = &committed
+                && !c.id.is_empty()
+            {
+                crate::interrupt::created(crate::interrupt::Object::Snapshot, &c.id);
+            }
+            drop(registration);
+            committed
+        });
+        let out = request
             .await
+            .map_err(|e| EngineError::Lost {
+                what: "committing the session",
+                detail: e.to_string(),
+            })?
             .map_err(|e| EngineError::api("committing the session", &session.id, e))?;
         if out.id.is_empty() {
             return Err(EngineError::Session {
