@@ -128,7 +128,8 @@ impl Engine {
         what: &'static str,
         image: &str,
     ) -> Result<String, EngineError> {
-        let registration = crate::interrupt::begin_create(what)?;
+        let registration =
+            crate::interrupt::begin_create(what.strip_prefix("creating ").unwrap_or(what))?;
         let docker = self.docker.clone();
         let request = tokio::spawn(async move {
             let created = docker.create_container(options, body).await;

@@ -31,7 +31,7 @@ pub enum EngineError {
     BuildTimeout { tag: String, secs: u64, log: String },
     #[error("session {id}: {detail}")]
     Session { id: String, detail: String },
-    #[error("the run was interrupted: no new container is created (creating {what})")]
+    #[error("the run was interrupted: no container or snapshot image is created any more ({what})")]
     Interrupted { what: String },
     #[error("{what}: the request to the engine ended without an answer ({detail})")]
     Lost { what: &'static str, detail: String },

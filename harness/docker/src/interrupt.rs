@@ -1,10 +1,11 @@
 //! Stopping on a signal without leaving containers or snapshot images behind.
 //!
 //! A signal can arrive while the engine is serving a request that creates an object: the
-//! container or the snapshot image it returns exists only after the signal's handler listed what
-//! to remove. So every request that creates a container or commits a session to a snapshot image
-//! runs as its own task and is registered here while it is in flight; what it created is recorded
-//! until the process removes it. [`interrupt`] stops new creations (under the same lock, so none
+//! container or snapshot image appears after the signal's handler listed what to remove, and a
+//! process that exits without waiting for the answer leaves it behind. So every request that
+//! creates a container or commits a session to a snapshot image runs as its own task and is
+//! registered here while it is in flight; what it created is recorded until the process removes
+//! it. [`interrupt`] stops new creations (under the same lock, so none
 //! can slip in between), and [`Engine::remove_own_objects`] then waits for the requests in flight,
 //! removes every container and snapshot image this process created and has not removed (found by
 //! [`crate::LABEL_OWNER`] and by what the requests returned), waits out removals another part of
@@ -50,6 +51,43 @@ fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+impl State {
+    fn begin_create(&mut self, what: &str) -> Result<(), EngineError> {
+        if self.interrupted {
+            return Err(EngineError::Interrupted {
+                what: what.to_string(),
+            });
+        }
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn created(&mut self, kind: Object, id: &str) {
+        match kind {
+            Object::Container => {
+                self.containers.insert(id.to_string());
+            }
+            Object::Snapshot => {
+                self.committed.insert(id.to_string());
+                self.snapshots.insert(id.to_string());
+            }
+        }
+    }
+
+    fn gone(&mut self, kind: Object, id: &str, confirmed: bool) {
+        let ours = match kind {
+            Object::Container => self.containers.remove(id) || confirmed,
+            Object::Snapshot => self.snapshots.remove(id) | self.committed.contains(id),
+        };
+        if confirmed && ours && self.interrupted {
+            match kind {
+                Object::Container => self.removed_containers.insert(id.to_string()),
+                Object::Snapshot => self.removed_snapshots.insert(id.to_string()),
+            };
+        }
+    }
+}
+
 /// Marks the process as interrupted (a signal arrived): from now on no container is created and
 /// no session is committed, so that [`Engine::remove_own_objects`] leaves none behind.
 pub fn interrupt() {
@@ -87,13 +125,7 @@ impl Drop for InFlight {
 
 /// Registers a request that creates an object; refuses once the process is interrupted.
 pub(crate) fn begin_create(what: &str) -> Result<InFlight, EngineError> {
-    let mut s = state();
-    if s.interrupted {
-        return Err(EngineError::Interrupted {
-            what: what.to_string(),
-        });
-    }
-    s.in_flight += 1;
+    state().begin_create(what)?;
     Ok(InFlight(()))
 }
 
@@ -105,31 +137,15 @@ pub(crate) fn begin_removal() -> InFlight {
 
 /// Records an object a request created (before its registration ends).
 pub(crate) fn created(kind: Object, id: &str) {
-    let mut s = state();
-    match kind {
-        Object::Container => s.containers.insert(id.to_string()),
-        Object::Snapshot => {
-            s.committed.insert(id.to_string());
-            s.snapshots.insert(id.to_string())
-        }
-    };
+    state().created(kind, id);
 }
 
 /// Records that `id` is gone: `confirmed` when this process's request removed it (or waited
 /// until it was), which counts it as removed after an interrupt. A container removed after the
-/// interrupt counts; an image only when it is a snapshot this process committed.
+/// interrupt counts; an image only when it is a snapshot this process committed (counted once
+/// when two requests removed it, whichever answer came first).
 pub(crate) fn gone(kind: Object, id: &str, confirmed: bool) {
-    let mut s = state();
-    let ours = match kind {
-        Object::Container => s.containers.remove(id) || confirmed,
-        Object::Snapshot => s.snapshots.remove(id) | s.committed.contains(id),
-    };
-    if confirmed && ours && s.interrupted {
-        match kind {
-            Object::Container => s.removed_containers.insert(id.to_string()),
-            Object::Snapshot => s.removed_snapshots.insert(id.to_string()),
-        };
-    }
+    state().gone(kind, id, confirmed);
 }
 
 /// Whether an engine error is the given HTTP status.
@@ -259,5 +275,57 @@ impl Engine {
         report.containers = s.removed_containers.iter().cloned().collect();
         report.snapshots = s.removed_snapshots.iter().cloned().collect();
         report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creations_stop_at_the_interrupt_and_removals_count_after_it() {
+        let mut s = State::default();
+        assert!(s.begin_create("a container").is_ok());
+        s.created(Object::Container, "c1");
+        s.created(Object::Container, "c2");
+        s.created(Object::Snapshot, "sha256:i1");
+        s.gone(Object::Container, "c1", true);
+        s.interrupted = true;
+        let refused = s.begin_create("a container").map_err(|e| e.to_string());
+        assert_eq!(
+            refused,
+            Err(
+                "the run was interrupted: no container or snapshot image is created any more \
+                 (a container)"
+                    .to_string()
+            )
+        );
+        assert_eq!(s.in_flight, 1);
+        // Removed before the interrupt: not counted; a container found gone by someone else's
+        // removal: not counted either.
+        s.gone(Object::Container, "c2", false);
+        s.gone(Object::Container, "c3", true);
+        assert!(s.containers.is_empty());
+        assert_eq!(s.removed_containers, BTreeSet::from(["c3".to_string()]));
+    }
+
+    #[test]
+    fn a_snapshot_removed_by_two_requests_counts_once_whichever_answers_first() {
+        let mut s = State::default();
+        s.created(Object::Snapshot, "sha256:i1");
+        s.created(Object::Snapshot, "sha256:i2");
+        s.interrupted = true;
+        // The other request's "no such image" is read before the removal's own answer.
+        s.gone(Object::Snapshot, "sha256:i1", false);
+        s.gone(Object::Snapshot, "sha256:i1", true);
+        s.gone(Object::Snapshot, "sha256:i2", true);
+        s.gone(Object::Snapshot, "sha256:i2", false);
+        // An image this process did not commit is not a snapshot of its own.
+        s.gone(Object::Snapshot, "etip/base:x", true);
+        assert!(s.snapshots.is_empty());
+        assert_eq!(
+            s.removed_snapshots,
+            BTreeSet::from(["sha256:i1".to_string(), "sha256:i2".to_string()])
+        );
     }
 }
