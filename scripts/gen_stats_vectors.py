@@ -22,6 +22,9 @@ Deterministic: a fixed seed drives every random choice. Files written:
                             plus the correctly rounded exact value (fractions).
   normal_vectors.json       scipy.special.ndtr(-z) (the normal survival function used by
                             mannwhitneyu's asymptotic method).
+  wilcoxon_vectors.json     scipy.stats.wilcoxon(d, alternative=...) (zero_method 'wilcox',
+                            no continuity correction, method 'auto': exact up to 50
+                            differences), r_plus and p for every alternative.
 """
 
 import argparse
@@ -288,6 +291,39 @@ def normal_cases(rng):
     return cases
 
 
+# --------------------------------------------------------------------- wilcoxon
+
+def wilcoxon_cases():
+    rng = np.random.default_rng(SEED + 1)
+    samples = []
+    for n in [1, 2, 3, 5, 6, 7, 8, 10, 12, 15, 20, 30, 49, 50, 51, 60, 100, 300]:
+        samples.append((floats(rng.normal(0.1, 0.3, n)), f"normal_{n}"))
+    for n in [8, 12, 30, 60]:
+        # Excess times as etip's timing check sees them: a shifted, heavy-tailed sample.
+        samples.append((floats(rng.standard_t(3, n) * 0.2 + 0.3), f"shifted_t_{n}"))
+        samples.append((floats(np.round(rng.normal(0.0, 0.05, n), 2)), f"rounded_ties_{n}"))
+    samples += [
+        ([0.3, 0.2, -0.1, 0.5, 0.4, 0.25], "doc_like"),
+        ([0.3, 0.0, -0.1, 0.5, 0.4, 0.25], "one_zero"),
+        ([0.3, 0.2, -0.2, 0.5, 0.4, 0.25], "tied_ranks"),
+        ([1.0] * 12, "all_positive_tied"),
+        ([-1.0, 1.0] * 30, "balanced_tied_60"),
+    ]
+    cases = []
+    for d, kind in samples:
+        results = []
+        for alternative in ("two-sided", "less", "greater"):
+            r = stats.wilcoxon(d, alternative=alternative)
+            stat = float(r.statistic)
+            if alternative == "two-sided":
+                # scipy reports min(r_plus, r_minus) two-sided; r_plus is asked of "greater".
+                stat = None
+            results.append({"alternative": alternative, "r_plus": stat, "p": float(r.pvalue)})
+        cases.append({"kind": kind, "d": d, "results": results})
+    print(f"wilcoxon: {len(cases)} cases")
+    return cases
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -304,6 +340,7 @@ def main():
         "delta_vectors.json": delta_cases(rng),
         "binomial_vectors.json": binomial_cases(rng),
         "normal_vectors.json": normal_cases(rng),
+        "wilcoxon_vectors.json": wilcoxon_cases(),
     }
     for name, cases in outputs.items():
         path = os.path.join(args.out, name)

@@ -1,6 +1,7 @@
 //! Statistics for execution-time comparisons: JETO's paired binomial sign test
 //! (with a timer-resolution rule and a group-sequential version for adaptive
-//! rounds), the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`),
+//! rounds), the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`), the
+//! Wilcoxon signed-rank test (matching `scipy.stats.wilcoxon`),
 //! numpy-style quantiles and the IQR outlier filter, SWE-Perf's minimum-gain
 //! δ, summary statistics, effect sizes (Cliff's δ, median paired ratio) and
 //! bootstrap intervals.
@@ -46,6 +47,7 @@ mod normal;
 mod sample;
 mod sequential;
 mod sign;
+mod wilcoxon;
 
 pub use binomial::EXACT_SIGN_ROUNDS;
 pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
@@ -63,3 +65,4 @@ pub use sign::{
     Direction, SignTestConfig, SignTestVerdict, TimerRule, binomial_sf_half, min_sign_p_value,
     sign_test, sign_test_feasible, sign_test_with,
 };
+pub use wilcoxon::{EXACT_SIGNED_RANK, SignedRank, wilcoxon_signed_rank};

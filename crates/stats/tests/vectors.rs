@@ -255,3 +255,49 @@ fn normal_sf_matches_scipy_ndtr() {
     }
     eprintln!("normal sf: worst relative error vs scipy.special.ndtr {worst:e}");
 }
+
+#[derive(Deserialize)]
+struct WilcoxonCase {
+    kind: String,
+    d: Vec<f64>,
+    results: Vec<WilcoxonResult>,
+}
+
+#[derive(Deserialize)]
+struct WilcoxonResult {
+    alternative: String,
+    r_plus: Option<f64>,
+    p: f64,
+}
+
+#[test]
+fn wilcoxon_signed_rank_matches_scipy() {
+    let cases: Vec<WilcoxonCase> = load("wilcoxon_vectors.json");
+    assert!(cases.len() >= 30);
+    let mut exact = 0;
+    for c in &cases {
+        for r in &c.results {
+            let alt = match r.alternative.as_str() {
+                "two-sided" => Alternative::TwoSided,
+                "less" => Alternative::Less,
+                _ => Alternative::Greater,
+            };
+            let got = etip_stats::wilcoxon_signed_rank(&c.d, alt).unwrap();
+            exact += usize::from(got.exact);
+            if let Some(stat) = r.r_plus {
+                assert_eq!(got.r_plus, stat, "{} {}", c.kind, r.alternative);
+            }
+            assert!(
+                rel_err(got.p_value, r.p) < REL,
+                "{} {} (n = {}): p {} against scipy's {}",
+                c.kind,
+                r.alternative,
+                got.n,
+                got.p_value,
+                r.p
+            );
+        }
+    }
+    // Both methods are exercised.
+    assert!(exact > 0 && exact < 3 * cases.len(), "{exact}");
+}
