@@ -122,6 +122,7 @@ fn envelope(id: &str, cfg: &VerdictConfig) -> Measurement {
         overall: None,
         detectors: Vec::new(),
         round_log: Vec::new(),
+        timing: None,
     }
 }
 

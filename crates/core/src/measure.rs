@@ -217,8 +217,8 @@ pub struct ClassRecord {
 pub struct TimingCheck {
     /// The side checked against the original (`patched`, `candidate`, `reference`).
     pub side: String,
-    /// Both rules hold: no report total above its command's wall time, and no disagreement beyond
-    /// the tolerance.
+    /// Both rules hold: no report total above its command's wall time, and the rounds' excess not
+    /// significantly above the tolerance.
     pub consistent: bool,
     /// Timed rounds checked.
     pub rounds: usize,
@@ -230,11 +230,16 @@ pub struct TimingCheck {
     /// Time saved per round by the wall clock (original's command time minus the side's).
     pub saved_by_wall: f64,
     /// Per round, the saving by report minus the saving by wall clock (how much more time the
-    /// side spent outside its reported classes than the original did); the median over rounds is
-    /// what the tolerance bounds.
+    /// side spent outside its reported classes than the original did); the median over rounds.
     pub excess: f64,
-    /// The largest `excess` accepted.
+    /// The largest `excess` a round may have without disagreeing (median over rounds: it may
+    /// grow with the original's command time).
     pub tolerance: f64,
+    /// Rounds whose excess is above their tolerance.
+    pub disagreeing: usize,
+    /// One-sided Wilcoxon signed-rank p-value of the rounds' excess over their tolerance: the side
+    /// disagrees when it is below the check's `p_val` (0.01 by default).
+    pub p_disagree: f64,
     /// `Σ original report / Σ side report` over the timed classes.
     #[serde(with = "nonfinite")]
     pub speedup_by_report: f64,

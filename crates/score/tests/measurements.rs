@@ -111,6 +111,7 @@ fn base(id: &str) -> Measurement {
         overall: None,
         detectors: Vec::new(),
         round_log: Vec::new(),
+        timing: None,
     }
 }
 

@@ -1,27 +1,39 @@
 //! Reported times held against measured wall time (rules §3.8).
 //!
 //! Per-class times come from reports that the measured process writes about itself (pytest's
-//! `--junitxml`, Surefire's `TEST-*.xml` from the forked JVM). Code under test runs in that
-//! process, so a candidate can change what its report says: replace the clock pytest reads,
-//! rewrite the XML writer, overwrite the report at exit, skew the JVM's clock. The one time it
+//! `--junitxml`, Surefire's `TEST-*.xml`). Code under test runs in that process (or, for Surefire,
+//! in the forked JVM beside the writer), so a candidate can change what its report says: replace
+//! the clock pytest reads, patch the XML writer, rewrite the report at exit. The one time it
 //! cannot change is the wall time etip measures outside it, around the whole test command
-//! (`command_secs` of every round). Two rules hold the report to it, for one side against the
+//! (`command_secs` of every round). Two rules hold the reports to it, for one side against the
 //! original side of the same rounds:
 //!
 //! 1. **Bound**: in every timed round, each side's reported total over the timed classes is at
 //!    most its command's wall time (plus the report's rounding: one resolution step per class).
 //! 2. **Agreement**: the time the reports say the side saved must be seen by the wall clock. Per
-//!    round k, `excess_k = (O_k − S_k) − (Wo_k − Ws_k)`, the saving by report minus the saving by
-//!    wall time (equivalently: how much more time the side spent outside its reported classes than
-//!    the original did). The median over the timed rounds must not exceed the tolerance
-//!    `max(secs, share · median Wo)`. An honest side spends as long outside its tests as the
-//!    original does, so its excess is only the harness's round-to-round noise, which the A/A runs
-//!    measure (`etip measure --aa` records the same check between two containers of the original).
+//!    round k, `excess_k = (O_k − S_k) − (Wo_k − Ws_k)`: the saving by report minus the saving by
+//!    wall time, which is also how much longer the side spent outside its reported classes than
+//!    the original did. A round *disagrees* when `excess_k` exceeds the tolerance
+//!    `τ_k = max(secs, share · Wo_k)`. The side disagrees when the one-sided Wilcoxon signed-rank
+//!    test finds `excess_k − τ_k` centred above 0 (`p < p_val`; 0.01 by default, stricter than the
+//!    verdicts' 0.1: calling a report faked is a strong claim, and 7 rounds are the fewest that can
+//!    make it).
+//!
+//! Why a rank test on paired rounds and not a threshold on the mean: for an honest side the time
+//! spent outside the tests is distributed as the original's (same interpreter, same collection,
+//! the order of the sides rotated over the rounds), so `excess_k` is the difference of two draws
+//! of one distribution, symmetric around 0, and `excess_k − τ_k` symmetric around a negative
+//! value: the test flags an honest side with probability at most `p_val`, even on a loaded machine
+//! where the outside time of one command swings by half a second. A faked report is above the
+//! tolerance in nearly every round, by about the time it hides. The signed-rank test weighs how
+//! far each round is from the tolerance, so one or two honest-looking rounds (a slow original) do
+//! not clear a fake, as they would under a sign test at 12 rounds. The tolerance only says how
+//! large a disagreement counts; the A/A runs (`etip measure --aa`, the same check between two
+//! containers of the original) show the noise it sits in.
 //!
 //! A side whose wall clock saves *more* than its reports say (a faster import, say) passes: only a
-//! claim the wall clock does not support is refused. The median keeps one disturbed round from
-//! deciding. What the check cannot see: a fake whose claimed saving per round is below the
-//! tolerance; the static screen of the patch names such code.
+//! claim the wall clock does not support is refused. What the check cannot see: a fake whose claimed
+//! saving per round is below the tolerance; the static screen of the patch names such code.
 
 use crate::protocol::RoundResult;
 use etip_core::measure::{ClassRecord, TimingCheck};
@@ -32,8 +44,12 @@ use std::collections::BTreeSet;
 pub struct Tolerance {
     /// Seconds per round.
     pub secs: f64,
-    /// Share of the original's median command time per round.
+    /// Share of the original's command time in the round.
     pub share: f64,
+    /// Threshold of the one-sided signed-rank test of the rounds' excess over the tolerance
+    /// (strict). Calling a side's reports faked is a strong claim: the default is stricter than
+    /// the verdicts' (7 rounds are needed before any outcome can reach it).
+    pub p_val: f64,
 }
 
 impl Default for Tolerance {
@@ -41,9 +57,13 @@ impl Default for Tolerance {
         Tolerance {
             secs: DEFAULT_TOLERANCE_SECS,
             share: DEFAULT_TOLERANCE_SHARE,
+            p_val: DEFAULT_TIMING_P_VAL,
         }
     }
 }
+
+/// Default of [`Tolerance::p_val`].
+pub const DEFAULT_TIMING_P_VAL: f64 = 0.01;
 
 /// Default of [`Tolerance::secs`].
 pub const DEFAULT_TOLERANCE_SECS: f64 = 0.05;
@@ -98,11 +118,18 @@ pub fn check(
             .sum()
     };
     let slack = timed.len() as f64 * resolution.max(0.0) + 1e-6;
+    let n = rounds.len();
     let mut over_wall = [0usize; 2];
-    let (mut saved_report, mut saved_wall, mut excess, mut wall_o) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut sum_ro, mut sum_rs, mut sum_wo, mut sum_ws) = (0.0, 0.0, 0.0, 0.0);
     let mut worst_over: Option<(usize, usize, f64, f64)> = None;
+    let (mut saved_report, mut saved_wall, mut excess, mut taus) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut disagreeing = 0;
+    let mut beyond = Vec::with_capacity(n);
+    let (mut sum_ro, mut sum_rs, mut sum_wo, mut sum_ws) = (0.0, 0.0, 0.0, 0.0);
     for r in &rounds {
         let (ro, rs) = (reported(r, 0), reported(r, side));
         let (wo, ws) = (r.sides[0].command_secs, r.sides[side].command_secs);
@@ -114,17 +141,22 @@ pub fn check(
                 }
             }
         }
+        let e = (ro - rs) - (wo - ws);
+        let tau = tolerance.at(wo);
+        disagreeing += usize::from(e > tau);
+        beyond.push(e - tau);
         saved_report.push(ro - rs);
         saved_wall.push(wo - ws);
-        excess.push((ro - rs) - (wo - ws));
-        wall_o.push(wo);
+        excess.push(e);
+        taus.push(tau);
         sum_ro += ro;
         sum_rs += rs;
         sum_wo += wo;
         sum_ws += ws;
     }
-    let tol = tolerance.at(median(&wall_o));
-    let excess_median = median(&excess);
+    // Finite by construction (times are finite); a failure would mean no evidence.
+    let p_disagree = etip_stats::wilcoxon_signed_rank(&beyond, etip_stats::Alternative::Greater)
+        .map_or(1.0, |w| w.p_value);
     let mut why = Vec::new();
     if let Some((k, j, rep, wall)) = worst_over {
         let names = ["original", label];
@@ -138,13 +170,12 @@ pub fn check(
             names[j]
         ));
     }
-    if excess_median > tol {
+    if p_disagree < tolerance.p_val {
         why.push(format!(
-            "the {label}'s reports save {:.3} s per round (median) but its test command saves {:.3} s: {:.3} s of claimed saving that the wall clock does not see, above the tolerance of {:.3} s (speedup {:.2}x by report, {:.2}x by wall time)",
+            "the {label}'s reports claim a saving that the wall clock does not see, by more than the tolerance of {:.3} s in {disagreeing} of {n} rounds (signed-rank p = {p_disagree:.2e}): per round (median) {:.3} s saved by report, {:.3} s by the test command (speedup {:.2}x by report, {:.2}x by wall time)",
+            median(&taus),
             median(&saved_report),
             median(&saved_wall),
-            excess_median,
-            tol,
             sum_ro / sum_rs,
             sum_wo / sum_ws,
         ));
@@ -152,12 +183,14 @@ pub fn check(
     Some(TimingCheck {
         side: label.to_string(),
         consistent: why.is_empty(),
-        rounds: rounds.len(),
+        rounds: n,
         over_wall,
         saved_by_report: median(&saved_report),
         saved_by_wall: median(&saved_wall),
-        excess: excess_median,
-        tolerance: tol,
+        excess: median(&excess),
+        tolerance: median(&taus),
+        disagreeing,
+        p_disagree,
         speedup_by_report: sum_ro / sum_rs,
         speedup_by_wall: sum_wo / sum_ws,
         detail: (!why.is_empty()).then(|| why.join("; ")),
@@ -274,8 +307,47 @@ mod tests {
             "{c:?}"
         );
         assert!(c.excess > 0.4, "{c:?}");
+        assert_eq!((c.disagreeing, c.rounds), (10, 10));
         let d = c.detail.unwrap();
         assert!(d.contains("wall clock does not see"), "{d}");
+        assert!(d.contains("in 10 of 10 rounds"), "{d}");
+    }
+
+    #[test]
+    fn a_fake_hidden_in_noise_is_caught_by_its_ranks() {
+        // The report rewritten at exit on a busy machine (12 rounds seen in the Docker test):
+        // two rounds of 12 look honest, which a sign test at p < 0.01 would let through
+        // (P(X >= 10) = 0.019); their excess is small, the others' large.
+        let excess = [
+            0.686, 0.562, 0.19, 0.256, 0.257, 0.016, -0.052, 0.151, 0.179, 0.165, 0.154, 0.274,
+        ];
+        let pairs: Vec<[(f64, f64); 2]> = excess
+            .iter()
+            .map(|e| [(0.6, 0.28), (0.6 - 0.28 + e, 0.0)])
+            .collect();
+        let c = run(&pairs);
+        assert_eq!(c.disagreeing, 10);
+        assert!(!c.consistent && c.p_disagree < 0.01, "{c:?}");
+    }
+
+    #[test]
+    fn an_honest_side_on_a_loaded_machine_is_not_flagged() {
+        // The time outside the tests swings by up to half a second per command (seen on a
+        // machine running other containers), symmetric between the sides: large excesses, but
+        // in about half the rounds only.
+        let swing = [
+            0.5, -0.4, 0.3, -0.45, 0.05, -0.2, 0.35, -0.3, 0.4, -0.5, 0.2, -0.1,
+        ];
+        let pairs: Vec<[(f64, f64); 2]> =
+            swing.iter().map(|s| [(0.9, 0.3), (0.7 + s, 0.1)]).collect();
+        let c = run(&pairs);
+        assert!(c.consistent, "{c:?}");
+        assert_eq!(c.disagreeing, 5);
+        // Few rounds cannot show a disagreement: 6 of 6 has p = 1/64, above 0.01; 7 of 7 is
+        // 1/128 (the signed-rank test's smallest p-values).
+        let c = run(&[[(0.5, 0.3), (0.9, 0.003)]; 6]);
+        assert!(c.consistent && c.p_disagree == 1.0 / 64.0, "{c:?}");
+        assert!(!run(&[[(0.5, 0.3), (0.9, 0.003)]; 7]).consistent);
     }
 
     #[test]
@@ -306,13 +378,13 @@ mod tests {
     #[test]
     fn the_tolerance_is_the_larger_of_seconds_and_share() {
         // Long commands: 10 s outside the tests. 2% of 10.5 s is 0.21 s.
-        let c = run(&[[(10.5, 0.5), (10.6, 0.45)]; 5]);
+        let c = run(&[[(10.5, 0.5), (10.6, 0.45)]; 8]);
         assert!((c.tolerance - 0.21).abs() < 1e-9, "{c:?}");
         assert!(c.consistent, "excess {} within 0.21 s", c.excess);
-        let c = run(&[[(10.5, 0.5), (10.8, 0.15)]; 5]);
+        let c = run(&[[(10.5, 0.5), (10.8, 0.15)]; 8]);
         assert!(!c.consistent, "excess {} above 0.21 s", c.excess);
         // Short commands: the 50 ms floor.
-        let c = run(&[[(0.5, 0.2), (0.53, 0.19)]; 5]);
+        let c = run(&[[(0.5, 0.2), (0.53, 0.19)]; 8]);
         assert!((c.tolerance - 0.05).abs() < 1e-9 && c.consistent, "{c:?}");
     }
 
@@ -327,9 +399,10 @@ mod tests {
     #[test]
     fn nothing_to_check_without_timed_classes_or_rounds() {
         let r = rounds(&[[(0.5, 0.2), (0.5, 0.2)]]);
-        assert!(check(&r, &BTreeSet::new(), 1, "c", 0.001, Tolerance::default()).is_none());
-        assert!(check(&[], &timed(), 1, "c", 0.001, Tolerance::default()).is_none());
+        let tol = Tolerance::default();
+        assert!(check(&r, &BTreeSet::new(), 1, "c", 0.001, tol).is_none());
+        assert!(check(&[], &timed(), 1, "c", 0.001, tol).is_none());
         // A side the rounds do not have.
-        assert!(check(&r, &timed(), 2, "c", 0.001, Tolerance::default()).is_none());
+        assert!(check(&r, &timed(), 2, "c", 0.001, tol).is_none());
     }
 }

@@ -72,6 +72,21 @@ pub struct TimingArgs {
     /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
     #[arg(long, default_value_t = 10.0)]
     pub min_class_ms: f64,
+    /// How much more time per round (median) a version's reports may say it saved than the wall
+    /// clock around its test command saw, in milliseconds; beyond it and beyond
+    /// --timing-tolerance-share the run is `timing_inconsistent` (rules §3.8).
+    #[arg(long, default_value_t = etip_runner::consistency::DEFAULT_TOLERANCE_SECS * 1000.0,
+          value_parser = |s: &str| param::TIMING_TOLERANCE_MS.parse(s))]
+    pub timing_tolerance_ms: f64,
+    /// The same tolerance as a share of the original's test command time (the larger applies).
+    #[arg(long, default_value_t = etip_runner::consistency::DEFAULT_TOLERANCE_SHARE,
+          value_parser = |s: &str| param::TIMING_TOLERANCE_SHARE.parse(s))]
+    pub timing_tolerance_share: f64,
+    /// Significance threshold of the signed-rank test on how far the rounds' reports claim more
+    /// saving than the wall clock saw (strict; rules §3.8).
+    #[arg(long, default_value_t = etip_runner::consistency::DEFAULT_TIMING_P_VAL,
+          value_parser = |s: &str| param::P_VAL.parse(s))]
+    pub timing_p_val: f64,
     /// Memory limit of each session in MB.
     #[arg(long, default_value_t = 4096)]
     pub memory: u64,
@@ -207,6 +222,11 @@ impl TimingArgs {
             },
             min_class_secs: self.min_class_ms / 1000.0,
             sequential,
+            timing: etip_runner::consistency::Tolerance {
+                secs: self.timing_tolerance_ms / 1000.0,
+                share: self.timing_tolerance_share,
+                p_val: self.timing_p_val,
+            },
             ..VerdictConfig::default()
         }
     }

@@ -134,6 +134,7 @@ fn measurement(id: &str, rounds: usize, aa: bool) -> Measurement {
         overall: None,
         detectors: Vec::new(),
         round_log: Vec::new(),
+        timing: None,
     }
 }
 
