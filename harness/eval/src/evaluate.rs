@@ -32,6 +32,8 @@ pub enum Category {
     Malformed,
     /// Changes tests, benchmark or build files (refused unless test changes are allowed).
     Protected,
+    /// Larger than the patch size limit (`patch::MAX_PATCH_BYTES`): refused before it is applied.
+    TooLarge,
     DoesNotApply,
     /// The candidate does not build, or its smoke check fails.
     DoesNotCompile,
@@ -50,10 +52,11 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 10] = [
+    pub const ALL: [Category; 11] = [
         Category::NotGenerated,
         Category::Malformed,
         Category::Protected,
+        Category::TooLarge,
         Category::DoesNotApply,
         Category::DoesNotCompile,
         Category::TestsFail,
@@ -68,6 +71,7 @@ impl Category {
             Category::NotGenerated => "not_generated",
             Category::Malformed => "malformed",
             Category::Protected => "protected",
+            Category::TooLarge => "too_large",
             Category::DoesNotApply => "does_not_apply",
             Category::DoesNotCompile => "does_not_compile",
             Category::TestsFail => "tests_fail",
@@ -87,6 +91,7 @@ impl Category {
             PatchProblem::Empty => Category::NotGenerated,
             PatchProblem::Malformed { .. } | PatchProblem::Binary { .. } => Category::Malformed,
             PatchProblem::Protected { .. } => Category::Protected,
+            PatchProblem::TooLarge { .. } => Category::TooLarge,
         }
     }
 }

@@ -222,6 +222,7 @@ fn check(
     text: &str,
     classes: &[String],
 ) -> Result<(), (TestCategory, String)> {
+    patch::check_size(text).map_err(|p| (TestCategory::Malformed, p.to_string()))?;
     let files = patch::parse(text).map_err(|p| (TestCategory::Malformed, p.to_string()))?;
     if !files.iter().any(patch::FilePatch::changes_something) {
         return Err((

@@ -61,6 +61,27 @@ pub enum PatchProblem {
     Binary { paths: Vec<String> },
     #[error("the patch changes protected files: {}", .paths.iter().map(|(p, why)| format!("{p} ({why})")).collect::<Vec<_>>().join(", "))]
     Protected { paths: Vec<(String, String)> },
+    /// Larger than [`MAX_PATCH_BYTES`]: refused before anything is applied or built (a generated
+    /// module of tens of megabytes makes the build thrash at the memory limit until the setup
+    /// time limit ends it).
+    #[error("the patch is {bytes} bytes, more than the limit of {limit} bytes for a patch")]
+    TooLarge { bytes: usize, limit: usize },
+}
+
+/// The largest patch (agent patch or generated test) an evaluation accepts: 4 MiB, far above
+/// hand-written or agent-written changes (the largest SWE-bench gold patches are a few hundred
+/// KiB) and far below what stalls a build.
+pub const MAX_PATCH_BYTES: usize = 4 << 20;
+
+/// [`PatchProblem::TooLarge`] for a patch over [`MAX_PATCH_BYTES`].
+pub fn check_size(text: &str) -> Result<(), PatchProblem> {
+    if text.len() > MAX_PATCH_BYTES {
+        return Err(PatchProblem::TooLarge {
+            bytes: text.len(),
+            limit: MAX_PATCH_BYTES,
+        });
+    }
+    Ok(())
 }
 
 impl PatchProblem {
@@ -71,6 +92,7 @@ impl PatchProblem {
             PatchProblem::Malformed { .. } => "malformed",
             PatchProblem::Binary { .. } => "binary",
             PatchProblem::Protected { .. } => "protected",
+            PatchProblem::TooLarge { .. } => "too_large",
         }
     }
 }
@@ -374,6 +396,7 @@ pub fn check(
     text: &str,
     allow_test_changes: bool,
 ) -> Result<Verdict, PatchProblem> {
+    check_size(text)?;
     let files = parse(text)?;
     if !files.iter().any(FilePatch::changes_something) {
         return Err(PatchProblem::Empty);
@@ -405,3 +428,26 @@ pub fn check(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// A generated module of 50,000 lines (about 5 MiB): refused before it is parsed, applied or
+    /// built.
+    #[test]
+    fn a_patch_over_the_limit_is_too_large() {
+        let mut text = String::from("--- /dev/null\n+++ b/pkg/table.py\n@@ -0,0 +1,50000 @@\n");
+        for i in 0..50_000 {
+            text.push_str(&format!("+ANSWER_{i:06} = {:0>90}\n", i));
+        }
+        assert!(text.len() > MAX_PATCH_BYTES);
+        let err = check(Language::Python, &text, false).unwrap_err();
+        assert_eq!(err.category(), "too_large");
+        assert!(err.to_string().contains("limit of 4194304 bytes"), "{err}");
+        // The same module, a tenth as long, is a patch like any other.
+        let small: String = text.lines().take(5_003).map(|l| format!("{l}\n")).collect();
+        let small = small.replace("+1,50000", "+1,5000");
+        assert!(check(Language::Python, &small, false).is_ok());
+    }
+}
