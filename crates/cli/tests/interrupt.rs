@@ -410,6 +410,10 @@ fn interrupt_at(point: Point) {
     for line in stderr.lines().filter(|l| !l.is_empty()) {
         eprintln!("{}: {line}", point.name);
     }
+    eprintln!(
+        "{}: removed after the signal (id, ms after it): {removals:?}",
+        point.name
+    );
     drop(cleanup);
 }
 
