@@ -185,22 +185,23 @@ impl Engine {
             .map_err(|e| EngineError::api("tagging image", image, e))
     }
 
-    /// Removes an image (forced: also when other tags point at it). Missing images are not an error.
+    /// Removes an image (forced: also when other tags point at it). Missing images are not an
+    /// error, nor is a failure because another request removed the image meanwhile (the engine
+    /// then answers 500 "unrecognized image ID").
     pub async fn remove_image(&self, name: &str) -> Result<(), EngineError> {
         let _registration = crate::interrupt::begin_removal();
         let options = RemoveImageOptionsBuilder::new().force(true).build();
+        let gone = |confirmed| {
+            crate::interrupt::gone(crate::interrupt::Object::Snapshot, name, confirmed);
+            Ok(())
+        };
         match self.docker.remove_image(name, Some(options), None).await {
-            Ok(_) => {
-                crate::interrupt::gone(crate::interrupt::Object::Snapshot, name, true);
-                Ok(())
-            }
-            Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => {
-                crate::interrupt::gone(crate::interrupt::Object::Snapshot, name, false);
-                Ok(())
-            }
-            Err(e) => Err(EngineError::api("removing image", name, e)),
+            Ok(_) => gone(true),
+            Err(e) if crate::interrupt::status(&e) == Some(404) => gone(false),
+            Err(e) => match self.image(name).await {
+                Ok(None) => gone(false),
+                _ => Err(EngineError::api("removing image", name, e)),
+            },
         }
     }
 }
