@@ -368,10 +368,12 @@ fn interrupt_at(point: Point) {
         point.name
     );
 
-    // The message counts what was removed after the signal. A removal the run itself finished in
-    // the instant between the signal and the process reacting to it (the previous round's
-    // containers are removed as the fresh ones are created) may or may not be counted.
-    let after = |e: &&Event| e.nanos >= signalled;
+    // The message counts what was removed after the signal. A removal the run itself finished
+    // about when the signal came (the previous round's containers are removed as the fresh ones
+    // are created) may or may not be counted: the engine's clock for the event and the moment the
+    // process reads the engine's answer and reacts to the signal differ by milliseconds, and on a
+    // busy machine by more. Within BOUNDARY_MS of the signal on either side it may go either way.
+    const BOUNDARY_MS: i128 = 150;
     let removals: Vec<(&str, i128)> = ours
         .iter()
         .filter(|e| e.action == "destroy")
@@ -380,14 +382,14 @@ fn interrupt_at(point: Point) {
                 .filter(|e| e.kind == "image" && e.action == "delete")
                 .filter(|e| committed.contains(&e.id)),
         )
-        .filter(after)
-        .map(|e| (e.id.as_str(), (e.nanos - signalled) / 1_000_000))
+        .map(|e| (e.id.as_str(), (e.nanos - signalled).div_euclid(1_000_000)))
+        .filter(|(_, ms)| *ms >= -BOUNDARY_MS)
         .collect();
-    let count = |containers: bool, within_ms: i128| {
+    let count = |containers: bool, from_ms: i128| {
         removals
             .iter()
             .filter(|(id, _)| id.starts_with("sha256:") != containers)
-            .filter(|(_, ms)| *ms >= within_ms)
+            .filter(|(_, ms)| *ms >= from_ms)
             .map(|(id, _)| *id)
             .collect::<BTreeSet<_>>()
             .len()
@@ -398,12 +400,12 @@ fn interrupt_at(point: Point) {
             point.name
         )
     });
-    let boundary_ms = 150;
+    let (sure, maybe) = (BOUNDARY_MS, -BOUNDARY_MS);
     assert!(
-        (count(true, boundary_ms)..=count(true, 0)).contains(&n)
-            && (count(false, boundary_ms)..=count(false, 0)).contains(&m),
-        "{}: the message counts {n} container(s) and {m} snapshot image(s); removed after the \
-         signal (id, ms after it): {removals:?}\n{stderr}",
+        (count(true, sure)..=count(true, maybe)).contains(&n)
+            && (count(false, sure)..=count(false, maybe)).contains(&m),
+        "{}: the message counts {n} container(s) and {m} snapshot image(s); removed about or \
+         after the signal (id, ms after it): {removals:?}\n{stderr}",
         point.name
     );
     // What etip said, for `--nocapture` runs: how often a request was in flight at the signal.
@@ -411,7 +413,7 @@ fn interrupt_at(point: Point) {
         eprintln!("{}: {line}", point.name);
     }
     eprintln!(
-        "{}: removed after the signal (id, ms after it): {removals:?}",
+        "{}: removed about or after the signal (id, ms after it): {removals:?}",
         point.name
     );
     drop(cleanup);
