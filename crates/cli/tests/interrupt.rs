@@ -331,7 +331,13 @@ fn interrupt_at(point: Point) {
         point.name
     );
 
-    // A request the engine was still serving when etip ended would create its object now.
+    // A request the engine was still serving when etip ended creates its object later: a commit
+    // (it pauses the container first) takes seconds and ends even when the container was removed
+    // meanwhile, a create takes a fraction of one.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !commits_in_flight(&ours(&events.all())).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     std::thread::sleep(Duration::from_secs(3));
     let all = events.all();
     let ours = ours(&all);
@@ -417,6 +423,23 @@ fn interrupt_at(point: Point) {
         point.name
     );
     drop(cleanup);
+}
+
+/// Containers paused for a commit whose commit has not ended (no `commit` or `unpause` since).
+fn commits_in_flight(events: &[Event]) -> BTreeSet<&str> {
+    let mut paused = BTreeSet::new();
+    for e in events {
+        match e.action.as_str() {
+            "pause" => {
+                paused.insert(e.id.as_str());
+            }
+            "commit" | "unpause" => {
+                paused.remove(e.id.as_str());
+            }
+            _ => {}
+        }
+    }
+    paused
 }
 
 /// Whether the session containers were renewed once (a round's fresh containers exist).
