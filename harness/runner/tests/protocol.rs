@@ -514,3 +514,106 @@ fn adaptive_rounds_extend_inconclusive_classes_up_to_the_maximum() {
     );
     assert_eq!(protocol::timed(&r.rounds), 30);
 }
+
+/// A built instance's status, as `etip build` writes it (only what `measure::record` reads).
+fn status() -> etip_core::instance::InstanceStatus {
+    serde_json::from_value(serde_json::json!({
+        "id": "demo",
+        "language": "java",
+        "outcome": "built",
+        "image": "img",
+        "base_commit": "a",
+        "patched_commit": "b",
+        "original_dir": "/work/original",
+        "patched_dir": "/work/patched",
+        "build_secs": 1.0,
+    }))
+    .unwrap()
+}
+
+fn measure_config(rounds: usize) -> etip_runner::measure::MeasureConfig {
+    etip_runner::measure::MeasureConfig {
+        protocol: cfg(rounds),
+        verdict: VerdictConfig::default(),
+        tests: etip_runner::measure::Tests::Modules,
+        aa: false,
+        resources: Resources::default(),
+        cpusets: None,
+        notes: Vec::new(),
+        build: etip_build::config::BuildConfig::default(),
+        logs: None,
+        force: false,
+    }
+}
+
+/// Rules §3.8 in `etip measure`: a patched version whose reports give a hundredth of the time its
+/// test command took is not executable (`timing_inconsistent`) and has no detector; the honest
+/// fixture passes the same check.
+#[test]
+fn a_patched_version_whose_reports_fake_its_times_is_timing_inconsistent() {
+    let faked = ScriptedExecutor::new(|call: &Call| {
+        let mut s = fixture_script(call);
+        if call.label == "patched" {
+            // The same work as the original (1.25 s of tests, 1 s around them), reported as a
+            // hundredth.
+            let real = 0.45 + 0.80;
+            let scale = |c: &str, secs: f64| suite(c, secs / 100.0, false);
+            s = Scripted::ok(real * (1.0 + 0.02 * jitter(call, 3)) + 1.0)
+                .file(
+                    REPORTS,
+                    "TEST-demo.DedupTest.xml",
+                    scale("demo.DedupTest", 0.45),
+                )
+                .file(
+                    REPORTS,
+                    "TEST-demo.JoinTest.xml",
+                    scale("demo.JoinTest", 0.80),
+                );
+        }
+        s
+    });
+    let mcfg = measure_config(10);
+    let env = etip_core::measure::Environment::default();
+    let mut sink = VecSink::default();
+    let r = run(&faked, &mcfg.protocol, &mut sink);
+    assert!(r.stop.is_none(), "{:?}", r.stop);
+    let m = etip_runner::measure::record(&status(), &mcfg, &env, &r.rounds, r.stop);
+    assert!(!m.executable);
+    assert_eq!(
+        m.reason,
+        Some(NotExecutable::TimingInconsistent),
+        "{:?}",
+        m.detail
+    );
+    assert!(m.detectors.is_empty());
+    // The verdicts stay on record, and say what the reports claimed.
+    let overall = m.overall.as_ref().unwrap();
+    assert_eq!(
+        overall.sign_test.as_ref().unwrap().direction,
+        Direction::PatchedFaster
+    );
+    let t = m.timing.as_ref().unwrap();
+    assert!(!t.consistent && t.disagreeing == 10, "{t:?}");
+    assert!(
+        t.speedup_by_report > 50.0 && t.speedup_by_wall < 1.1,
+        "{t:?}"
+    );
+    assert!(
+        m.detail
+            .as_deref()
+            .unwrap()
+            .contains("wall clock does not see"),
+        "{:?}",
+        m.detail
+    );
+
+    // The honest fixture: 3x faster by report and by wall time alike.
+    let honest = ScriptedExecutor::new(fixture_script);
+    let mut sink = VecSink::default();
+    let r = run(&honest, &mcfg.protocol, &mut sink);
+    let m = etip_runner::measure::record(&status(), &mcfg, &env, &r.rounds, r.stop);
+    assert!(m.executable, "{:?}", m.detail);
+    assert_eq!(m.detectors, ["demo.DedupTest"]);
+    let t = m.timing.as_ref().unwrap();
+    assert!(t.consistent && t.over_wall == [0, 0], "{t:?}");
+}
