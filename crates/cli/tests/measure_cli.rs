@@ -160,7 +160,7 @@ fn a_killed_run_resumes_from_its_stored_rounds() {
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    // While it runs, a second run on the same state is refused.
+    // While it runs, a second run on the same output folder (and state) is refused.
     let mut second = Command::new(&bin);
     second
         .args(["measure", "--rounds", "12", "--namespace", &ns, "--etips"])
@@ -170,7 +170,7 @@ fn a_killed_run_resumes_from_its_stored_rounds() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "another etip run is using the state file",
+            "another etip run is writing to the output folder",
         ));
     let killed_at = time::OffsetDateTime::now_utc();
     sigkill(child.id());
