@@ -36,6 +36,7 @@
 //! saving per round is below the tolerance; the static screen of the patch names such code.
 
 use crate::protocol::RoundResult;
+use crate::verdict::median;
 use etip_core::measure::{ClassRecord, TimingCheck};
 use std::collections::BTreeSet;
 
@@ -74,20 +75,6 @@ impl Tolerance {
     /// The tolerance in seconds for an original whose median command time is `wall`.
     pub fn at(&self, wall: f64) -> f64 {
         self.secs.max(self.share * wall)
-    }
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 

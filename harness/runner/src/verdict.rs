@@ -117,7 +117,8 @@ pub fn series(rounds: &[RoundResult]) -> Series {
     }
 }
 
-fn median(xs: &[f64]) -> f64 {
+/// The median of `xs` (NaN when empty).
+pub(crate) fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
