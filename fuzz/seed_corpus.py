@@ -108,7 +108,7 @@ models = dict(sorted(manifest["models"].items())[:3])
 seed("gso_json", "manifest.json", json.dumps({**manifest, "models": models}, indent=2) + "\n")
 
 # --- etip_jsonl: etip task results ------------------------------------------------------------------
-results_doc = (ROOT / "datasets" / "results-schema.md").read_text(encoding="utf-8")
+results_doc = (ROOT / "docs" / "schemas" / "results.md").read_text(encoding="utf-8")
 doc_line = next(l for l in results_doc.splitlines() if l.startswith('{"instance_id"'))
 seed("etip_jsonl", "results_schema_example.jsonl", doc_line + "\n")
 # SWE-fficiency rows as etip task results (the fields the SWE-fficiency rule needs).
@@ -143,8 +143,8 @@ for p in sorted(GSO.glob("*.json"))[:4]:
         lines.append(json.dumps(t, separators=(",", ":")))
     seed("etip_jsonl", "gso_" + p.stem + ".jsonl", "\n".join(lines) + "\n")
 
-# --- measurements_jsonl: datasets/measurements-schema.md examples -----------------------------------
-mdoc = (ROOT / "datasets" / "measurements-schema.md").read_text(encoding="utf-8")
+# --- measurements_jsonl: docs/schemas/measurements.md examples --------------------------------------
+mdoc = (ROOT / "docs" / "schemas" / "measurements.md").read_text(encoding="utf-8")
 blocks = re.findall(r"```json\n(.*?)```", mdoc, re.S)
 measurements = []
 for b in blocks:
@@ -236,23 +236,23 @@ seed("build_config_toml", "network_bridge.toml", 'env_network = "bridge"\nbuild_
 seed("build_config_toml", "aliases.toml", (ROOT / "datasets" / "aliases" / "swefficiency-gso.toml").read_text(encoding="utf-8"))
 seed("build_config_toml", "fixture_pyproject.toml", (ROOT / "harness" / "build" / "tests" / "fixtures" / "python" / "1-original" / "pyproject.toml").read_text(encoding="utf-8"))
 
-# --- xml_reports: runner test data and the XML of the report tests -----------------------------------
-for p in sorted((ROOT / "harness" / "runner" / "tests" / "data" / "reports").rglob("*.xml")):
+# --- xml_reports: etip-exec test data and the XML of the report tests -----------------------------------
+for p in sorted((ROOT / "harness" / "exec" / "tests" / "data" / "reports").rglob("*.xml")):
     name = p.parent.name + "_" + p.name.replace("$", "_")
     seed("xml_reports", name, p.read_bytes())
-tests_src = (ROOT / "harness" / "runner" / "src" / "reports" / "tests.rs").read_text(encoding="utf-8")
+tests_src = (ROOT / "harness" / "exec" / "src" / "reports" / "tests.rs").read_text(encoding="utf-8")
 for i, x in enumerate(re.findall(r'r#"(<.*?)"#', tests_src, re.S)):
     seed("xml_reports", f"reports_tests_{i:02}.xml", x)
 seed("xml_reports", "fixture_pom.xml", (ROOT / "harness" / "build" / "tests" / "fixtures" / "maven" / "1-original" / "pom.xml").read_bytes())
 
-# --- coverage_py: coverage.py 6.5 data files of the Python fixture (runner test data) ----------------
-for p in sorted((ROOT / "harness" / "runner" / "tests" / "data" / "coverage").glob("*.db")):
+# --- coverage_py: coverage.py 6.5 data files of the Python fixture (etip-exec test data) ----------------
+for p in sorted((ROOT / "harness" / "select" / "tests" / "data" / "coverage").glob("*.db")):
     seed("coverage_py", p.name, p.read_bytes())
 seed("coverage_py", "numbits.bin", bytes([0x00, 0x78, 0x12]))
 seed("coverage_py", "context.txt", "tests/test_a.py::TestB::test_c[x|y]|run")
 
-# --- jacoco_report: EtipCovReport's JSON lines, from the report test of etip-runner -------------------
-java_src = (ROOT / "harness" / "runner" / "src" / "select" / "java.rs").read_text(encoding="utf-8")
+# --- jacoco_report: EtipCovReport's JSON lines, from the report test of etip-select -------------------
+java_src = (ROOT / "harness" / "select" / "src" / "java.rs").read_text(encoding="utf-8")
 m = re.search(r'const REPORT: &str = r#"(.*?)"#;', java_src, re.S)
 seed("jacoco_report", "fixture_report.jsonl", m.group(1))
 seed("jacoco_report", "session_only.jsonl", '{"test":"a.B c.D","classes_hit":0,"exclusive":false}\n')

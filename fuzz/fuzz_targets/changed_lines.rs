@@ -1,9 +1,9 @@
-//! The changed code of a file's two versions (`etip_runner::select::changes`): the input split at
+//! The changed code of a file's two versions (`etip_select::changes`): the input split at
 //! its first NUL into the original and the patched text; the changed lines, anchors and the
 //! functions holding them must lie in the texts.
 #![no_main]
 
-use etip_runner::select::changes::{Range, changed_functions, line_changes};
+use etip_select::changes::{Range, changed_functions, line_changes};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

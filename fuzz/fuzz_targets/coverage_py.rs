@@ -1,8 +1,8 @@
-//! coverage.py data files (`etip_runner::select::coverage_py::read`): any bytes as the SQLite file
+//! coverage.py data files (`etip_select::coverage_py::read`): any bytes as the SQLite file
 //! of a selection run, read for two files; plus the numbits and context decoders on the raw bytes.
 #![no_main]
 
-use etip_runner::select::coverage_py::{self, context_test, numbits_to_lines};
+use etip_select::coverage_py::{self, context_test, numbits_to_lines};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

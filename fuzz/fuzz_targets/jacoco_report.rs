@@ -1,8 +1,8 @@
-//! The JSON lines of `EtipCovReport.java` (`etip_runner::select::java::read_report`): per test
+//! The JSON lines of `EtipCovReport.java` (`etip_select::java::read_report`): per test
 //! class the lines it ran of the changed files, and the methods' line ranges.
 #![no_main]
 
-use etip_runner::select::java::read_report;
+use etip_select::java::read_report;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

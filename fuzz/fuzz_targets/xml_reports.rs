@@ -1,8 +1,8 @@
-//! Test-report XML (`etip_runner::reports::parse`): every input read both as Maven Surefire
+//! Test-report XML (`etip_exec::reports::parse`): every input read both as Maven Surefire
 //! `TEST-*.xml` and as pytest `--junitxml`.
 #![no_main]
 
-use etip_runner::reports::{self, MAX_WARNINGS, ReportFormat, TimeSource};
+use etip_exec::reports::{self, MAX_WARNINGS, ReportFormat, TimeSource};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! rule and fixed rounds; bad lines exit with code 2 and name the file and the line.
 //!
 //! The measurements are made of hand-written rounds judged by the runner's real verdict code
-//! (`etip_runner::verdict::verdicts`, literal timer rule, fixed rounds), in the envelope
+//! (`etip_measure::verdict::verdicts`, literal timer rule, fixed rounds), in the envelope
 //! `etip measure` writes.
 
 use assert_cmd::Command;
@@ -11,8 +11,8 @@ use etip_core::measure::{
     Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
     RoundSummary, Version,
 };
-use etip_runner::protocol::{ClassTime, RoundResult, SideResult};
-use etip_runner::verdict::{TimerKind, VerdictConfig};
+use etip_measure::protocol::{ClassTime, RoundResult, SideResult};
+use etip_measure::verdict::{TimerKind, VerdictConfig};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -130,7 +130,7 @@ fn envelope(id: &str, cfg: &VerdictConfig) -> Measurement {
 fn measured(id: &str, classes: &[Timing]) -> Measurement {
     let cfg = verdict_config();
     let rounds = rounds(classes);
-    let (classes, overall) = etip_runner::verdict::verdicts(&rounds, &cfg).expect("verdicts");
+    let (classes, overall) = etip_measure::verdict::verdicts(&rounds, &cfg).expect("verdicts");
     let timed: Vec<&RoundResult> = rounds.iter().filter(|r| !r.summary.warmup).collect();
     let mut m = envelope(id, &cfg);
     m.rounds = timed.len();

@@ -1,7 +1,7 @@
 //! `measurements.jsonl` of `etip measure` as input of `etip score`: detection, conversion, the JETO
 //! verdict against the measurement's own, the other rules, names and malformed lines.
 //!
-//! The measurements are built by hand the way `etip_runner::verdict` builds them with JETO's literal
+//! The measurements are built by hand the way `etip_measure::verdict` builds them with JETO's literal
 //! timer rule and fixed rounds (the runner is not a dependency of this crate): per eligible class and
 //! over the per-round totals of the eligible classes, `etip_stats::sign_test_with`.
 

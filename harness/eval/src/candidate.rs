@@ -15,7 +15,7 @@
 use etip_build::config::BuildConfig;
 use etip_build::instance::InstanceSpec;
 use etip_build::spec;
-use etip_runner::executor::{
+use etip_exec::executor::{
     CommandOutput, CommandRequest, ExecError, Executor, Session, SessionRequest,
 };
 use serde::{Deserialize, Serialize};

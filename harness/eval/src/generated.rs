@@ -23,10 +23,10 @@ use etip_build::instance::InstanceSpec;
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, NotExecutable};
 use etip_core::results::TaskResult;
-use etip_runner::executor::{Executor, Session, SessionRequest};
-use etip_runner::measure::{self, MeasureConfig, Tests};
-use etip_runner::protocol::{self, Plan, SidePlan, Stop};
-use etip_runner::{consistency, verdict};
+use etip_exec::executor::{Executor, Session, SessionRequest};
+use etip_measure::measure::{self, MeasureConfig, Tests};
+use etip_measure::protocol::{self, Plan, SidePlan, Stop};
+use etip_measure::{consistency, verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

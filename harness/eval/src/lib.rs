@@ -1,5 +1,5 @@
 //! `etip eval` and `etip eval-test` as a library: agent patches and generated tests evaluated on
-//! built ETIPs, on the timing engine of `etip measure` (`etip-runner`).
+//! built ETIPs, on the timing engine of `etip measure` (`etip-measure`).
 //!
 //! - [`predictions`]: SWE-bench's prediction format, and the generated-test records.
 //! - [`patch::check`]: what must hold before anything runs — refuses, each with its recorded

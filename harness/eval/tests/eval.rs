@@ -3,7 +3,7 @@
 //! no patch and the unchanged candidate, each with its category; hostile patches contained;
 //! nothing left running.
 
-#[path = "../../runner/tests/common/mod.rs"]
+#[path = "../../measure/tests/common/mod.rs"]
 mod common;
 
 use common::{Env, Step};

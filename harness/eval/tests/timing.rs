@@ -9,7 +9,7 @@
 //! Each is `timing_inconsistent`, with no speedup credited; the reference (the ETIP's own patch)
 //! passes the same check in the same rounds.
 
-#[path = "../../runner/tests/common/mod.rs"]
+#[path = "../../measure/tests/common/mod.rs"]
 mod common;
 
 use common::{Env, Step};

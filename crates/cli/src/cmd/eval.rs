@@ -13,10 +13,10 @@ use etip_core::instance::InstanceStatus;
 use etip_core::results::TaskResult;
 use etip_eval::evaluate::{CHANGED_FILES, Category, EvalConfig, EvalProgress, evaluate};
 use etip_eval::predictions::{Kind, Prediction};
+use etip_exec::executor::Executor;
+use etip_measure::measure::{MeasureConfig, Tests};
+use etip_measure::protocol::{Order, ProtocolConfig};
 use etip_report::OutputFormat;
-use etip_runner::executor::Executor;
-use etip_runner::measure::{MeasureConfig, Tests};
-use etip_runner::protocol::{Order, ProtocolConfig};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -309,7 +309,7 @@ fn docker(namespace: &str) -> anyhow::Result<(Box<dyn Executor>, String)> {
         .map(|i| i.root_dir)
         .unwrap_or_default();
     Ok((
-        Box::new(etip_runner::docker::DockerExecutor::new(
+        Box::new(etip_exec::docker::DockerExecutor::new(
             engine,
             rt.handle().clone(),
             namespace,
@@ -572,7 +572,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     if args.run.workers == 0 {
         return Err(UsageError("--workers must be at least 1".into()).into());
     }
-    etip_runner::measure::check_feasible(args.run.timing.rounds, args.run.timing.sign().p_val)
+    etip_measure::measure::check_feasible(args.run.timing.rounds, args.run.timing.sign().p_val)
         .map_err(|e| UsageError(e.to_string()))?;
     let mut statuses = read_statuses(&args.run.etips)?;
     if !args.run.id.is_empty() {

@@ -7,11 +7,11 @@ use anyhow::Context;
 use etip_build::config::BuildConfig;
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, Measurement};
+use etip_exec::executor::{Executor, Resources};
+use etip_measure::measure::{MeasureConfig, MeasureProgress, Tests};
+use etip_measure::protocol::{Order, ProtocolConfig};
+use etip_measure::verdict::{TimerKind, VerdictConfig};
 use etip_report::{Align, OutputFormat, Table};
-use etip_runner::executor::{Executor, Resources};
-use etip_runner::measure::{MeasureConfig, MeasureProgress, Tests};
-use etip_runner::protocol::{Order, ProtocolConfig};
-use etip_runner::verdict::{TimerKind, VerdictConfig};
 use etip_score::param;
 use etip_stats::{SequentialDesign, SignTestConfig};
 use std::io::Write;
@@ -75,16 +75,16 @@ pub struct TimingArgs {
     /// How much more time per round (median) a version's reports may say it saved than the wall
     /// clock around its test command saw, in milliseconds; beyond it and beyond
     /// --timing-tolerance-share the run is `timing_inconsistent` (rules §3.8).
-    #[arg(long, default_value_t = etip_runner::consistency::DEFAULT_TOLERANCE_SECS * 1000.0,
+    #[arg(long, default_value_t = etip_measure::consistency::DEFAULT_TOLERANCE_SECS * 1000.0,
           value_parser = |s: &str| param::TIMING_TOLERANCE_MS.parse(s))]
     pub timing_tolerance_ms: f64,
     /// The same tolerance as a share of the original's test command time (the larger applies).
-    #[arg(long, default_value_t = etip_runner::consistency::DEFAULT_TOLERANCE_SHARE,
+    #[arg(long, default_value_t = etip_measure::consistency::DEFAULT_TOLERANCE_SHARE,
           value_parser = |s: &str| param::TIMING_TOLERANCE_SHARE.parse(s))]
     pub timing_tolerance_share: f64,
     /// Significance threshold of the signed-rank test on how far the rounds' reports claim more
     /// saving than the wall clock saw (strict; rules §3.8).
-    #[arg(long, default_value_t = etip_runner::consistency::DEFAULT_TIMING_P_VAL,
+    #[arg(long, default_value_t = etip_measure::consistency::DEFAULT_TIMING_P_VAL,
           value_parser = |s: &str| param::P_VAL.parse(s))]
     pub timing_p_val: f64,
     /// Memory limit of each session in MB.
@@ -222,7 +222,7 @@ impl TimingArgs {
             },
             min_class_secs: self.min_class_ms / 1000.0,
             sequential,
-            timing: etip_runner::consistency::Tolerance {
+            timing: etip_measure::consistency::Tolerance {
                 secs: self.timing_tolerance_ms / 1000.0,
                 share: self.timing_tolerance_share,
                 p_val: self.timing_p_val,
@@ -303,7 +303,7 @@ impl MeasureProgress for Bars {
 /// (Java keeps its modules; without `--selection` every ETIP runs its modules).
 fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
     use etip_core::selection::SelectionOutcome;
-    use etip_runner::measure::Covering;
+    use etip_measure::measure::Covering;
     let strict = args.tests == "covering";
     let Some(path) = &args.selection else {
         if strict {
@@ -375,12 +375,12 @@ pub(crate) fn pinning(
     }
     let allowed = match cpus {
         Some(list) => Some(
-            etip_runner::noise::parse_cpu_list(list)
+            etip_exec::noise::parse_cpu_list(list)
                 .map_err(|e| UsageError(format!("--cpus {list}: {e}")))?,
         ),
         None => None,
     };
-    let cores = match etip_runner::noise::cpu_topology(Path::new("/sys")) {
+    let cores = match etip_exec::noise::cpu_topology(Path::new("/sys")) {
         Ok(c) => c,
         Err(e) => {
             return Ok((
@@ -391,7 +391,7 @@ pub(crate) fn pinning(
             ));
         }
     };
-    let plan = etip_runner::noise::pin_plan(&cores, allowed.as_deref(), 1)
+    let plan = etip_exec::noise::pin_plan(&cores, allowed.as_deref(), 1)
         .map_err(|e| UsageError(format!("pinning sessions: {e}")))?;
     let mut notes = plan.notes.clone();
     if let Some(r) = &plan.reserved {
@@ -436,7 +436,7 @@ pub(crate) fn executor_for(
         .into()),
         (ExecutorArg::Local, _, None) => {
             eprintln!("running as host processes (local executor: no isolation)");
-            Ok(Box::new(etip_runner::local::LocalExecutor))
+            Ok(Box::new(etip_exec::local::LocalExecutor))
         }
         _ => {
             let rt = super::runtime()?;
@@ -445,7 +445,7 @@ pub(crate) fn executor_for(
                     "connecting to Docker (without an engine: `etip build --executor local` builds                      Python ETIPs to run with --executor local)",
                 )
             })?;
-            Ok(Box::new(etip_runner::docker::DockerExecutor::new(
+            Ok(Box::new(etip_exec::docker::DockerExecutor::new(
                 engine,
                 rt.handle().clone(),
                 namespace,
@@ -554,8 +554,11 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         ),
     };
     // Before anything starts: can these rounds give a significant outcome at all?
-    etip_runner::measure::check_feasible(args.max_rounds.unwrap_or(args.timing.rounds), sign.p_val)
-        .map_err(|e| UsageError(e.to_string()))?;
+    etip_measure::measure::check_feasible(
+        args.max_rounds.unwrap_or(args.timing.rounds),
+        sign.p_val,
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
     // One run per output folder and per state file, before any session starts: the second is
     // refused at once (exit 2).
     let _lock = super::output::lock_folder(&args.out, "--out")?;
@@ -591,8 +594,9 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let progress = Bars { bar: bar.clone() };
     let mut results: Vec<Measurement> = Vec::new();
     for status in &statuses {
-        let m = etip_runner::measure::measure_one(ex.as_ref(), &mut store, status, &cfg, &progress)
-            .with_context(|| format!("measuring {}", status.id))?;
+        let m =
+            etip_measure::measure::measure_one(ex.as_ref(), &mut store, status, &cfg, &progress)
+                .with_context(|| format!("measuring {}", status.id))?;
         results.push(m);
         // Written after every ETIP, so a later failure loses nothing.
         write_outputs(&args.out, &results)?;

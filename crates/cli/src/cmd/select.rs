@@ -8,9 +8,9 @@ use super::measure::{ExecutorArg, executor_for, read_statuses};
 use anyhow::Context;
 use etip_build::config::BuildConfig;
 use etip_core::selection::{SelectionOutcome, TestSelection};
+use etip_exec::executor::Resources;
 use etip_report::{Align, OutputFormat, Table};
-use etip_runner::executor::Resources;
-use etip_runner::select::{SelectConfig, select_one};
+use etip_select::{SelectConfig, select_one};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -151,7 +151,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         let reused = previous.is_some_and(|p| {
             !args.force
                 && p.outcome != SelectionOutcome::Failed
-                && p.key == etip_runner::select::selection_key(status, &cfg)
+                && p.key == etip_select::selection_key(status, &cfg)
         });
         let s = select_one(ex.as_ref(), status, &cfg, previous);
         bar.inc(1);

@@ -23,10 +23,10 @@
 //!    ([`crate::verdict::needs_more_rounds`]); rounds stop at `max_rounds`;
 //! 7. the sessions are stopped whatever happened.
 
-use crate::executor::{CommandRequest, Executor, Session, SessionRequest};
-use crate::noise::{self, Pressure};
-use crate::reports;
 use etip_core::measure::{NotExecutable, PressureRecord, RoundSummary, Version};
+use etip_exec::executor::{CommandRequest, Executor, Session, SessionRequest};
+use etip_exec::noise::{self, Pressure};
+use etip_exec::reports;
 use etip_toolchain::testcmd::{ReportKind, TestCommand};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -433,7 +433,7 @@ impl Fresh {
     /// at the same time (each renewal waits on the engine), before the round's timing starts.
     fn renew(&mut self, plan: &Plan, sessions: &mut [Box<dyn Session>]) -> Result<(), Stop> {
         if self.on && self.used {
-            let results: Vec<Result<bool, crate::executor::ExecError>> =
+            let results: Vec<Result<bool, etip_exec::executor::ExecError>> =
                 std::thread::scope(|scope| {
                     let handles: Vec<_> = sessions
                         .iter_mut()
@@ -443,7 +443,7 @@ impl Fresh {
                         .into_iter()
                         .map(|h| {
                             h.join().unwrap_or_else(|_| {
-                                Err(crate::executor::ExecError::failed(
+                                Err(etip_exec::executor::ExecError::failed(
                                     "protocol",
                                     "a session's renewal panicked",
                                 ))
@@ -576,7 +576,7 @@ fn run_side(
     let sp = &plan.sides[side];
     let label = &sp.session.label;
     let when = round_name(k, warmup);
-    let engine = |e: crate::executor::ExecError| {
+    let engine = |e: etip_exec::executor::ExecError| {
         Stop::new(NotExecutable::EngineError, format!("{when}, {label}: {e}"))
     };
     let t_run = Instant::now();

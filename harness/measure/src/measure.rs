@@ -13,7 +13,6 @@
 //! stored too and not retried; an engine error is retried on the next run.
 
 use crate::consistency;
-use crate::executor::{Executor, Resources, SessionRequest};
 use crate::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, Stop};
 use crate::verdict::{self, VerdictConfig};
 use etip_build::config::BuildConfig;
@@ -23,6 +22,8 @@ use etip_core::measure::{
     Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
     Version,
 };
+use etip_exec::executor::{Executor, Resources};
+use etip_exec::session::{parent_of, session_request};
 use etip_store::Store;
 use etip_toolchain::testcmd::Selection;
 use serde::{Deserialize, Serialize};
@@ -248,36 +249,6 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
         id: status.id.clone(),
         sides: vec![side(0), side(1)],
         log_dir,
-    }
-}
-
-/// The session of version `v` of a built instance, labelled `label`.
-pub fn session_request(
-    status: &InstanceStatus,
-    spec: &InstanceSpec,
-    v: Version,
-    label: &str,
-    cpuset: Option<String>,
-    resources: crate::executor::Resources,
-) -> SessionRequest {
-    let vs = spec.version(v);
-    SessionRequest {
-        instance: status.id.clone(),
-        label: label.to_string(),
-        image: status.image.clone(),
-        tree: vs.tree.clone(),
-        hidden: spec.hidden(v),
-        env: vs.env.clone(),
-        cpuset,
-        resources,
-        private: false,
-    }
-}
-
-pub(crate) fn parent_of(tree: &str) -> String {
-    match tree.trim_end_matches('/').rfind('/') {
-        Some(i) => tree[..=i].to_string(),
-        None => String::new(),
     }
 }
 

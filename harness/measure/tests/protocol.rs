@@ -2,10 +2,10 @@
 //! resumption, pressure repeats and adaptive rounds.
 
 use etip_core::measure::{Direction, NotExecutable, Version};
-use etip_runner::executor::{Resources, SessionRequest};
-use etip_runner::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
-use etip_runner::scripted::{Call, Scripted, ScriptedExecutor};
-use etip_runner::verdict::{self, TimerKind, VerdictConfig};
+use etip_exec::executor::{Resources, SessionRequest};
+use etip_exec::scripted::{Call, Scripted, ScriptedExecutor};
+use etip_measure::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
+use etip_measure::verdict::{self, TimerKind, VerdictConfig};
 use etip_toolchain::testcmd::{ReportKind, ReportLocation, TestCommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -531,11 +531,11 @@ fn status() -> etip_core::instance::InstanceStatus {
     .unwrap()
 }
 
-fn measure_config(rounds: usize) -> etip_runner::measure::MeasureConfig {
-    etip_runner::measure::MeasureConfig {
+fn measure_config(rounds: usize) -> etip_measure::measure::MeasureConfig {
+    etip_measure::measure::MeasureConfig {
         protocol: cfg(rounds),
         verdict: VerdictConfig::default(),
-        tests: etip_runner::measure::Tests::Modules,
+        tests: etip_measure::measure::Tests::Modules,
         aa: false,
         resources: Resources::default(),
         cpusets: None,
@@ -577,7 +577,7 @@ fn a_patched_version_whose_reports_fake_its_times_is_timing_inconsistent() {
     let mut sink = VecSink::default();
     let r = run(&faked, &mcfg.protocol, &mut sink);
     assert!(r.stop.is_none(), "{:?}", r.stop);
-    let m = etip_runner::measure::record(&status(), &mcfg, &env, &r.rounds, r.stop);
+    let m = etip_measure::measure::record(&status(), &mcfg, &env, &r.rounds, r.stop);
     assert!(!m.executable);
     assert_eq!(
         m.reason,
@@ -611,7 +611,7 @@ fn a_patched_version_whose_reports_fake_its_times_is_timing_inconsistent() {
     let honest = ScriptedExecutor::new(fixture_script);
     let mut sink = VecSink::default();
     let r = run(&honest, &mcfg.protocol, &mut sink);
-    let m = etip_runner::measure::record(&status(), &mcfg, &env, &r.rounds, r.stop);
+    let m = etip_measure::measure::record(&status(), &mcfg, &env, &r.rounds, r.stop);
     assert!(m.executable, "{:?}", m.detail);
     assert_eq!(m.detectors, ["demo.DedupTest"]);
     let t = m.timing.as_ref().unwrap();

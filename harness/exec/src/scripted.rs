@@ -2,7 +2,7 @@
 //! failure) comes from a script, so the protocol's tests are deterministic and fast.
 //!
 //! ```
-//! use etip_runner::scripted::{ScriptedExecutor, Scripted};
+//! use etip_exec::scripted::{ScriptedExecutor, Scripted};
 //! let ex = ScriptedExecutor::new(|call| {
 //!     Scripted::ok(0.5).file("/r", "TEST-a.A.xml", format!(
 //!         r#"<testsuite name="a.A" time="{}" tests="1"><testcase classname="a.A" name="t" time="0.1"/></testsuite>"#,

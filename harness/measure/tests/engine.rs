@@ -66,7 +66,7 @@ fn check_fixture(
     let chance = direction(&m, unchanged);
     if chance != Direction::NotSignificant {
         eprintln!("{unchanged} flagged {chance:?} by chance or by bias: measuring again");
-        let fresh = etip_runner::measure::MeasureConfig {
+        let fresh = etip_measure::measure::MeasureConfig {
             force: true,
             ..config(rounds, false)
         };
@@ -142,7 +142,7 @@ fn check_aa(e: &common::Env, status: &etip_core::instance::InstanceStatus, round
     }
     eprintln!("A/A flagged {first:?} by chance or by bias: running an independent second A/A");
     // `force`: measured afresh, not the stored first run.
-    let fresh = etip_runner::measure::MeasureConfig {
+    let fresh = etip_measure::measure::MeasureConfig {
         force: true,
         ..config(rounds, true)
     };

@@ -10,9 +10,9 @@ use etip_build::config::BuildConfig;
 use etip_core::Language;
 use etip_core::measure::{Direction, Measurement, NotExecutable};
 use etip_core::selection::SelectionOutcome;
-use etip_runner::executor::Resources;
-use etip_runner::measure::{Covering, Tests};
-use etip_runner::select::{SelectConfig, select_one};
+use etip_exec::executor::Resources;
+use etip_measure::measure::{Covering, Tests};
+use etip_select::{SelectConfig, select_one};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

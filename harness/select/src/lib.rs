@@ -2,7 +2,7 @@
 //! per version with per-test coverage in the ETIP's own sessions (offline, like a timed round).
 //!
 //! For one built instance (rules §3.7):
-//! 1. a session per version ([`crate::executor`]); in each, `etip_select.py hash` lists the
+//! 1. a session per version ([`etip_exec::executor`]); in each, `etip_select.py hash` lists the
 //!    source files (`.py`, `.java`) with their SHA-256, and the files that differ are the changed
 //!    files, copied out and diffed ([`changes`]);
 //! 2. the default tests (the instance spec's selection) run once per version with coverage
@@ -27,9 +27,6 @@ pub mod coverage_py;
 pub mod java;
 pub mod python;
 
-use crate::executor::{CommandRequest, ExecError, Executor, Resources, Session};
-use crate::measure::{parent_of, session_request};
-use crate::reports::{self, ReportFormat};
 use changes::Range;
 use etip_build::config::BuildConfig;
 use etip_build::instance::{InstanceSpec, PYTHON_COVERAGE_TOOL};
@@ -39,6 +36,9 @@ use etip_core::measure::Version;
 use etip_core::selection::{
     CoveringTest, Hit, SELECTION_SCHEMA_VERSION, SelectionOutcome, TestSelection, VersionRun,
 };
+use etip_exec::executor::{CommandRequest, ExecError, Executor, Resources, Session};
+use etip_exec::reports::{self, ReportFormat};
+use etip_exec::session::{parent_of, session_request};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //!
 //! A *session* is one version of one instance, ready to run commands: a long-lived container for
 //! [`crate::docker::DockerExecutor`], a checked-out tree for [`crate::local::LocalExecutor`], a
-//! script for [`crate::scripted::ScriptedExecutor`]. The protocol ([`crate::protocol`]) starts two
+//! script for [`crate::scripted::ScriptedExecutor`]. The timing protocol of `etip-measure` starts two
 //! sessions per ETIP, runs every round in them and stops them at the end, whatever happened.
 //!
 //! The trait is synchronous: the protocol is sequential by nature (one round after another, one
