@@ -125,7 +125,7 @@ pub struct LocalArgs {
     /// Start as many workers as --jobs says, even more than the cores.
     #[arg(long, requires = "jobs")]
     pub jobs_force: bool,
-    /// Candidates file (JSONL, schema in datasets/candidates-schema.md).
+    /// Candidates file (JSONL, schema in docs/schemas/candidates.md).
     #[arg(long, required_unless_present = "explain", value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// SQLite state file that makes the run resumable (default: <out>.state.sqlite).
