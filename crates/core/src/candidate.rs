@@ -1,7 +1,7 @@
 //! The ETIP candidate record: one line of `candidates.jsonl`, written by `etip mine` and read by
 //! `etip build`.
 //!
-//! The schema is documented field by field in `datasets/candidates-schema.md` and versioned by
+//! The schema is documented field by field in `docs/schemas/candidates.md` and versioned by
 //! [`SCHEMA_VERSION`]: adding an optional field keeps the version, renaming, removing or changing the
 //! meaning of a field bumps it.
 //!

@@ -1,6 +1,6 @@
 //! Measurement records: what `etip measure` writes per ETIP (`measurements.jsonl`, one line each;
 //! schema `etip.measurement`, version [`MEASUREMENT_SCHEMA_VERSION`], documented field by field in
-//! `datasets/measurements-schema.md`) and what `etip score --rule jeto` reads back.
+//! `docs/schemas/measurements.md`) and what `etip score --rule jeto` reads back.
 //!
 //! Times are seconds. `original` and `patched` series are indexed by timed round (warm-up excluded):
 //! element k of both comes from the same round. In an A/A run (`aa = true`) both sides ran the

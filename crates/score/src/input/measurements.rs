@@ -1,5 +1,5 @@
 //! `measurements.jsonl` of `etip measure` (`etip_core::measure::Measurement`, schema
-//! `etip.measurement`, one object per line; documented in `datasets/measurements-schema.md`).
+//! `etip.measurement`, one object per line; documented in `docs/schemas/measurements.md`).
 //!
 //! Each line becomes a task result through [`Measurement::to_task_result`]: correct when the ETIP is
 //! executable, one test per class with its per-round times of both versions, and the classes that
