@@ -102,26 +102,9 @@ async fn stop_on_signal() {
     std::process::exit(code);
 }
 
-/// Wraps a library error: input errors become [`UsageError`] (exit code 2), others stay as they are.
-pub fn input_error(err: etip_score::ScoreError) -> anyhow::Error {
-    if err.is_input_error() {
-        UsageError(err.to_string()).into()
-    } else {
-        err.into()
-    }
-}
-
 /// Errors that a user caused (bad input): reported with exit code 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
+pub use etip_pipeline::InputError as UsageError;
+pub use etip_pipeline::input_error;
 
 pub fn init_logging(verbose: u8) {
     let default = match verbose {
@@ -149,7 +132,7 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
-            if err.chain().any(|e| e.is::<UsageError>()) {
+            if etip_pipeline::error::is_input_error(&err) {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE

@@ -1,0 +1,16 @@
+//! etip's application layer: the pipeline's stages as library calls.
+//!
+//! Each stage — mine (local and GitHub), build, select, measure, eval, eval-test, score, audit,
+//! demo — is one module that takes a typed configuration, the executor and store it works with
+//! and a progress reporter, owns its output folder, and returns typed records. The `etip` binary
+//! parses arguments into those configurations, calls one stage and renders what it returns; the
+//! demo calls the stages directly.
+//!
+//! This is the only crate that joins the miners (`miners/`) and the harness (`harness/`). Like
+//! gitoxide's `gitoxide-core`, it reports failures as error chains (`anyhow`) that carry the
+//! libraries' typed errors; [`InputError`] marks the failures a user caused with bad input (the
+//! binary exits with 2 for those, 1 for every other failure).
+
+pub mod error;
+
+pub use error::{InputError, input_error};
