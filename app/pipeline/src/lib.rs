@@ -6,11 +6,16 @@
 //! parses arguments into those configurations, calls one stage and renders what it returns; the
 //! demo calls the stages directly.
 //!
+//! The timed stages run as work units ([`etip_core::unit`]) on a backend chosen once per command
+//! ([`backend::BackendChoice`]; worker threads of this process today), recorded in the store's
+//! ledger so that a finished unit is never run twice and an interrupted one runs again.
+//!
 //! This is the only crate that joins the miners (`miners/`) and the harness (`harness/`). Like
 //! gitoxide's `gitoxide-core`, it reports failures as error chains (`anyhow`) that carry the
 //! libraries' typed errors; [`InputError`] marks the failures a user caused with bad input (the
 //! binary exits with 2 for those, 1 for every other failure).
 
+pub mod backend;
 pub mod error;
 
 pub use error::{InputError, input_error};

@@ -1,11 +1,14 @@
 //! Domain types shared by every etip crate: candidates, instances, run records, verdicts and configs.
 //!
-//! This crate defines the serde schemas that travel between etip's stages as JSON/JSONL files. Its
-//! only I/O is the two primitives every command shares: [`bounded`], the size-limited read of every
-//! input file a user names, and [`atomic`], the atomic replacement of every output file.
+//! This crate defines the serde schemas that travel between etip's stages as JSON/JSONL files, the
+//! pipeline's work units with the traits that run and record them ([`unit`]), and the one
+//! cancellation token every stage reads ([`cancel`]). Its only I/O is the two primitives every
+//! command shares: [`bounded`], the size-limited read of every input file a user names, and
+//! [`atomic`], the atomic replacement of every output file.
 
 pub mod atomic;
 pub mod bounded;
+pub mod cancel;
 pub mod candidate;
 pub mod clip;
 pub mod instance;
@@ -13,6 +16,7 @@ pub mod language;
 pub mod measure;
 pub mod process;
 pub mod selection;
+pub mod unit;
 
 pub use language::Language;
 pub mod results;

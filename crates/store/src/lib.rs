@@ -26,6 +26,10 @@
 //!   and token counts per model and prompt hash, so that a prompt is paid for once.
 //! - **GitHub** ([`Store::http_answer`], [`Store::record_http_answer`]): API answers by URL, so
 //!   that a re-run spends no rate limit on what it already read.
+//! - **work units** ([`Store::work_unit`], [`Store::start_work_unit`], …, and the
+//!   [`etip_core::unit::Ledger`] implementation): per unit of work (`stage:instance`), its key,
+//!   state, attempts and output, so that a unit done under the same key is never run twice and one
+//!   a killed run left running is run again.
 //!
 //! # Schema versions
 //!
@@ -41,6 +45,7 @@
 //! | 3 | evaluation: `eval_results` |
 //! | 4 | classification: `llm_answers`, an LLM's raw answers keyed by model and prompt hash |
 //! | 5 | GitHub: `http_cache`, API answers (status and body) keyed by URL |
+//! | 6 | work units: `work_units`, the ledger of the pipeline's units |
 //!
 //! A store whose version is newer than [`SCHEMA_VERSION`] was written by a newer etip and is
 //! refused ([`StoreError::NewerSchema`]) rather than misread.
@@ -84,6 +89,7 @@ mod http;
 mod llm;
 mod measure;
 mod mine;
+mod unit;
 
 pub use llm::CachedAnswer;
 pub use measure::StoredRound;
@@ -220,6 +226,7 @@ const MIGRATIONS: &[Migration] = &[
     migrate_v3_eval,
     migrate_v4_llm,
     migrate_v5_http,
+    migrate_v6_units,
 ];
 
 /// Version 1: the mining tables.
@@ -333,6 +340,24 @@ fn migrate_v5_http(tx: &Transaction) -> rusqlite::Result<()> {
              body TEXT NOT NULL,
              recorded TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
          );",
+    )
+}
+
+/// Version 6: the work-unit ledger ([`etip_core::unit::Ledger`]).
+fn migrate_v6_units(tx: &Transaction) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE work_units (
+             id TEXT PRIMARY KEY,
+             stage TEXT NOT NULL,
+             key TEXT NOT NULL,
+             state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'done', 'failed')),
+             attempts INTEGER NOT NULL DEFAULT 0,
+             digest TEXT,
+             output TEXT,
+             detail TEXT,
+             updated TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+         );
+         CREATE INDEX work_units_stage ON work_units (stage);",
     )
 }
 
@@ -632,9 +657,9 @@ mod tests {
         let path = dir.path().join("new.sqlite");
         let s = Store::open(&path).unwrap();
         assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 5);
+        assert_eq!(SCHEMA_VERSION, 6);
         drop(s);
-        assert_eq!(version_of(&path), 5);
+        assert_eq!(version_of(&path), 6);
         assert_eq!(
             tables(&path),
             [
@@ -645,12 +670,13 @@ mod tests {
                 "measure_rounds",
                 "measure_runs",
                 "mine_decisions",
-                "mine_runs"
+                "mine_runs",
+                "work_units"
             ]
         );
         // Reopening changes nothing.
         drop(Store::open(&path).unwrap());
-        assert_eq!(version_of(&path), 5);
+        assert_eq!(version_of(&path), 6);
     }
 
     /// A store of an etip from before versioning (user_version 0, today's mining tables) keeps its

@@ -13,7 +13,6 @@
 
 use crate::{Engine, EngineError, LABEL_KIND, LABEL_OWNER};
 use std::collections::{BTreeSet, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -44,8 +43,6 @@ struct State {
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(Mutex::default);
-/// Mirror of `State::interrupted` for reads without the lock.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
@@ -93,12 +90,13 @@ impl State {
 pub fn interrupt() {
     let mut s = state();
     s.interrupted = true;
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    etip_core::cancel::process().cancel();
 }
 
-/// Whether [`interrupt`] was called.
+/// Whether the process was interrupted: [`interrupt`] was called, or the process's cancellation
+/// token ([`etip_core::cancel::process`]) was cancelled.
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    etip_core::cancel::process().is_cancelled()
 }
 
 /// Engine requests in flight that create or remove a container or a snapshot image.

@@ -373,7 +373,7 @@ pub fn measure_one(
         // nothing about the ETIP: not stored, so a re-run measures again.
         if let Some(s) = &result.stop
             && s.reason != NotExecutable::EngineError
-            && !etip_docker::interrupted()
+            && !etip_core::cancel::process().is_cancelled()
         {
             let json = serde_json::to_string(&StoredStop {
                 reason: s.reason,

@@ -1,0 +1,348 @@
+//! The backends that run a command's work units, chosen once per command.
+//!
+//! [`Threads`] runs units on worker threads of this process: the coordinator (the calling thread)
+//! consults and writes the ledger, hands units to `workers` threads over a channel and reports
+//! every event, so the ledger (a SQLite store) is only ever used from one thread. A cluster
+//! backend implements the same [`Backend`] trait: it ships each [`WorkUnit`] as JSON to a node
+//! whose `etip` runs it with the same [`UnitRunner`], and records the returned output in the same
+//! ledger.
+
+use etip_core::cancel::CancelToken;
+use etip_core::unit::{
+    Backend, BackendError, Ledger, RunSummary, UnitError, UnitEvent, UnitOutput, UnitRunner,
+    WorkUnit,
+};
+use std::sync::mpsc;
+
+/// Which backend runs the units of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// Worker threads of this process.
+    Threads { workers: usize },
+}
+
+impl BackendChoice {
+    /// The backend itself.
+    pub fn backend(self) -> Box<dyn Backend> {
+        match self {
+            BackendChoice::Threads { workers } => Box::new(Threads::new(workers)),
+        }
+    }
+}
+
+/// Runs units on `workers` threads of this process.
+#[derive(Debug, Clone, Copy)]
+pub struct Threads {
+    workers: usize,
+}
+
+impl Threads {
+    /// At least one worker.
+    pub fn new(workers: usize) -> Threads {
+        Threads {
+            workers: workers.max(1),
+        }
+    }
+}
+
+/// What a worker sends back: the unit's index and its result.
+type Done = (usize, Result<UnitOutput, UnitError>);
+
+impl Backend for Threads {
+    fn name(&self) -> &'static str {
+        "threads"
+    }
+
+    fn run(
+        &self,
+        units: &[WorkUnit],
+        runner: &dyn UnitRunner,
+        ledger: &mut dyn Ledger,
+        cancel: &CancelToken,
+        events: &mut dyn FnMut(UnitEvent<'_>),
+    ) -> Result<RunSummary, BackendError> {
+        let mut summary = RunSummary::default();
+        // Reuse first: what the ledger holds under the same key never reaches a worker.
+        let mut todo = Vec::new();
+        for (i, unit) in units.iter().enumerate() {
+            match ledger.unit(&unit.id())? {
+                Some(record) => match record.reusable_for(unit) {
+                    Some(output) => {
+                        events(UnitEvent::Reused(unit, output));
+                        summary.reused += 1;
+                    }
+                    None => todo.push(i),
+                },
+                None => todo.push(i),
+            }
+        }
+        let workers = self.workers.min(todo.len()).max(1);
+        std::thread::scope(|scope| -> Result<(), BackendError> {
+            // Both channels belong to this closure: whichever way it returns, the work channel
+            // closes and the workers end, so the scope never waits on an idle worker.
+            let (work_tx, work_rx) = crossbeam_channel::unbounded::<usize>();
+            let (done_tx, done_rx) = mpsc::channel::<Done>();
+            for _ in 0..workers {
+                let work_rx = work_rx.clone();
+                let done_tx = done_tx.clone();
+                scope.spawn(move || {
+                    for i in work_rx.iter() {
+                        let result = if cancel.is_cancelled() {
+                            Err(UnitError::Cancelled)
+                        } else {
+                            runner.run(&units[i], cancel)
+                        };
+                        if done_tx.send((i, result)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(done_tx);
+            let mut queued = todo.into_iter();
+            let mut in_flight = 0;
+            // Keep every worker busy, no more: a unit is started in the ledger only when a worker
+            // is free to take it, so a cancellation leaves the rest pending.
+            loop {
+                while in_flight < workers && !cancel.is_cancelled() {
+                    let Some(i) = queued.next() else { break };
+                    ledger.start(&units[i])?;
+                    events(UnitEvent::Started(&units[i]));
+                    if work_tx.send(i).is_err() {
+                        return Err(BackendError::Backend {
+                            backend: "threads",
+                            detail: "every worker thread ended early".into(),
+                        });
+                    }
+                    in_flight += 1;
+                }
+                if in_flight == 0 {
+                    break;
+                }
+                let Ok((i, result)) = done_rx.recv() else {
+                    return Err(BackendError::Backend {
+                        backend: "threads",
+                        detail: "a worker thread ended without reporting its unit".into(),
+                    });
+                };
+                in_flight -= 1;
+                let unit = &units[i];
+                match result {
+                    Ok(output) => {
+                        ledger.finish(unit, &output)?;
+                        summary.ran += 1;
+                        events(UnitEvent::Finished(unit, &output));
+                    }
+                    Err(error) => {
+                        ledger.fail(unit, &error)?;
+                        summary.failed += 1;
+                        events(UnitEvent::Failed(unit, &error));
+                    }
+                }
+            }
+            summary.not_started = queued.count();
+            Ok(())
+        })?;
+        Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etip_core::unit::{Stage, UnitState};
+    use etip_store::Store;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// Squares the unit's number, fails on 13, and counts runs and the largest concurrency.
+    #[derive(Default)]
+    struct Square {
+        runs: AtomicUsize,
+        now: AtomicUsize,
+        most: AtomicUsize,
+        seen: Mutex<Vec<String>>,
+    }
+
+    impl UnitRunner for Square {
+        fn run(&self, unit: &WorkUnit, _cancel: &CancelToken) -> Result<UnitOutput, UnitError> {
+            let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            self.seen.lock().unwrap().push(unit.instance.clone());
+            std::thread::sleep(Duration::from_millis(20));
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            let n = unit.spec["n"].as_u64().unwrap_or(0);
+            if n == 13 {
+                return Err(UnitError::infrastructure("the engine went away"));
+            }
+            UnitOutput::of(&serde_json::json!({ "square": n * n }))
+        }
+    }
+
+    fn units(ns: &[u64], key: &str) -> Vec<WorkUnit> {
+        ns.iter()
+            .map(|&n| {
+                WorkUnit::new(
+                    Stage::Measure,
+                    format!("etip-{n}"),
+                    serde_json::json!({ "n": n }),
+                    serde_json::json!({}),
+                    key,
+                )
+            })
+            .collect()
+    }
+
+    fn run(
+        backend: &Threads,
+        units: &[WorkUnit],
+        runner: &Square,
+        store: &mut Store,
+        cancel: &CancelToken,
+    ) -> (RunSummary, Vec<String>) {
+        let mut log = Vec::new();
+        let summary = backend
+            .run(units, runner, store, cancel, &mut |e| {
+                log.push(match e {
+                    UnitEvent::Reused(u, _) => format!("reused {}", u.instance),
+                    UnitEvent::Started(u) => format!("started {}", u.instance),
+                    UnitEvent::Finished(u, o) => format!("finished {} {}", u.instance, o.record),
+                    UnitEvent::Failed(u, e) => format!("failed {} {e}", u.instance),
+                })
+            })
+            .unwrap();
+        (summary, log)
+    }
+
+    #[test]
+    fn every_unit_runs_once_within_the_worker_limit_and_a_rerun_reuses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        let all = units(&[1, 2, 3, 4, 5, 6, 7], "k");
+        let runner = Square::default();
+        let backend = Threads::new(3);
+        let (summary, log) = run(&backend, &all, &runner, &mut store, &CancelToken::new());
+        assert_eq!(
+            summary,
+            RunSummary {
+                ran: 7,
+                reused: 0,
+                failed: 0,
+                not_started: 0
+            }
+        );
+        assert_eq!(runner.runs.load(Ordering::SeqCst), 7);
+        assert!(runner.most.load(Ordering::SeqCst) <= 3);
+        assert!(log.contains(&"finished etip-6 {\"square\":36}".to_string()));
+        let done = store.work_units(Stage::Measure).unwrap();
+        assert!(done.iter().all(|r| r.state == UnitState::Done));
+
+        // Same units, same key: nothing runs again.
+        let again = Square::default();
+        let (summary, log) = run(&backend, &all, &again, &mut store, &CancelToken::new());
+        assert_eq!((summary.reused, summary.ran), (7, 0));
+        assert_eq!(again.runs.load(Ordering::SeqCst), 0);
+        assert_eq!(log.len(), 7);
+        // A changed key (new parameters) runs them again.
+        let changed = Square::default();
+        let (summary, _) = run(
+            &backend,
+            &units(&[1, 2], "k2"),
+            &changed,
+            &mut store,
+            &CancelToken::new(),
+        );
+        assert_eq!((summary.reused, summary.ran), (0, 2));
+    }
+
+    #[test]
+    fn a_failed_or_interrupted_unit_runs_again_and_its_attempts_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        let all = units(&[2, 13], "k");
+        // A run killed while etip-2 was running left it `running`.
+        store.start_work_unit(&all[0]).unwrap();
+        let runner = Square::default();
+        let (summary, log) = run(
+            &Threads::new(2),
+            &all,
+            &runner,
+            &mut store,
+            &CancelToken::new(),
+        );
+        assert_eq!((summary.ran, summary.failed), (1, 1));
+        assert!(log.contains(&"failed etip-13 the engine went away".to_string()));
+        let two = store.work_unit("measure:etip-2").unwrap().unwrap();
+        assert_eq!((two.state, two.attempts), (UnitState::Done, 2));
+        let thirteen = store.work_unit("measure:etip-13").unwrap().unwrap();
+        assert_eq!(thirteen.state, UnitState::Failed);
+        assert_eq!(thirteen.detail.as_deref(), Some("the engine went away"));
+        // The failed unit runs again; the done one does not.
+        let again = Square::default();
+        let (summary, _) = run(
+            &Threads::new(2),
+            &all,
+            &again,
+            &mut store,
+            &CancelToken::new(),
+        );
+        assert_eq!((summary.reused, summary.failed), (1, 1));
+        assert_eq!(*again.seen.lock().unwrap(), ["etip-13"]);
+    }
+
+    #[test]
+    fn a_cancelled_run_starts_nothing_more_and_leaves_the_rest_pending() {
+        /// Cancels the run from inside the first unit it runs.
+        struct CancelFirst;
+        impl UnitRunner for CancelFirst {
+            fn run(&self, _u: &WorkUnit, cancel: &CancelToken) -> Result<UnitOutput, UnitError> {
+                cancel.cancel();
+                Err(UnitError::Cancelled)
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        let all = units(&[1, 2, 3, 4, 5], "k");
+        let cancel = CancelToken::new();
+        let summary = Threads::new(1)
+            .run(&all, &CancelFirst, &mut store, &cancel, &mut |_| {})
+            .unwrap();
+        assert_eq!(
+            summary,
+            RunSummary {
+                ran: 0,
+                reused: 0,
+                failed: 1,
+                not_started: 4
+            }
+        );
+        assert_eq!(store.work_units(Stage::Measure).unwrap().len(), 1);
+        // The next run (not cancelled) does all five.
+        let runner = Square::default();
+        let (summary, _) = run(
+            &Threads::new(2),
+            &all,
+            &runner,
+            &mut store,
+            &CancelToken::new(),
+        );
+        assert_eq!(summary.ran, 5);
+    }
+
+    #[test]
+    fn no_units_is_no_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        let (summary, log) = run(
+            &Threads::new(4),
+            &[],
+            &Square::default(),
+            &mut store,
+            &CancelToken::new(),
+        );
+        assert_eq!(summary, RunSummary::default());
+        assert!(log.is_empty());
+    }
+}
