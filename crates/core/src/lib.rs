@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod bounded;
 pub mod candidate;
+pub mod category;
 pub mod clip;
 pub mod instance;
 pub mod language;

@@ -481,7 +481,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         "score the eval run under every rule, write the report",
         &["score".into(), "--rule".into(), "RULE".into(), s(&results)],
     );
-    for (rule, _) in super::eval_html::RULES {
+    for (rule, _) in etip_report::eval::RULES {
         let argv: Vec<String> = vec![
             "--rule".into(),
             rule.into(),
@@ -493,13 +493,13 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             super::score::run(parse(&argv)?, w)
         })?;
     }
-    let mut summary = super::demo_report::Summary::read(
+    let mut summary = read_summary(
         out,
         &repos_of(&repos),
         if local { "local" } else { "docker" },
     )?;
     let html = out.join("report.html");
-    super::output::write(&html, &super::demo_report::html(&summary))?;
+    super::output::write(&html, &etip_report::demo::html(&summary))?;
     let secs = started.elapsed().as_secs_f64();
     stdout.write_all(summary.text(args.format.into(), secs)?.as_bytes())?;
     eprintln!(
@@ -525,4 +525,48 @@ fn prefixed(command: &str, argv: &[String]) -> Vec<String> {
 
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("      {l}\n")).collect()
+}
+
+fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// Reads the demo folder `out` back; scores the eval results under every rule.
+fn read_summary(
+    out: &Path,
+    repos: &[(String, PathBuf)],
+    executor: &str,
+) -> anyhow::Result<etip_report::demo::Summary> {
+    let mut rs = Vec::new();
+    for (lang, dir) in repos {
+        let n = std::fs::read_to_string(out.join("mine").join(format!("{lang}.jsonl")))
+            .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+            .unwrap_or(0);
+        rs.push((lang.clone(), dir.clone(), n));
+    }
+    let (scores, not_scored) = etip_report::eval::scores(&out.join("eval/results.jsonl"));
+    Ok(etip_report::demo::Summary {
+        repos: rs,
+        statuses: super::measure::read_statuses(&out.join("build/status.jsonl"))?,
+        measurements: jsonl(&out.join("measure/measurements.jsonl"))?,
+        results: jsonl(&out.join("eval/results.jsonl"))?,
+        generated_tests: if out.join("eval-test/results.jsonl").is_file() {
+            jsonl(&out.join("eval-test/results.jsonl"))?
+        } else {
+            Vec::new()
+        },
+        scores,
+        not_scored,
+        seconds: 0.0,
+        executor: executor.to_string(),
+    })
 }

@@ -346,7 +346,7 @@ struct Shared<'a> {
     /// Results of the run's earlier calls for other predictions (kept in results.jsonl).
     others: Vec<TaskResult>,
     out: &'a Path,
-    records: super::eval_html::Records,
+    records: etip_report::eval::Records,
 }
 
 impl Shared<'_> {
@@ -374,7 +374,7 @@ impl Shared<'_> {
 /// Writes results.jsonl (every result of the run: earlier calls' and this one's) and summary.json.
 fn write_results(
     out: &Path,
-    records: super::eval_html::Records,
+    records: etip_report::eval::Records,
     others: &[TaskResult],
     results: &[Option<TaskResult>],
 ) -> anyhow::Result<()> {
@@ -383,7 +383,7 @@ fn write_results(
         .chain(results.iter().flatten())
         .cloned()
         .collect();
-    if records == super::eval_html::Records::Patches {
+    if records == etip_report::eval::Records::Patches {
         fill_gold(&mut done);
     }
     let done: Vec<&TaskResult> = done.iter().collect();
@@ -397,11 +397,11 @@ fn write_results(
         &out.join("summary.json"),
         &serde_json::to_string_pretty(&summary_json(&done))?,
     )?;
-    let (scores, problems) = super::eval_html::scores(&out.join("results.jsonl"));
+    let (scores, problems) = etip_report::eval::scores(&out.join("results.jsonl"));
     let owned: Vec<TaskResult> = done.iter().map(|r| (*r).clone()).collect();
     write_atomic(
         &out.join("report.html"),
-        &super::eval_html::report(records, &owned, &scores, &problems),
+        &etip_report::eval::report(records, &owned, &scores, &problems),
     )
 }
 
@@ -652,8 +652,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         others,
         out: &args.run.out,
         records: match args.mode {
-            Mode::Patches => super::eval_html::Records::Patches,
-            Mode::Tests => super::eval_html::Records::Tests,
+            Mode::Patches => etip_report::eval::Records::Patches,
+            Mode::Tests => etip_report::eval::Records::Tests,
         },
     };
     let bar = indicatif::ProgressBar::new(todo.len() as u64);
@@ -749,5 +749,5 @@ fn table(results: &[TaskResult], format: OutputFormat) -> anyhow::Result<String>
     if format == OutputFormat::Json {
         return Ok(etip_report::to_json(results)?);
     }
-    render(&super::eval_html::results_table(results, true), format)
+    render(&etip_report::eval::results_table(results, true), format)
 }

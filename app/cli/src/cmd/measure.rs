@@ -634,7 +634,7 @@ fn write_outputs(out: &Path, results: &[Measurement]) -> anyhow::Result<()> {
     }
     super::output::write(&out.join("measurements.jsonl"), &all)?;
     super::output::write(&out.join("executable.jsonl"), &exec)?;
-    let html = crate::cmd::measure_html::report(results);
+    let html = etip_report::measure::report(results);
     super::output::write(&out.join("report.html"), &html)?;
     Ok(())
 }
