@@ -11,6 +11,23 @@
 //! libraries' typed errors; [`InputError`] marks the failures a user caused with bad input (the
 //! binary exits with 2 for those, 1 for every other failure).
 
+pub mod base_image;
+pub mod build;
+pub mod clean;
+pub mod disk;
 pub mod error;
+pub mod eval;
+pub mod eval_test;
+pub mod executor;
+pub mod input;
+pub mod measure;
+pub mod output;
+pub mod progress;
+pub mod records;
+pub mod runtime;
+pub mod select;
+pub mod timing;
 
 pub use error::{InputError, input_error};
+pub use executor::{ExecutorChoice, ExecutorKind};
+pub use progress::{Done, Progress};

@@ -203,7 +203,8 @@ fn series<'a>(label: &'a str, color: &'a str, marker: Marker, values: &'a [f64])
 }
 
 /// What an evaluation run evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Records {
     /// Agent patches (`etip eval`).
     Patches,

@@ -346,7 +346,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         super::build::run(parse(&argv)?, w)
     })?;
     let status = build_dir.join("status.jsonl");
-    let statuses = super::measure::read_statuses(&status)?;
+    let statuses = etip_pipeline::records::read_statuses(&status)?;
     for st in &statuses {
         eprintln!(
             "      {}: {}",
@@ -556,7 +556,7 @@ fn read_summary(
     let (scores, not_scored) = etip_report::eval::scores(&out.join("eval/results.jsonl"));
     Ok(etip_report::demo::Summary {
         repos: rs,
-        statuses: super::measure::read_statuses(&out.join("build/status.jsonl"))?,
+        statuses: etip_pipeline::records::read_statuses(&out.join("build/status.jsonl"))?,
         measurements: jsonl(&out.join("measure/measurements.jsonl"))?,
         results: jsonl(&out.join("eval/results.jsonl"))?,
         generated_tests: if out.join("eval-test/results.jsonl").is_file() {
