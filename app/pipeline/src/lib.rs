@@ -14,6 +14,7 @@
 pub mod base_image;
 pub mod build;
 pub mod clean;
+pub mod demo;
 pub mod disk;
 pub mod error;
 pub mod eval;

@@ -42,6 +42,27 @@ pub struct Timing {
     pub cpus: Option<String>,
 }
 
+impl Default for Timing {
+    /// The defaults of `etip measure`'s flags.
+    fn default() -> Timing {
+        Timing {
+            rounds: 30,
+            warmup: 1,
+            min_impr: 0.05,
+            p_val: 0.1,
+            conservative: false,
+            timer_rule: TimerKind::Resolution,
+            min_class_ms: 10.0,
+            timing_tolerance_ms: etip_measure::consistency::DEFAULT_TOLERANCE_SECS * 1000.0,
+            timing_tolerance_share: etip_measure::consistency::DEFAULT_TOLERANCE_SHARE,
+            timing_p_val: etip_measure::consistency::DEFAULT_TIMING_P_VAL,
+            memory_mb: 4096,
+            round_timeout_secs: 1800,
+            cpus: None,
+        }
+    }
+}
+
 impl Timing {
     /// Refuses values no run can use.
     pub fn check(&self) -> Result<(), InputError> {
