@@ -156,8 +156,8 @@ fn candidates_in_docker(
 /// Where `build` builds: image layers in the Docker engine, or host processes in the output
 /// folder (Python only).
 pub enum Builders {
-    Docker(Builder),
-    Local(LocalBuilder),
+    Docker(Box<Builder>),
+    Local(Box<LocalBuilder>),
 }
 
 impl Builders {
@@ -169,9 +169,9 @@ impl Builders {
         progress: &dyn Progress,
     ) -> anyhow::Result<Builders> {
         match kind {
-            ExecutorKind::Auto | ExecutorKind::Docker => {
-                Ok(Builders::Docker(docker_builder(cfg, out.to_path_buf())?))
-            }
+            ExecutorKind::Auto | ExecutorKind::Docker => Ok(Builders::Docker(Box::new(
+                docker_builder(cfg, out.to_path_buf())?,
+            ))),
             ExecutorKind::Local => {
                 progress.note(&format!(
                     "building as host processes under {} (no isolation: code you trust only)",
@@ -179,7 +179,7 @@ impl Builders {
                 ));
                 let out = std::path::absolute(out)
                     .with_context(|| format!("the absolute path of {}", out.display()))?;
-                Ok(Builders::Local(LocalBuilder::new(cfg, out)))
+                Ok(Builders::Local(Box::new(LocalBuilder::new(cfg, out))))
             }
         }
     }

@@ -111,7 +111,7 @@ impl Summary {
     pub fn text(&mut self, format: OutputFormat, seconds: f64) -> Result<String, ReportError> {
         self.seconds = seconds;
         if format == OutputFormat::Json {
-            return Ok(crate::to_json(self)?);
+            return crate::to_json(self);
         }
         let mut out = format!("Executor: {}\n", self.executor_words());
         for (title, table) in [
