@@ -63,6 +63,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cmd::init_logging(cli.verbose);
+    cmd::watch_signals();
     let stdout = &mut std::io::stdout().lock();
     let result = match cli.command {
         Command::Demo(args) => cmd::demo::run(args, stdout),

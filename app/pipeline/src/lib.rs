@@ -16,6 +16,24 @@
 //! binary exits with 2 for those, 1 for every other failure).
 
 pub mod backend;
+pub mod base_image;
+pub mod build;
+pub mod clean;
+pub mod demo;
+pub mod disk;
 pub mod error;
+pub mod eval;
+pub mod eval_test;
+pub mod executor;
+pub mod input;
+pub mod measure;
+pub mod output;
+pub mod progress;
+pub mod records;
+pub mod runtime;
+pub mod select;
+pub mod timing;
 
 pub use error::{InputError, input_error};
+pub use executor::{ExecutorChoice, ExecutorKind};
+pub use progress::{Done, Progress};

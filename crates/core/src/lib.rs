@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod bounded;
 pub mod cancel;
 pub mod candidate;
+pub mod category;
 pub mod clip;
 pub mod instance;
 pub mod language;

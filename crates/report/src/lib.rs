@@ -1,6 +1,9 @@
 //! Exporters: one [`Table`] of results rendered as aligned text, CSV, Markdown, JSON or a
 //! self-contained HTML report ([`html`]) with SVG charts ([`chart`]).
 //!
+//! The stage reports live here too, one module per report: [`measure`] (`etip measure`'s
+//! `report.html`), [`eval`] (`etip eval` and `etip eval-test`) and [`demo`] (`etip demo`).
+//!
 //! Commands build a [`Table`] (column headers and rows of already formatted cells) for human-readable
 //! formats and serialise their own result types for JSON, so that JSON keeps full precision while tables
 //! show the precision a benchmark publishes.
@@ -12,8 +15,12 @@
 //! assert_eq!(t.to_markdown(), "| submission | score |\n|:---|---:|\n| model-a | 0.2250 |\n");
 //! ```
 
+pub mod cell;
 pub mod chart;
+pub mod demo;
+pub mod eval;
 pub mod html;
+pub mod measure;
 mod table;
 
 pub use html::{HtmlReport, Style};
@@ -49,4 +56,14 @@ pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Report
     let mut s = serde_json::to_string_pretty(value)?;
     s.push('\n');
     Ok(s)
+}
+
+/// Renders a table in a non-JSON format (JSON: the aligned text; commands serialise their own
+/// records for JSON).
+pub fn render(table: &Table, format: OutputFormat) -> Result<String, ReportError> {
+    Ok(match format {
+        OutputFormat::Table | OutputFormat::Json => table.to_text(),
+        OutputFormat::Csv => table.to_csv()?,
+        OutputFormat::Markdown => table.to_markdown(),
+    })
 }

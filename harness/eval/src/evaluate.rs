@@ -18,81 +18,18 @@ use etip_exec::executor::{Executor, Session};
 use etip_measure::measure::{self, MeasureConfig};
 use etip_measure::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, Stop};
 use etip_measure::{consistency, verdict};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// What an evaluation decides about a prediction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    /// The agent produced no patch (or an empty one).
-    NotGenerated,
-    /// Not a well-formed unified diff, binary hunks, or paths that leave the tree.
-    Malformed,
-    /// Changes tests, benchmark or build files (refused unless test changes are allowed).
-    Protected,
-    /// Larger than the patch size limit (`patch::MAX_PATCH_BYTES`): refused before it is applied.
-    TooLarge,
-    DoesNotApply,
-    /// The candidate does not build, or its smoke check fails.
-    DoesNotCompile,
-    /// Some test fails (or times out) on the candidate.
-    TestsFail,
-    /// Every test passes, but the candidate's reported times disagree with the wall time measured
-    /// around its test command (rules §3.8): its code changed what its reports say. Never credited.
-    TimingInconsistent,
-    /// Every test passes; the sign test does not find the candidate significantly faster.
-    CorrectNotFaster,
-    /// Every test passes and the sign test finds the candidate significantly faster (SPEC 3.1).
-    CorrectFaster,
-    /// The harness failed, not the patch (engine, the harness's own limits, an instance that is
-    /// not executable here): retried by the next run, reported apart.
-    Error,
-}
+pub use etip_core::category::Category;
 
-impl Category {
-    pub const ALL: [Category; 11] = [
-        Category::NotGenerated,
-        Category::Malformed,
-        Category::Protected,
-        Category::TooLarge,
-        Category::DoesNotApply,
-        Category::DoesNotCompile,
-        Category::TestsFail,
-        Category::TimingInconsistent,
-        Category::CorrectNotFaster,
-        Category::CorrectFaster,
-        Category::Error,
-    ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Category::NotGenerated => "not_generated",
-            Category::Malformed => "malformed",
-            Category::Protected => "protected",
-            Category::TooLarge => "too_large",
-            Category::DoesNotApply => "does_not_apply",
-            Category::DoesNotCompile => "does_not_compile",
-            Category::TestsFail => "tests_fail",
-            Category::TimingInconsistent => "timing_inconsistent",
-            Category::CorrectNotFaster => "correct_not_faster",
-            Category::CorrectFaster => "correct_faster",
-            Category::Error => "error",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.name() == s)
-    }
-
-    fn of_problem(p: &PatchProblem) -> Category {
-        match p {
-            PatchProblem::Empty => Category::NotGenerated,
-            PatchProblem::Malformed { .. } | PatchProblem::Binary { .. } => Category::Malformed,
-            PatchProblem::Protected { .. } => Category::Protected,
-            PatchProblem::TooLarge { .. } => Category::TooLarge,
-        }
+/// The category of a patch the checks refuse.
+fn category_of_problem(p: &PatchProblem) -> Category {
+    match p {
+        PatchProblem::Empty => Category::NotGenerated,
+        PatchProblem::Malformed { .. } | PatchProblem::Binary { .. } => Category::Malformed,
+        PatchProblem::Protected { .. } => Category::Protected,
+        PatchProblem::TooLarge { .. } => Category::TooLarge,
     }
 }
 
@@ -195,7 +132,7 @@ pub fn evaluate(
             Ok(v) => v.files,
             Err(p) => {
                 result.check = Some(p.category().to_string());
-                let c = Category::of_problem(&p);
+                let c = category_of_problem(&p);
                 return finish(result, c, Some(p.to_string()));
             }
         }

@@ -27,72 +27,9 @@ use etip_exec::executor::{Executor, Session, SessionRequest};
 use etip_measure::measure::{self, MeasureConfig, Tests};
 use etip_measure::protocol::{self, Plan, SidePlan, Stop};
 use etip_measure::{consistency, verdict};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// What an evaluation decides about a generated test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TestCategory {
-    /// No test patch (or an empty one).
-    NotGenerated,
-    /// Not a well-formed unified diff, binary hunks, paths that leave the tree, or no test class
-    /// named to run.
-    Malformed,
-    /// The patch changes files that are not tests (source, build files): a test must not.
-    NotTestOnly,
-    /// The patch does not apply to one of the versions.
-    DoesNotApply,
-    /// A version does not build with the test, or its smoke check fails.
-    DoesNotCompile,
-    /// The test fails (or times out) on the original.
-    FailsOnOriginal,
-    /// The test fails (or times out) on the reference (ground-truth patched) version.
-    FailsOnReference,
-    /// Passes on both, but the reported times disagree with the wall time measured around the test
-    /// command on some version (rules §3.8): the test's code changed what its reports say.
-    TimingInconsistent,
-    /// Passes on both; the sign test does not find the reference significantly faster.
-    NotDetecting,
-    /// Passes on both in every round and the reference is significantly faster: an ETIP detector
-    /// test (rules §4.4).
-    Detector,
-    /// The harness failed, not the test: retried by the next run, reported apart.
-    Error,
-}
-
-impl TestCategory {
-    pub const ALL: [TestCategory; 11] = [
-        TestCategory::NotGenerated,
-        TestCategory::Malformed,
-        TestCategory::NotTestOnly,
-        TestCategory::DoesNotApply,
-        TestCategory::DoesNotCompile,
-        TestCategory::FailsOnOriginal,
-        TestCategory::FailsOnReference,
-        TestCategory::TimingInconsistent,
-        TestCategory::NotDetecting,
-        TestCategory::Detector,
-        TestCategory::Error,
-    ];
-
-    /// The name in results (`detector`, `fails_on_reference`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            TestCategory::NotGenerated => "not_generated",
-            TestCategory::Malformed => "malformed",
-            TestCategory::NotTestOnly => "not_test_only",
-            TestCategory::DoesNotApply => "does_not_apply",
-            TestCategory::DoesNotCompile => "does_not_compile",
-            TestCategory::FailsOnOriginal => "fails_on_original",
-            TestCategory::FailsOnReference => "fails_on_reference",
-            TestCategory::TimingInconsistent => "timing_inconsistent",
-            TestCategory::NotDetecting => "not_detecting",
-            TestCategory::Detector => "detector",
-            TestCategory::Error => "error",
-        }
-    }
-}
+pub use etip_core::category::TestCategory;
 
 /// Side labels of a generated test's rounds, by index.
 pub const TEST_SIDES: [&str; 2] = ["original", "reference"];

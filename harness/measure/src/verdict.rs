@@ -36,7 +36,8 @@ pub struct VerdictConfig {
 }
 
 /// Which pair rule the sign test uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TimerKind {
     /// Pairs both at or below the report's resolution are ties (etip's default).
     Resolution,

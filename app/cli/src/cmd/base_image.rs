@@ -1,10 +1,7 @@
 //! `etip base-image bootstrap`: the offline base image (debootstrap + import through the Docker API).
 
-use anyhow::Context;
-use etip_build::base::Progress;
-use etip_build::{Builder, config::BuildConfig};
+use etip_build::base::BaseImage;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -35,43 +32,19 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
         config,
         force,
     } = args.action;
-    let mut cfg = match &config {
-        Some(p) => BuildConfig::load(p).map_err(|e| crate::cmd::UsageError(e.to_string()))?,
-        None => BuildConfig::default(),
+    let cfg = etip_pipeline::base_image::Config {
+        suite,
+        build_config: config,
+        force,
     };
-    if let Some(s) = suite {
-        cfg.bootstrap.suite = s;
-        cfg.validate()
-            .map_err(|e| crate::cmd::UsageError(format!("--suite: {e}")))?;
-    }
-    let builder = Builder::new(
-        cfg,
-        PathBuf::from(".etip/build"),
-        crate::cmd::runtime()?.handle().clone(),
-    )
-    .context("connecting to Docker")?;
     // Phases and elapsed time on stderr: above a spinner on a terminal, as plain lines otherwise
     // (a CI log or a redirected stderr sees them too).
-    let bar = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    let mut progress = Progress::new(Instant::now(), Duration::from_secs(30));
-    let img = builder
-        .bootstrap_base(force, &mut |line: &str| {
-            if let Some(status) = progress.observe(line, Instant::now()) {
-                if bar.is_hidden() {
-                    eprintln!("{status}");
-                } else {
-                    bar.println(status);
-                }
-            }
-            let short: String = line.chars().take(100).collect();
-            bar.set_message(short);
-        })
-        .context("bootstrapping the base image")?;
-    bar.finish_and_clear();
+    let img = etip_pipeline::base_image::run(&cfg, &super::progress::Bar::new())?;
+    render_outcome(&img, stdout)
+}
+
+/// What was built (stderr) and the image's tag (stdout).
+pub fn render_outcome(img: &BaseImage, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     if img.built {
         eprintln!("built {} in {:.0} s", img.tag, img.secs);
     } else {

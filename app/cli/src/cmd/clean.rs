@@ -1,9 +1,5 @@
 //! `etip clean`: remove the images and containers etip created (found by their `etip.*` labels).
 
-use anyhow::Context;
-use etip_build::{Builder, config::BuildConfig};
-use std::path::PathBuf;
-
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Also remove bootstrapped base images (of the namespace when --namespace is given; the
@@ -20,21 +16,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let builder = Builder::new(
-        BuildConfig::default(),
-        PathBuf::from(".etip/build"),
-        crate::cmd::runtime()?.handle().clone(),
-    )
-    .context("connecting to Docker")?;
-    let report = if args.containers {
-        builder
-            .clean_containers(args.namespace.as_deref())
-            .context("removing etip's containers")?
-    } else {
-        builder
-            .clean(args.namespace.as_deref(), args.all)
-            .context("removing etip's containers and images")?
-    };
+    let report = etip_pipeline::clean::run(&etip_pipeline::clean::Config {
+        all: args.all,
+        namespace: args.namespace,
+        containers_only: args.containers,
+    })?;
     for c in &report.containers {
         println!("container {c}");
     }

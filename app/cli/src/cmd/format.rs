@@ -27,24 +27,9 @@ impl From<FormatArg> for OutputFormat {
     }
 }
 
-/// Formats a number with `decimals` places, or `-` when absent.
-pub fn num(value: Option<f64>, decimals: usize) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
-}
-
-/// The first line of a detail, at most `chars` characters (empty when absent): a table cell.
-pub fn first_line(detail: Option<&str>, chars: usize) -> String {
-    detail
-        .and_then(|d| d.lines().next())
-        .map(|l| l.chars().take(chars).collect())
-        .unwrap_or_default()
-}
+pub use etip_report::cell::{first_line, num};
 
 /// Renders a table in a non-JSON format.
 pub fn render(table: &etip_report::Table, format: OutputFormat) -> anyhow::Result<String> {
-    Ok(match format {
-        OutputFormat::Table | OutputFormat::Json => table.to_text(),
-        OutputFormat::Csv => table.to_csv()?,
-        OutputFormat::Markdown => table.to_markdown(),
-    })
+    Ok(etip_report::render(table, format)?)
 }

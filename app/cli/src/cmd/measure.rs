@@ -1,22 +1,18 @@
 //! `etip measure`: time the tests of built ETIPs in warmed, order-alternated rounds and say which
 //! ETIPs are executable and which test classes detect their improvement.
 
-use super::UsageError;
+use super::executor::ExecutorArg;
 use super::format::{FormatArg, num, render};
-use anyhow::Context;
-use etip_build::config::BuildConfig;
-use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, Measurement};
-use etip_exec::executor::{Executor, Resources};
-use etip_measure::measure::{MeasureConfig, MeasureProgress, Tests};
-use etip_measure::protocol::{Order, ProtocolConfig};
-use etip_measure::verdict::{TimerKind, VerdictConfig};
+use etip_measure::protocol::Order;
+use etip_measure::verdict::TimerKind;
+use etip_pipeline::ExecutorChoice;
+use etip_pipeline::measure::{Config, Outcome};
+use etip_pipeline::timing::{TestChoice, Timing};
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::param;
-use etip_stats::{SequentialDesign, SignTestConfig};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OrderArg {
@@ -24,17 +20,6 @@ pub enum OrderArg {
     Alternate,
     /// Drawn per round from --seed.
     Random,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExecutorArg {
-    /// The Docker engine when it answers, else an error that says how to run locally.
-    Auto,
-    /// Long-lived containers of the instance images (network none, limits, pinned CPUs).
-    Docker,
-    /// Host processes on local builds (`etip build --executor local`; no isolation: code you
-    /// trust only).
-    Local,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -155,487 +140,76 @@ pub struct Args {
     format: FormatArg,
 }
 
-/// Reads `status.jsonl`; a later line of an id replaces an earlier one (a rebuild appends).
-pub(crate) fn read_statuses(path: &Path) -> anyhow::Result<Vec<InstanceStatus>> {
-    let text = super::input::read_text_capped(path, super::input::MAX_INPUT_BYTES)?;
-    let mut out: Vec<InstanceStatus> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let s: InstanceStatus = serde_json::from_str(line).map_err(|e| {
-            UsageError(format!(
-                "{}:{}: not a status line of `etip build` ({e})",
-                path.display(),
-                i + 1
-            ))
-        })?;
-        match out.iter_mut().find(|o| o.id == s.id) {
-            Some(o) => *o = s,
-            None => out.push(s),
-        }
-    }
-    if out.is_empty() {
-        return Err(UsageError(format!("{} holds no instance", path.display())).into());
-    }
-    Ok(out)
-}
-
 impl TimingArgs {
-    /// Refuses values no run can use.
-    pub fn check(&self) -> Result<(), UsageError> {
-        let bad = |m: String| Err(UsageError(m));
-        if self.rounds == 0 {
-            return bad("--rounds must be at least 1".into());
-        }
-        if self.round_timeout == 0 || self.memory < 64 {
-            return bad("--round-timeout must be positive and --memory at least 64 MB".into());
-        }
-        if !(self.min_class_ms.is_finite() && self.min_class_ms >= 0.0) {
-            return bad(format!(
-                "--min-class-ms must be a non-negative number, got {}",
-                self.min_class_ms
-            ));
-        }
-        Ok(())
-    }
-
-    /// The sign test's parameters (`--conservative` or `--min-impr`/`--p-val`).
-    pub fn sign(&self) -> SignTestConfig {
-        if self.conservative {
-            SignTestConfig::conservative()
-        } else {
-            SignTestConfig {
-                min_impr: self.min_impr,
-                p_val: self.p_val,
-            }
-        }
-    }
-
-    /// The verdicts' parameters.
-    pub fn verdict(&self, sequential: Option<SequentialDesign>) -> VerdictConfig {
-        VerdictConfig {
-            sign: self.sign(),
-            timer: match self.timer_rule {
+    /// The pipeline's timing of these flags.
+    pub fn timing(&self) -> Timing {
+        Timing {
+            rounds: self.rounds,
+            warmup: self.warmup,
+            min_impr: self.min_impr,
+            p_val: self.p_val,
+            conservative: self.conservative,
+            timer_rule: match self.timer_rule {
                 TimerArg::Resolution => TimerKind::Resolution,
                 TimerArg::Literal => TimerKind::Literal,
             },
-            min_class_secs: self.min_class_ms / 1000.0,
-            sequential,
-            timing: etip_measure::consistency::Tolerance {
-                secs: self.timing_tolerance_ms / 1000.0,
-                share: self.timing_tolerance_share,
-                p_val: self.timing_p_val,
-            },
-            ..VerdictConfig::default()
-        }
-    }
-
-    /// The protocol's parameters (fixed rounds, the given order).
-    pub fn protocol(&self, order: Order) -> ProtocolConfig {
-        ProtocolConfig {
-            rounds: self.rounds,
-            warmup: self.warmup,
-            order,
-            round_timeout: Duration::from_secs(self.round_timeout),
-            ..ProtocolConfig::default()
-        }
-    }
-
-    pub fn resources(&self) -> Resources {
-        Resources {
+            min_class_ms: self.min_class_ms,
+            timing_tolerance_ms: self.timing_tolerance_ms,
+            timing_tolerance_share: self.timing_tolerance_share,
+            timing_p_val: self.timing_p_val,
             memory_mb: self.memory,
-            ..Resources::default()
+            round_timeout_secs: self.round_timeout,
+            cpus: self.cpus.clone(),
         }
     }
 }
 
-fn check_args(args: &Args) -> Result<(), UsageError> {
-    let bad = |m: String| Err(UsageError(m));
-    args.timing.check()?;
-    if let Some(m) = args.max_rounds
-        && m < args.timing.rounds
-    {
-        return bad(format!(
-            "--max-rounds ({m}) must be at least --rounds ({})",
-            args.timing.rounds
-        ));
-    }
-    Ok(())
-}
-
-struct Bars {
-    bar: indicatif::ProgressBar,
-}
-
-impl MeasureProgress for Bars {
-    fn etip_started(&self, id: &str) {
-        self.bar.set_message(format!("{id}: starting sessions"));
-    }
-
-    fn round(&self, id: &str, round: usize, total: usize) {
-        if round == 0 {
-            self.bar.set_message(format!("{id}: warm-up"));
-        } else {
-            self.bar.set_message(format!("{id}: round {round}/{total}"));
+impl Args {
+    /// The pipeline's configuration of these arguments.
+    pub fn config(self) -> Config {
+        Config {
+            timing: self.timing.timing(),
+            etips: self.etips,
+            ids: self.id,
+            out: self.out,
+            order: match self.order {
+                OrderArg::Alternate => Order::Alternate,
+                OrderArg::Random => Order::Random { seed: self.seed },
+            },
+            tests: TestChoice::parse(&self.tests),
+            selection: self.selection,
+            max_rounds: self.max_rounds,
+            aa: self.aa,
+            executor: ExecutorChoice {
+                kind: self.executor.into(),
+                namespace: self.namespace,
+            },
+            build_config: self.config,
+            state: self.state,
+            force: self.force,
         }
     }
-
-    fn etip_finished(&self, m: &Measurement) {
-        self.bar.inc(1);
-        let verdict = if m.executable {
-            format!("executable, {} detector(s)", m.detectors.len())
-        } else {
-            format!(
-                "not executable ({})",
-                m.reason
-                    .and_then(|r| serde_json::to_value(r).ok())
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            )
-        };
-        self.bar.suspend(|| eprintln!("{}: {verdict}", m.id));
-    }
-}
-
-/// `--tests covering` / `auto`: the covering tests of each ETIP from `--selection`. `covering`
-/// needs a usable selection for every built ETIP; `auto` takes what there is for Python ETIPs
-/// (Java keeps its modules; without `--selection` every ETIP runs its modules).
-fn covering(args: &Args, statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
-    use etip_core::selection::SelectionOutcome;
-    use etip_measure::measure::Covering;
-    let strict = args.tests == "covering";
-    let Some(path) = &args.selection else {
-        if strict {
-            return Err(UsageError(
-                "--tests covering needs --selection DIR, the output folder of `etip select`".into(),
-            )
-            .into());
-        }
-        return Ok(Tests::Modules);
-    };
-    let selections = super::select::read_selections(path)?;
-    let mut map = std::collections::BTreeMap::new();
-    for st in statuses.iter().filter(|s| s.runnable()) {
-        // `auto`: Java keeps its modules until selection is proven on real Java repositories.
-        if !strict && st.language == etip_core::Language::Java {
-            continue;
-        }
-        let usable = selections
-            .get(&st.id)
-            .filter(|s| s.outcome != SelectionOutcome::Failed);
-        match usable {
-            Some(s) if s.outcome == SelectionOutcome::NoCoveringTests => {
-                map.insert(
-                    st.id.clone(),
-                    Covering::None(s.detail.clone().unwrap_or_default()),
-                );
-            }
-            Some(s) => {
-                if s.image != st.image {
-                    eprintln!(
-                        "warning: {}: the selection was made in image {}, the ETIP is now {}; run `etip select` again",
-                        st.id,
-                        s.image.as_deref().unwrap_or("-"),
-                        st.image.as_deref().unwrap_or("-")
-                    );
-                }
-                map.insert(st.id.clone(), Covering::Tests(s.tests()));
-            }
-            None if strict => {
-                let why = selections
-                    .get(&st.id)
-                    .and_then(|s| s.detail.clone())
-                    .unwrap_or_else(|| "no selection".into());
-                return Err(UsageError(format!(
-                    "--tests covering: {} has no usable selection in {} ({why}); run `etip select` for it or use --tests auto",
-                    st.id,
-                    path.display()
-                ))
-                .into());
-            }
-            None => {}
-        }
-    }
-    Ok(Tests::Covering(map))
-}
-
-/// Whole physical cores for the sessions (`cpus`: `--cpus`): every session gets the same CPU set
-/// (they never run at the same time, and giving each version its own core would confound the
-/// version with the core).
-pub(crate) fn pinning(
-    cpus: Option<&str>,
-    can_pin: bool,
-) -> anyhow::Result<(Option<String>, Vec<String>)> {
-    if !can_pin {
-        return Ok((
-            None,
-            vec!["the executor cannot pin sessions to CPUs".to_string()],
-        ));
-    }
-    let allowed = match cpus {
-        Some(list) => Some(
-            etip_exec::noise::parse_cpu_list(list)
-                .map_err(|e| UsageError(format!("--cpus {list}: {e}")))?,
-        ),
-        None => None,
-    };
-    let cores = match etip_exec::noise::cpu_topology(Path::new("/sys")) {
-        Ok(c) => c,
-        Err(e) => {
-            return Ok((
-                None,
-                vec![format!(
-                    "sessions not pinned: CPU topology unreadable ({e})"
-                )],
-            ));
-        }
-    };
-    let plan = etip_exec::noise::pin_plan(&cores, allowed.as_deref(), 1)
-        .map_err(|e| UsageError(format!("pinning sessions: {e}")))?;
-    let mut notes = plan.notes.clone();
-    if let Some(r) = &plan.reserved {
-        notes.push(format!("CPUs {r} left to the system"));
-    }
-    notes.push(
-        "both versions' sessions share one CPU set: they never run at the same time, and one set \
-         for both keeps the version from being confounded with the core"
-            .to_string(),
-    );
-    Ok((plan.cpusets.first().cloned(), notes))
-}
-
-/// The executor of `--executor` for these ETIPs: the local executor runs local builds (`etip
-/// build --executor local`), the Docker executor images; `auto` picks the one the builds need.
-/// A build the chosen executor cannot run is bad input.
-pub(crate) fn executor_for(
-    kind: ExecutorArg,
-    statuses: &[InstanceStatus],
-    namespace: &str,
-) -> anyhow::Result<Box<dyn Executor>> {
-    let runnable: Vec<&InstanceStatus> = statuses.iter().filter(|s| s.runnable()).collect();
-    let local = runnable.iter().find(|s| s.local_root.is_some());
-    let image = runnable.iter().find(|s| s.image.is_some());
-    let kind = match (kind, local, image) {
-        (ExecutorArg::Auto, Some(_), None) => ExecutorArg::Local,
-        (ExecutorArg::Auto, _, _) => ExecutorArg::Docker,
-        (k, _, _) => k,
-    };
-    match (kind, local, image) {
-        (ExecutorArg::Local, _, Some(s)) => Err(UsageError(format!(
-            "ETIP {} was built as an image ({}): run it with --executor docker, or build it with              `etip build --executor local`",
-            s.id,
-            s.image.as_deref().unwrap_or("-")
-        ))
-        .into()),
-        (ExecutorArg::Docker, Some(s), _) => Err(UsageError(format!(
-            "ETIP {} was built without containers (in {}): run it with --executor local",
-            s.id,
-            s.local_root.as_deref().unwrap_or("-")
-        ))
-        .into()),
-        (ExecutorArg::Local, _, None) => {
-            eprintln!("running as host processes (local executor: no isolation)");
-            Ok(Box::new(etip_exec::local::LocalExecutor))
-        }
-        _ => {
-            let rt = super::runtime()?;
-            let engine = rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
-                anyhow::anyhow!(e).context(
-                    "connecting to Docker (without an engine: `etip build --executor local` builds                      Python ETIPs to run with --executor local)",
-                )
-            })?;
-            Ok(Box::new(etip_exec::docker::DockerExecutor::new(
-                engine,
-                rt.handle().clone(),
-                namespace,
-            )))
-        }
-    }
-}
-
-/// The files `etip measure` writes in its output folder.
-const OUTPUTS: [&str; 3] = ["measurements.jsonl", "executable.jsonl", "report.html"];
-
-/// The state file and what names it in messages.
-fn state_path(args: &Args) -> (PathBuf, &'static str) {
-    match &args.state {
-        Some(p) => (p.clone(), "--state"),
-        None => (args.out.join("state.sqlite"), "the state file of --out"),
-    }
-}
-
-/// Refuses, before any work, two paths that name one file (an input that is also an output or
-/// the state), outputs that cannot be replaced and a state path that is no file.
-fn check_paths(args: &Args) -> Result<(), UsageError> {
-    use super::output::{self, Named};
-    let (state, state_flag) = state_path(args);
-    let mut paths = vec![Named::reads("--etips", &args.etips)];
-    if let Some(c) = &args.config {
-        paths.push(Named::reads("--config", c));
-    }
-    if let Some(s) = &args.selection {
-        let file = if s.is_dir() {
-            s.join("selection.jsonl")
-        } else {
-            s.clone()
-        };
-        paths.push(Named::reads("--selection", &file));
-    }
-    for name in OUTPUTS {
-        paths.push(Named::writes(
-            format!("the {name} of --out"),
-            &args.out.join(name),
-        ));
-    }
-    paths.push(Named::writes(state_flag, &state));
-    output::distinct(&paths)?;
-    if args.out.is_dir() {
-        for name in OUTPUTS {
-            output::check(&args.out.join(name))?;
-        }
-    }
-    output::check_state(state_flag, &state)
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
-    check_args(&args)?;
-    check_paths(&args)?;
-    let build = match &args.config {
-        Some(p) => BuildConfig::load(p).map_err(|e| UsageError(e.to_string()))?,
-        None => BuildConfig::default(),
-    };
-    let mut statuses = read_statuses(&args.etips)?;
-    if !args.id.is_empty() {
-        for id in &args.id {
-            if !statuses.iter().any(|s| &s.id == id) {
-                return Err(UsageError(format!(
-                    "no ETIP with id {id} in {}",
-                    args.etips.display()
-                ))
-                .into());
-            }
-        }
-        statuses.retain(|s| args.id.contains(&s.id));
-    }
-    let sign = args.timing.sign();
-    // Adaptive rounds: the recommended design's batches, spending and futility, up to --max-rounds.
-    let sequential = match args.max_rounds {
-        Some(m) if m > args.timing.rounds => {
-            let bad = |e: etip_stats::StatsError| UsageError(format!("--max-rounds {m}: {e}"));
-            let p = SequentialDesign::recommended(args.timing.rounds, sign.p_val)
-                .map_err(bad)?
-                .params();
-            Some(
-                SequentialDesign::new(
-                    args.timing.rounds,
-                    p.batch,
-                    m,
-                    sign.p_val,
-                    p.spending,
-                    p.futility,
-                )
-                .map_err(bad)?,
-            )
-        }
-        _ => None,
-    };
-    let batch = sequential.as_ref().map_or(10, |d| d.batch());
-    let tests = match args.tests.as_str() {
-        "modules" => Tests::Modules,
-        "all" => Tests::All,
-        "auto" | "covering" => covering(&args, &statuses)?,
-        list => Tests::Classes(
-            list.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
-        ),
-    };
-    // Before anything starts: can these rounds give a significant outcome at all?
-    etip_measure::measure::check_feasible(
-        args.max_rounds.unwrap_or(args.timing.rounds),
-        sign.p_val,
-    )
-    .map_err(|e| UsageError(e.to_string()))?;
-    // One run per output folder and per state file, before any session starts: the second is
-    // refused at once (exit 2).
-    let _lock = super::output::lock_folder(&args.out, "--out")?;
-    let (state, state_flag) = state_path(&args);
-    let mut store = super::output::open_state(state_flag, &state)?;
-    let ex = executor_for(args.executor, &statuses, &args.namespace)?;
-    let (cpuset, notes) = pinning(args.timing.cpus.as_deref(), ex.info().can_pin)?;
-    let cfg = MeasureConfig {
-        protocol: ProtocolConfig {
-            max_rounds: args.max_rounds,
-            batch,
-            ..args.timing.protocol(match args.order {
-                OrderArg::Alternate => Order::Alternate,
-                OrderArg::Random => Order::Random { seed: args.seed },
-            })
-        },
-        verdict: args.timing.verdict(sequential),
-        tests,
-        aa: args.aa,
-        resources: args.timing.resources(),
-        cpusets: cpuset.map(|c| [c.clone(), c]),
-        notes,
-        build,
-        logs: Some(args.out.join("logs")),
-        force: args.force,
-    };
-    let bar = indicatif::ProgressBar::new(statuses.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("the template is valid"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(500));
-    let progress = Bars { bar: bar.clone() };
-    let mut results: Vec<Measurement> = Vec::new();
-    for status in &statuses {
-        let m =
-            etip_measure::measure::measure_one(ex.as_ref(), &mut store, status, &cfg, &progress)
-                .with_context(|| format!("measuring {}", status.id))?;
-        results.push(m);
-        // Written after every ETIP, so a later failure loses nothing.
-        write_outputs(&args.out, &results)?;
-    }
-    bar.finish_and_clear();
-    let out = summary(&results, OutputFormat::from(args.format))?;
-    stdout.write_all(out.as_bytes())?;
-    eprintln!(
-        "{} of {} executable; measurements in {}",
-        results.iter().filter(|m| m.executable).count(),
-        results.len(),
-        args.out.join("measurements.jsonl").display()
-    );
-    Ok(())
+    let format = OutputFormat::from(args.format);
+    let outcome = etip_pipeline::measure::run(&args.config(), &super::progress::Bar::new())?;
+    render_outcome(&outcome, format, stdout)
 }
 
-fn write_outputs(out: &Path, results: &[Measurement]) -> anyhow::Result<()> {
-    let mut all = String::new();
-    let mut exec = String::new();
-    for m in results {
-        let line = serde_json::to_string(m)?;
-        all.push_str(&line);
-        all.push('\n');
-        if m.executable {
-            exec.push_str(&serde_json::to_string(&serde_json::json!({
-                "id": m.id,
-                "detectors": m.detectors,
-                "overall": m.overall.as_ref().and_then(|o| o.sign_test.as_ref()).map(|s| s.direction),
-                "improvement": m.overall.as_ref().and_then(|o| o.sign_test.as_ref()).map(|s| s.improvement),
-                "rounds": m.rounds,
-                "aa": m.aa,
-            }))?);
-            exec.push('\n');
-        }
-    }
-    super::output::write(&out.join("measurements.jsonl"), &all)?;
-    super::output::write(&out.join("executable.jsonl"), &exec)?;
-    let html = crate::cmd::measure_html::report(results);
-    super::output::write(&out.join("report.html"), &html)?;
+/// The summary on stdout, the counts on stderr.
+pub fn render_outcome(
+    outcome: &Outcome,
+    format: OutputFormat,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
+    stdout.write_all(summary(&outcome.measurements, format)?.as_bytes())?;
+    eprintln!(
+        "{} of {} executable; measurements in {}",
+        outcome.executable(),
+        outcome.measurements.len(),
+        outcome.file.display()
+    );
     Ok(())
 }
 

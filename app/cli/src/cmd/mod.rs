@@ -6,18 +6,16 @@ pub mod classify;
 pub mod clean;
 pub mod config;
 pub mod demo;
-pub mod demo_report;
-pub mod disk;
 pub mod eval;
-pub mod eval_html;
 pub mod eval_labels;
+pub mod executor;
 pub mod input;
 pub mod measure;
-pub mod measure_html;
 pub mod mine;
 pub mod mine_github;
 pub mod mine_post;
 pub mod output;
+pub mod progress;
 pub mod select;
 
 use std::process::ExitCode;
@@ -27,22 +25,17 @@ mod audit_html;
 pub mod format;
 pub mod score;
 
-/// The one tokio runtime of the process, made on first use; libraries borrow its handle.
+/// The one tokio runtime of the process (the pipeline's), made on first use.
 pub fn runtime() -> anyhow::Result<&'static tokio::runtime::Runtime> {
-    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
-    if let Some(rt) = RT.get() {
-        return Ok(rt);
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))?;
-    let rt = RT.get_or_init(|| rt);
-    // Commands that talk to Docker create the runtime: from here on a signal removes the
-    // containers this run started before the process ends.
-    rt.spawn(stop_on_signal());
-    Ok(rt)
+    etip_pipeline::runtime::get()
+}
+
+/// Commands that talk to Docker create the runtime: from then on a signal removes the containers
+/// this run started before the process ends. Registered once, before any command runs.
+pub fn watch_signals() {
+    etip_pipeline::runtime::on_start(|rt| {
+        rt.spawn(stop_on_signal());
+    });
 }
 
 /// Waits for SIGINT or SIGTERM, then stops the creation of containers and snapshot images,

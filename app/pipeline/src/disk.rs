@@ -30,23 +30,28 @@ pub struct DiskGuard {
 
 impl DiskGuard {
     /// `Err` names the first folder with less than the minimum free.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LowDisk> {
         for (what, path) in &self.paths {
             if let Some(free) = free_bytes(path)
                 && free < self.min
             {
-                return Err(format!(
+                return Err(LowDisk(format!(
                     "only {:.1} GiB free on the file system of {} ({what}); at least {:.1} GiB \
                      are needed (--min-free-gb): free space and run again",
                     free as f64 / GIB,
                     path.display(),
                     self.min as f64 / GIB
-                ));
+                )));
             }
         }
         Ok(())
     }
 }
+
+/// Less free space than a run needs: what is short and where.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct LowDisk(pub String);
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -68,7 +73,7 @@ mod tests {
             paths: vec![("temporary folder".into(), dir)],
             min: free.saturating_mul(2).max(1 << 50),
         };
-        let err = too_much.check().unwrap_err();
+        let err = too_much.check().unwrap_err().to_string();
         assert!(
             err.contains("temporary folder") && err.contains("--min-free-gb"),
             "{err}"

@@ -2,16 +2,15 @@
 //! the same sections): the categories per model, the scores under every rule, one table row per
 //! prediction and, per timed prediction, the per-round times of original, candidate and reference.
 
+use crate::chart::{Marker, RoundsPlot, Series};
+use crate::html::escape;
+use crate::{Align, HtmlReport, Table};
+use etip_core::category::{Category, TestCategory};
 use etip_core::results::{TaskResult, TestRuns};
-use etip_eval::evaluate::Category;
-use etip_eval::generated::TestCategory;
-use etip_report::chart::{Marker, RoundsPlot, Series};
-use etip_report::html::escape;
-use etip_report::{Align, HtmlReport, Table};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::format::num;
+use crate::cell::{first_line, num};
 
 /// One submission's score under one rule.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -87,7 +86,7 @@ pub fn results_table(results: &[TaskResult], detail: bool) -> Table {
             yn(r.same_location),
         ];
         if detail {
-            row.push(super::format::first_line(r.detail.as_deref(), 90));
+            row.push(first_line(r.detail.as_deref(), 90));
         }
         t.push(row);
     }
@@ -204,7 +203,8 @@ fn series<'a>(label: &'a str, color: &'a str, marker: Marker, values: &'a [f64])
 }
 
 /// What an evaluation run evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Records {
     /// Agent patches (`etip eval`).
     Patches,
@@ -236,14 +236,14 @@ pub fn test_sections(r: &mut HtmlReport, results: &[TaskResult]) {
             x.model.clone().unwrap_or_default(),
             x.category.clone().unwrap_or_default(),
             num(x.gold_speedup, 2),
-            super::format::first_line(x.detail.as_deref(), 90),
+            first_line(x.detail.as_deref(), 90),
         ]);
     }
     r.table(&t);
     for res in results.iter().filter(|x| !x.tests.is_empty()) {
         let base = totals(res, |t| &t.base);
         let refr = totals(res, |t| &t.patched);
-        let svg = etip_report::chart::rounds_plot(&RoundsPlot {
+        let svg = crate::chart::rounds_plot(&RoundsPlot {
             series: vec![
                 series("original + test", "#7a7a7a", Marker::Circle, &base),
                 series("reference + test", "#d07a12", Marker::Square, &refr),
@@ -294,7 +294,7 @@ pub fn sections(r: &mut HtmlReport, results: &[TaskResult], scores: &[Score], pr
         let base = totals(res, |t| &t.base);
         let cand = totals(res, |t| &t.patched);
         let refr = totals(res, |t| &t.reference);
-        let svg = etip_report::chart::rounds_plot(&RoundsPlot {
+        let svg = crate::chart::rounds_plot(&RoundsPlot {
             series: vec![
                 series("original", "#7a7a7a", Marker::Circle, &base),
                 series("candidate", "#1f6fb2", Marker::Square, &cand),

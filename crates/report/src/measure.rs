@@ -5,12 +5,12 @@
 //! The file is self-contained (no scripts, no external resources) and every text from the
 //! measurements is escaped by the report layer.
 
-use etip_core::measure::{ClassRecord, Direction, Measurement, Version};
-use etip_report::chart::{
+use crate::chart::{
     Marker, ORIGINAL_COLOR, PATCHED_COLOR, RatioPlot, RoundsPlot, Series, format_seconds,
     ratio_plot, rounds_plot,
 };
-use etip_report::{Align, HtmlReport, Style, Table};
+use crate::{Align, HtmlReport, Style, Table};
+use etip_core::measure::{ClassRecord, Direction, Measurement, Version};
 
 /// Plots are drawn for at most this many classes per ETIP (those with the smallest sign-test p),
 /// plus the per-round totals.

@@ -1,15 +1,13 @@
 //! The demo's summary (printed) and report (HTML): what each step found, read back from the files
 //! the steps wrote, so the report shows exactly what a user would find in them.
 
-use super::eval_html::Score;
+use crate::cell::{first_line, num};
+use crate::eval::Score;
+use crate::{Align, HtmlReport, OutputFormat, ReportError, Table, render};
 use etip_core::instance::{BuildOutcome, InstanceStatus};
 use etip_core::measure::{Direction, Measurement};
 use etip_core::results::TaskResult;
-use etip_report::HtmlReport;
-use etip_report::{Align, OutputFormat, Table};
-use std::path::{Path, PathBuf};
-
-use super::format::{num, render};
+use std::path::PathBuf;
 
 /// Everything the demo's steps wrote, read back.
 #[derive(Debug, serde::Serialize)]
@@ -31,51 +29,7 @@ pub struct Summary {
     pub executor: String,
 }
 
-fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))
-        })
-        .collect()
-}
-
 impl Summary {
-    /// Reads the demo folder `out`; scores the eval results under every rule.
-    pub fn read(
-        out: &Path,
-        repos: &[(String, PathBuf)],
-        executor: &str,
-    ) -> anyhow::Result<Summary> {
-        let mut rs = Vec::new();
-        for (lang, dir) in repos {
-            let n = std::fs::read_to_string(out.join("mine").join(format!("{lang}.jsonl")))
-                .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
-                .unwrap_or(0);
-            rs.push((lang.clone(), dir.clone(), n));
-        }
-        let (scores, not_scored) = super::eval_html::scores(&out.join("eval/results.jsonl"));
-        Ok(Summary {
-            repos: rs,
-            statuses: super::measure::read_statuses(&out.join("build/status.jsonl"))?,
-            measurements: jsonl(&out.join("measure/measurements.jsonl"))?,
-            results: jsonl(&out.join("eval/results.jsonl"))?,
-            generated_tests: if out.join("eval-test/results.jsonl").is_file() {
-                jsonl(&out.join("eval-test/results.jsonl"))?
-            } else {
-                Vec::new()
-            },
-            scores,
-            not_scored,
-            seconds: 0.0,
-            executor: executor.to_string(),
-        })
-    }
-
     fn build_table(&self) -> Table {
         let mut t = Table::new(vec![
             ("etip", Align::Left),
@@ -91,7 +45,7 @@ impl Summary {
                     BuildOutcome::Failed => "failed".into(),
                     _ => "built".into(),
                 },
-                super::format::first_line(s.reason.as_deref(), 70),
+                first_line(s.reason.as_deref(), 70),
             ]);
         }
         t
@@ -154,10 +108,10 @@ impl Summary {
     }
 
     /// The printed summary: the four tables (JSON: the whole summary).
-    pub fn text(&mut self, format: OutputFormat, seconds: f64) -> anyhow::Result<String> {
+    pub fn text(&mut self, format: OutputFormat, seconds: f64) -> Result<String, ReportError> {
         self.seconds = seconds;
         if format == OutputFormat::Json {
-            return Ok(etip_report::to_json(self)?);
+            return crate::to_json(self);
         }
         let mut out = format!("Executor: {}\n", self.executor_words());
         for (title, table) in [
@@ -165,11 +119,11 @@ impl Summary {
             ("Measured (etip measure)", self.measure_rows()),
             (
                 "Evaluated patches (etip eval)",
-                super::eval_html::results_table(&self.results, false),
+                crate::eval::results_table(&self.results, false),
             ),
             (
                 "Scores (etip score)",
-                super::eval_html::score_table(&self.scores, false),
+                crate::eval::score_table(&self.scores, false),
             ),
             ("Generated tests (etip eval-test)", self.tests_table()),
         ] {
@@ -232,13 +186,13 @@ pub fn html(s: &Summary) -> String {
          faster and an exact match) and five sample agent patches for the Python dedup ETIP, \
          evaluated by etip eval and scored by etip score.",
     );
-    super::eval_html::sections(&mut r, &s.results, &s.scores, &s.not_scored);
+    crate::eval::sections(&mut r, &s.results, &s.scores, &s.not_scored);
     r.heading(2, "4. Generated tests");
     r.paragraph(
         "Three sample generated tests for the Python dedup ETIP, evaluated by etip eval-test: \
          each is applied to the original and to the reference version and timed there.",
     );
-    super::eval_html::test_sections(&mut r, &s.generated_tests);
+    crate::eval::test_sections(&mut r, &s.generated_tests);
     r.definitions(&[
         (
             "ETIP",

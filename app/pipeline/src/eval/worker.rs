@@ -1,0 +1,134 @@
+//! One job of an evaluation run: the prediction evaluated on its instance (or the generated test
+//! timed on original and reference), labelled against the ground truth, its result written to
+//! the job's log folder.
+
+use super::jobs::Job;
+use crate::output::write as write_atomic;
+use crate::progress::Progress;
+use etip_core::category::Category;
+use etip_core::instance::InstanceStatus;
+use etip_core::results::TaskResult;
+use etip_eval::evaluate::{CHANGED_FILES, EvalConfig, EvalProgress, evaluate};
+use etip_eval::predictions::Kind;
+use etip_exec::executor::Executor;
+use etip_lang::labels::Labels;
+use std::path::Path;
+
+/// Compares a candidate patch with the ground truth: `exact_match` and `same_location`.
+pub trait Labeler: Sync {
+    /// The labels of `candidate` (a patch that applied) on `status`, whose candidate files are
+    /// under `files` ([`CHANGED_FILES`] of the job's log folder); `cache`: where remote sources
+    /// are cloned.
+    fn label(
+        &self,
+        status: &InstanceStatus,
+        gold: &str,
+        candidate: &str,
+        files: &Path,
+        cache: &Path,
+    ) -> anyhow::Result<Labels>;
+}
+
+/// Reports an evaluation's stages and rounds as the message of `progress`.
+struct Reporter<'a> {
+    progress: &'a dyn Progress,
+    what: String,
+}
+
+impl EvalProgress for Reporter<'_> {
+    fn stage(&self, stage: &str) {
+        self.progress.message(&format!("{}: {stage}", self.what));
+    }
+
+    fn round(&self, round: usize, total: usize) {
+        if round == 0 {
+            self.progress.message(&format!("{}: warm-up", self.what));
+        } else {
+            self.progress
+                .message(&format!("{}: round {round}/{total}", self.what));
+        }
+    }
+}
+
+/// Where a job runs and what it may use.
+pub(super) struct Context<'a> {
+    pub executor: &'a dyn Executor,
+    pub cfg: &'a EvalConfig,
+    pub logs: &'a Path,
+    pub cache: &'a Path,
+    pub labeler: Option<&'a dyn Labeler>,
+    pub progress: &'a dyn Progress,
+}
+
+/// Evaluates one job and labels it.
+pub(super) fn run_job(job: &Job, status: &InstanceStatus, cx: &Context<'_>) -> TaskResult {
+    let dir = cx
+        .logs
+        .join(etip_build::instance::log_slug(&status.id))
+        .join(etip_build::instance::log_slug(&job.prediction.model));
+    if let Some(why) = &job.decided {
+        return TaskResult {
+            instance_id: status.id.clone(),
+            model: Some(job.prediction.model.clone()),
+            run_id: cx.cfg.run_id.clone(),
+            category: Some(Category::Error.name().into()),
+            detail: Some(why.clone()),
+            ..TaskResult::default()
+        };
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let progress = Reporter {
+        progress: cx.progress,
+        what: format!("{} / {}", status.id, job.prediction.model),
+    };
+    if job.prediction.kind == Kind::Test {
+        let r = etip_eval::generated::evaluate_test(
+            cx.executor,
+            status,
+            &job.prediction,
+            cx.cfg,
+            Some(&dir),
+            &progress,
+        );
+        keep(&dir, &r);
+        return r;
+    }
+    let mut r = evaluate(
+        cx.executor,
+        status,
+        &job.prediction,
+        cx.cfg,
+        Some(&dir),
+        &progress,
+    );
+    if r.apply.is_some() || job.prediction.kind == Kind::Gold && r.correct.is_some() {
+        label(job, status, cx, &dir, &mut r);
+    }
+    keep(&dir, &r);
+    r
+}
+
+/// Sets the result's `exact_match` and `same_location` (a failure is logged, not fatal).
+fn label(job: &Job, status: &InstanceStatus, cx: &Context<'_>, dir: &Path, r: &mut TaskResult) {
+    let Some(labeler) = cx.labeler else {
+        return;
+    };
+    let cand = job.prediction.patch.as_deref().unwrap_or("");
+    let labelled = etip_eval::gold::patch(status, cx.cache)
+        .map_err(|e| anyhow::anyhow!(e))
+        .and_then(|gold| labeler.label(status, &gold, cand, &dir.join(CHANGED_FILES), cx.cache));
+    match labelled {
+        Ok(l) => {
+            r.exact_match = Some(l.exact_match);
+            r.same_location = Some(l.same_location);
+        }
+        Err(e) => tracing::warn!("{}: labels: {e}", status.id),
+    }
+}
+
+/// The job's result in its log folder (best effort: the run's outputs hold it too).
+fn keep(dir: &Path, r: &TaskResult) {
+    if let Ok(json) = serde_json::to_string_pretty(r) {
+        let _ = write_atomic(&dir.join("result.json"), &json);
+    }
+}
