@@ -16,7 +16,7 @@ use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_core::results::{TaskResult, TestRuns};
 use etip_runner::executor::{Executor, Session};
 use etip_runner::measure::{self, MeasureConfig};
-use etip_runner::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, Stop};
+use etip_runner::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, SinkError, Stop};
 use etip_runner::{consistency, verdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -130,18 +130,22 @@ impl protocol::Progress for Rounds<'_> {
 pub(crate) struct LogSink(pub(crate) Option<PathBuf>);
 
 impl RoundSink for LogSink {
-    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), SinkError> {
         let Some(path) = &self.0 else {
             return Ok(());
         };
         use std::io::Write;
-        let line = serde_json::to_string(round).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(round)?;
+        let write = |source| SinkError::Write {
+            path: path.clone(),
+            source,
+        };
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        writeln!(f, "{line}").map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(write)?;
+        writeln!(f, "{line}").map_err(write)
     }
 }
 

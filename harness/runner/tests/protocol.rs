@@ -3,7 +3,9 @@
 
 use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_runner::executor::{Resources, SessionRequest};
-use etip_runner::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
+use etip_runner::protocol::{
+    self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError,
+};
 use etip_runner::scripted::{Call, Scripted, ScriptedExecutor};
 use etip_runner::verdict::{self, TimerKind, VerdictConfig};
 use etip_toolchain::testcmd::{ReportKind, ReportLocation, TestCommand};
@@ -90,9 +92,12 @@ struct VecSink {
 }
 
 impl RoundSink for VecSink {
-    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), SinkError> {
         if self.fail_after.is_some_and(|n| self.rounds.len() >= n) {
-            return Err("disk full".into());
+            return Err(SinkError::Write {
+                path: "rounds.jsonl".into(),
+                source: std::io::Error::other("disk full"),
+            });
         }
         self.rounds.push(round.clone());
         Ok(())
