@@ -14,7 +14,7 @@ use etip_build::instance::InstanceSpec;
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_core::results::{TaskResult, TestRuns};
-use etip_runner::executor::{Executor, Session};
+use etip_runner::executor::{ExecError, Executor, Session};
 use etip_runner::measure::{self, MeasureConfig};
 use etip_runner::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, SinkError, Stop};
 use etip_runner::{consistency, verdict};
@@ -278,7 +278,7 @@ pub fn evaluate(
     };
     let sessions = match start_others(executor, &three, prepared.session) {
         Ok(s) => s,
-        Err(d) => return finish(result, Category::Error, Some(d)),
+        Err(e) => return finish(result, Category::Error, Some(e.to_string())),
     };
     progress.stage("timing original, candidate and reference");
     let mut sink = LogSink(log_dir.map(|d| d.join("rounds.jsonl")));
@@ -314,13 +314,23 @@ fn copy_changed(session: &mut dyn Session, tree: &str, files: &[patch::FilePatch
     }
 }
 
+/// A session of an evaluation could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("starting the {side} session: {source}")]
+pub struct StartError {
+    /// `original`, `candidate` or `reference`.
+    pub side: &'static str,
+    #[source]
+    pub source: ExecError,
+}
+
 /// Starts the original's and the reference's sessions around the prepared candidate's, in the
 /// plan's order; on failure every started session (the candidate's too) is stopped.
 fn start_others(
     executor: &dyn Executor,
     plan: &Plan,
     candidate: Box<dyn Session>,
-) -> Result<Vec<Box<dyn Session>>, String> {
+) -> Result<Vec<Box<dyn Session>>, StartError> {
     let mut started: Vec<Box<dyn Session>> = vec![candidate];
     let mut out: Vec<Option<Box<dyn Session>>> = vec![None, None, None];
     for i in [0usize, 2] {
@@ -330,7 +340,10 @@ fn start_others(
                 for s in started.iter_mut().chain(out.iter_mut().flatten()) {
                     let _ = s.stop();
                 }
-                return Err(format!("starting the {} session: {e}", SIDES[i]));
+                return Err(StartError {
+                    side: SIDES[i],
+                    source: e,
+                });
             }
         }
     }

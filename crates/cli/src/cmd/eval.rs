@@ -495,9 +495,11 @@ fn run_job(
     let mut r = evaluate(ex, status, &job.prediction, cfg, Some(&dir), &progress);
     if r.apply.is_some() || job.prediction.kind == Kind::Gold && r.correct.is_some() {
         let cand = job.prediction.patch.as_deref().unwrap_or("");
-        let labelled = etip_eval::gold::patch(status, cache).and_then(|gold| {
-            super::eval_labels::label(status, &gold, cand, &dir.join(CHANGED_FILES), cache)
-        });
+        let labelled = etip_eval::gold::patch(status, cache)
+            .map_err(|e| e.to_string())
+            .and_then(|gold| {
+                super::eval_labels::label(status, &gold, cand, &dir.join(CHANGED_FILES), cache)
+            });
         match labelled {
             Ok(l) => {
                 r.exact_match = Some(l.exact_match);
