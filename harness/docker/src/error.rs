@@ -41,7 +41,7 @@ pub enum EngineError {
     Layer {
         tag: String,
         #[source]
-        source: LayerError,
+        source: Box<LayerError>,
         /// The build container's output.
         log: String,
     },

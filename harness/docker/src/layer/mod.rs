@@ -147,7 +147,7 @@ pub fn layer_error(tag: &str, log: &str) -> impl Fn(LayerError) -> EngineError +
     let (tag, log) = (tag.to_string(), log.to_string());
     move |source| EngineError::Layer {
         tag: tag.clone(),
-        source,
+        source: Box::new(source),
         log: log.clone(),
     }
 }

@@ -224,7 +224,7 @@ pub enum SelectError {
         label: &'static str,
         exit_code: Option<i64>,
         #[source]
-        problem: RunProblem,
+        problem: Box<RunProblem>,
         /// The run's log.
         log: PathBuf,
     },
@@ -521,7 +521,7 @@ impl<'a> Selector<'a> {
         let failed_run = |problem| SelectError::CoverageRun {
             label,
             exit_code: out.exit_code,
-            problem,
+            problem: Box::new(problem),
             log: log_path.clone(),
         };
         let dest = self.dir.join(label);
