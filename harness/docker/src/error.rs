@@ -191,7 +191,7 @@ pub enum SessionError {
 
 /// What is wrong with a container's setup: its network name, variables, files under `/tmp`,
 /// capture roots or hidden paths, or packing its files.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetupError {
     #[error(
         "network {name:?} is not a Docker network name (letters, digits, `_`, `.`, `-`; starting with a letter or digit)"
