@@ -168,5 +168,22 @@ fn list_paths(paths: &[PathBuf]) -> String {
         .join(", ")
 }
 
+/// Command-line text that is not a valid parameter value: says what was expected (the
+/// command-line parser names the flag and the value beside it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamTextError {
+    /// Not a number in the parameter's range.
+    #[error("expected {range} ({name})")]
+    Expected {
+        /// The range, for people (e.g. `a finite number in (0, 1]`).
+        range: String,
+        /// What the parameter is.
+        name: &'static str,
+    },
+    /// Not a whole number >= 1 for the benchmark size N.
+    #[error("expected a whole number >= 1 (the benchmark size N)")]
+    TotalInstances,
+}
+
 /// Result alias of this crate.
 pub type Result<T, E = ScoreError> = std::result::Result<T, E>;

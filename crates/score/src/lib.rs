@@ -35,4 +35,4 @@ pub mod param;
 pub mod rank;
 pub mod rules;
 
-pub use error::{Result, ScoreError};
+pub use error::{ParamTextError, Result, ScoreError};

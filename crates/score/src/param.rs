@@ -22,7 +22,7 @@
 //! ranges are those of `etip_stats::SignTestConfig` (checked by a test), and `etip measure` parses
 //! its `--min-impr` and `--p-val` with these same definitions.
 
-use crate::error::{Result, ScoreError};
+use crate::error::{ParamTextError, Result, ScoreError};
 
 /// One end of a range.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -166,8 +166,11 @@ impl Param {
     /// Parses command-line text (a number, possibly negative or `inf`/`nan`, so that the range
     /// check reports it) and checks the range. The error says what was expected; the command-line
     /// parser names the flag and the value beside it.
-    pub fn parse(&self, text: &str) -> std::result::Result<f64, String> {
-        let expected = || format!("expected {} ({})", self.range(), self.name);
+    pub fn parse(&self, text: &str) -> std::result::Result<f64, ParamTextError> {
+        let expected = || ParamTextError::Expected {
+            range: self.range(),
+            name: self.name,
+        };
         let value: f64 = text.trim().parse().map_err(|_| expected())?;
         if self.contains(value) {
             Ok(value)
@@ -206,12 +209,12 @@ pub fn check_total_instances(n: usize) -> Result<usize> {
 }
 
 /// Parses command-line text for the benchmark size N (a whole number >= 1).
-pub fn parse_total_instances(text: &str) -> std::result::Result<usize, String> {
+pub fn parse_total_instances(text: &str) -> std::result::Result<usize, ParamTextError> {
     text.trim()
         .parse::<usize>()
         .ok()
         .filter(|&n| n >= 1)
-        .ok_or_else(|| "expected a whole number >= 1 (the benchmark size N)".to_string())
+        .ok_or(ParamTextError::TotalInstances)
 }
 
 #[cfg(test)]
@@ -261,7 +264,7 @@ mod tests {
         assert_eq!(FLOOR.parse("0.5"), Ok(0.5));
         assert_eq!(FLOOR.parse("1"), Ok(1.0));
         for bad in ["inf", "-inf", "nan", "0", "-1", "1.0001", "abc", ""] {
-            let e = FLOOR.parse(bad).expect_err(bad);
+            let e = FLOOR.parse(bad).expect_err(bad).to_string();
             assert!(e.contains("(0, 1]"), "{bad}: {e}");
         }
         assert_eq!(MIN_IMPR.parse("0"), Ok(0.0));
@@ -278,7 +281,7 @@ mod tests {
         }
         assert_eq!(parse_total_instances("102"), Ok(102));
         for bad in ["0", "-1", "1.5", "inf", "x"] {
-            let e = parse_total_instances(bad).expect_err(bad);
+            let e = parse_total_instances(bad).expect_err(bad).to_string();
             assert!(e.contains(">= 1"), "{bad}: {e}");
         }
     }

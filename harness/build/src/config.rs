@@ -121,10 +121,21 @@ impl EnvNetwork {
     }
 }
 
-impl TryFrom<String> for EnvNetwork {
-    type Error = String;
+/// An `env_network` value that names no usable network.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "env_network {:?} is not usable: `none` or `bridge` (exactly), or the name of a user-defined Docker network (letters, digits, `_`, `.`, `-`, starting with a letter or digit; not a word like \"off\" or \"host\")",
+    clip(.value)
+)]
+pub struct EnvNetworkError {
+    /// The value given.
+    pub value: String,
+}
 
-    fn try_from(s: String) -> Result<EnvNetwork, String> {
+impl TryFrom<String> for EnvNetwork {
+    type Error = EnvNetworkError;
+
+    fn try_from(s: String) -> Result<EnvNetwork, EnvNetworkError> {
         match s.as_str() {
             "none" => return Ok(EnvNetwork::None),
             "bridge" => return Ok(EnvNetwork::Bridge),
@@ -133,10 +144,7 @@ impl TryFrom<String> for EnvNetwork {
         if etip_docker::is_network_name(&s) && !NOT_NETWORKS.contains(&s.to_lowercase().as_str()) {
             Ok(EnvNetwork::Named(s))
         } else {
-            Err(format!(
-                "env_network {:?} is not usable: `none` or `bridge` (exactly), or the name of a user-defined Docker network (letters, digits, `_`, `.`, `-`, starting with a letter or digit; not a word like \"off\" or \"host\")",
-                clip(&s)
-            ))
+            Err(EnvNetworkError { value: s })
         }
     }
 }
@@ -456,7 +464,7 @@ impl BuildConfig {
         if let EnvNetwork::Named(n) = &self.env_network
             && let Err(e) = EnvNetwork::try_from(n.clone())
         {
-            problems.push(e);
+            problems.push(e.to_string());
         }
         self.bootstrap.check(&mut problems);
         network::check_config(&self.network, &mut problems);

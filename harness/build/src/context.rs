@@ -7,7 +7,7 @@ use crate::spec;
 use etip_core::Language;
 use etip_docker::{LayerContext, LayerSpec};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// At most this many added and this many removed lines are named per changed descriptor.
 const CHANGED_LINES_SHOWN: usize = 4;
@@ -125,52 +125,128 @@ impl WithContext for LayerSpec {
     }
 }
 
+/// Making a layer's build context failed (recorded as a checkout failure).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ContextError {
+    #[error("adding {path} to the build context: {source}")]
+    Append {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("opening {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("copying {} into the context: {source}", path.display())]
+    Copy {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading link {}: {source}", path.display())]
+    ReadLink {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("copying link {} into the context: {source}", path.display())]
+    CopyLink {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("creating {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading a descriptor or archiving a tree from the repository failed.
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
+    /// Finishing the context's tar (or the temporary folder it is written to) failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("image {tag} missing after its build")]
+    ImageMissing { tag: String },
+    /// The local build's log file could not be made.
+    #[error("{}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("running {script}: {source}")]
+    Run {
+        script: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 pub(crate) fn append_bytes<W: std::io::Write>(
     b: &mut tar::Builder<W>,
     path: &str,
     data: &[u8],
     mode: u32,
-) -> Result<(), String> {
+) -> Result<(), ContextError> {
     let mut h = tar::Header::new_gnu();
     h.set_size(data.len() as u64);
     h.set_mode(mode);
     h.set_mtime(0);
     h.set_entry_type(tar::EntryType::Regular);
     b.append_data(&mut h, path, data)
-        .map_err(|e| format!("adding {path} to the build context: {e}"))
+        .map_err(|source| ContextError::Append {
+            path: path.into(),
+            source,
+        })
 }
 
 pub(crate) fn append_dir<W: std::io::Write>(
     b: &mut tar::Builder<W>,
     path: &str,
-) -> Result<(), String> {
+) -> Result<(), ContextError> {
     let mut h = tar::Header::new_gnu();
     h.set_size(0);
     h.set_mode(0o755);
     h.set_mtime(0);
     h.set_entry_type(tar::EntryType::Directory);
     b.append_data(&mut h, format!("{path}/"), std::io::empty())
-        .map_err(|e| format!("adding {path}/ to the build context: {e}"))
+        .map_err(|source| ContextError::Append {
+            path: format!("{path}/"),
+            source,
+        })
 }
 
 /// Copies the entries of a `git archive` tar into the context; returns (files, bytes).
 pub(crate) fn copy_tar<W: std::io::Write>(
     path: &Path,
     b: &mut tar::Builder<W>,
-) -> Result<(usize, u64), String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+) -> Result<(usize, u64), ContextError> {
+    let f = std::fs::File::open(path).map_err(|source| ContextError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let read = |source| ContextError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut archive = tar::Archive::new(f);
     let (mut files, mut bytes) = (0usize, 0u64);
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let entries = archive.entries().map_err(read)?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let mut entry = entry.map_err(read)?;
         let kind = entry.header().entry_type();
-        let p = entry
-            .path()
-            .map_err(|e| format!("reading {}: {e}", path.display()))?
-            .into_owned();
+        let p = entry.path().map_err(read)?.into_owned();
         let mut h = entry.header().clone();
         match kind {
             tar::EntryType::Regular | tar::EntryType::Directory => {
@@ -179,16 +255,25 @@ pub(crate) fn copy_tar<W: std::io::Write>(
                     bytes += entry.size();
                 }
                 b.append_data(&mut h, &p, &mut entry)
-                    .map_err(|e| format!("copying {} into the context: {e}", p.display()))?;
+                    .map_err(|source| ContextError::Copy {
+                        path: p.clone(),
+                        source,
+                    })?;
             }
             tar::EntryType::Symlink => {
                 let target = entry
                     .link_name()
-                    .map_err(|e| format!("reading link {}: {e}", p.display()))?
+                    .map_err(|source| ContextError::ReadLink {
+                        path: p.clone(),
+                        source,
+                    })?
                     .map(|t| t.into_owned())
                     .unwrap_or_default();
                 b.append_link(&mut h, &p, &target)
-                    .map_err(|e| format!("copying link {} into the context: {e}", p.display()))?;
+                    .map_err(|source| ContextError::CopyLink {
+                        path: p.clone(),
+                        source,
+                    })?;
             }
             _ => {}
         }

@@ -319,7 +319,7 @@ impl Cause {
 #[derive(Debug)]
 pub(crate) enum LayerFailure {
     Engine(EngineError),
-    Context(String),
+    Context(crate::context::ContextError),
     Build(EngineError, String),
 }
 
@@ -328,7 +328,7 @@ pub(crate) enum LayerFailure {
 fn common_failure(f: LayerFailure, layer: &str) -> Result<Failure, (EngineError, String)> {
     match f {
         LayerFailure::Engine(e) => Ok(Failure::new(FailureKind::Engine, e.to_string())),
-        LayerFailure::Context(e) => Ok(Failure::new(FailureKind::Checkout, e)),
+        LayerFailure::Context(e) => Ok(Failure::new(FailureKind::Checkout, e.to_string())),
         LayerFailure::Build(EngineError::BuildTimeout { secs, .. }, _) => Ok(Failure::new(
             FailureKind::Timeout,
             format!("the {layer} layer build exceeded {secs} s"),

@@ -3,7 +3,8 @@
 
 use crate::config::BOOTSTRAP;
 use crate::context::{
-    WithContext, append_bytes, append_dir, copy_tar, descriptor_changes, descriptor_changes_log,
+    ContextError, WithContext, append_bytes, append_dir, copy_tar, descriptor_changes,
+    descriptor_changes_log,
 };
 use crate::failure::{Failure, LayerFailure, classify_env_failure, classify_instance_failure};
 use crate::{BuildError, Builder, EtipInput, base, git, instance, network, spec, toolchain};
@@ -450,7 +451,9 @@ impl Builder {
         let held = lock.lock().unwrap_or_else(|p| p.into_inner());
         let layer = self
             .layer(LayerKind::Instance, &tag, env.size_bytes, log, || {
-                let tmp = ctx_dir.as_ref().map_err(|e| e.to_string())?;
+                let tmp = ctx_dir
+                    .as_ref()
+                    .map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
                 let ctx = instance_context(job, tmp.path(), &script, &mut summary)?;
                 Ok(LayerSpec {
                     parent: env.tag.clone(),
@@ -556,7 +559,7 @@ impl Builder {
         tag: &str,
         parent_size: i64,
         log: &mut String,
-        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), String>,
+        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), ContextError>,
     ) -> Result<Layer, LayerFailure> {
         let container = BuildContainer::default();
         self.layer_in(kind, tag, parent_size, log, &container, make)
@@ -571,7 +574,7 @@ impl Builder {
         parent_size: i64,
         log: &mut String,
         container: &BuildContainer,
-        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), String>,
+        make: impl FnOnce() -> Result<(LayerSpec, LayerContext), ContextError>,
     ) -> Result<Layer, LayerFailure> {
         let existing = self
             .rt
@@ -603,7 +606,7 @@ impl Builder {
                     .block_on(self.engine.image(tag))
                     .map_err(LayerFailure::Engine)?
                     .ok_or_else(|| {
-                        LayerFailure::Context(format!("image {tag} missing after its build"))
+                        LayerFailure::Context(ContextError::ImageMissing { tag: tag.into() })
                     })?;
                 (info, false)
             }
@@ -624,12 +627,30 @@ impl Builder {
     }
 }
 
+/// Why a CA bundle cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum CaBundleError {
+    #[error("reading {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} holds no PEM certificate")]
+    NoCertificate { path: String },
+}
+
 /// The PEM text of a CA bundle (at most 16 MiB, with at least one certificate).
-fn read_ca_bundle(path: &str) -> Result<Vec<u8>, String> {
-    let text = etip_core::bounded::read_to_string_capped(Path::new(path), 16 << 20)
-        .map_err(|e| format!("reading {path}: {e}"))?;
+fn read_ca_bundle(path: &str) -> Result<Vec<u8>, CaBundleError> {
+    let text =
+        etip_core::bounded::read_to_string_capped(Path::new(path), 16 << 20).map_err(|source| {
+            CaBundleError::Read {
+                path: path.into(),
+                source,
+            }
+        })?;
     if !text.contains("-----BEGIN CERTIFICATE-----") {
-        return Err(format!("{path} holds no PEM certificate"));
+        return Err(CaBundleError::NoCertificate { path: path.into() });
     }
     Ok(text.into_bytes())
 }
@@ -640,7 +661,7 @@ pub(crate) fn env_context(
     job: &Job,
     script: &str,
     settings: Option<&[u8]>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ContextError> {
     let mut b = tar::Builder::new(Vec::new());
     append_dir(&mut b, "opt/etip/scripts")?;
     append_bytes(&mut b, "opt/etip/scripts/env.sh", script.as_bytes(), 0o755)?;
@@ -662,7 +683,7 @@ pub(crate) fn env_context(
     }
     append_dir(&mut b, "opt/etip/env-src")?;
     for d in job.descriptors() {
-        let content = job.repo.blob(&d.blob).map_err(|e| e.to_string())?;
+        let content = job.repo.blob(&d.blob)?;
         let mode = if d.mode == "100755" { 0o755 } else { 0o644 };
         append_bytes(
             &mut b,
@@ -671,7 +692,7 @@ pub(crate) fn env_context(
             mode,
         )?;
     }
-    b.into_inner().map_err(|e| e.to_string())
+    Ok(b.into_inner()?)
 }
 
 /// Writes the instance layer's context (the build script and both trees from `git archive`)
@@ -681,18 +702,16 @@ pub(crate) fn instance_context(
     tmp: &Path,
     script: &str,
     summary: &mut String,
-) -> Result<std::path::PathBuf, String> {
+) -> Result<std::path::PathBuf, ContextError> {
     let o = tmp.join("original.tar");
     let p = tmp.join("patched.tar");
     let ctx_path = tmp.join("context.tar");
-    let ctx_file = std::fs::File::create(&ctx_path)
-        .map_err(|e| format!("creating {}: {e}", ctx_path.display()))?;
-    job.repo
-        .archive(&job.base_commit, "work/original/", &o)
-        .map_err(|e| e.to_string())?;
-    job.repo
-        .archive(&job.patched_commit, "work/patched/", &p)
-        .map_err(|e| e.to_string())?;
+    let ctx_file = std::fs::File::create(&ctx_path).map_err(|source| ContextError::Create {
+        path: ctx_path.clone(),
+        source,
+    })?;
+    job.repo.archive(&job.base_commit, "work/original/", &o)?;
+    job.repo.archive(&job.patched_commit, "work/patched/", &p)?;
     let mut b = tar::Builder::new(std::io::BufWriter::new(ctx_file));
     append_dir(&mut b, "work")?;
     append_dir(&mut b, "work/.etip")?;
@@ -703,8 +722,8 @@ pub(crate) fn instance_context(
         files += n;
         bytes += sz;
     }
-    let mut w = b.into_inner().map_err(|e| e.to_string())?;
-    std::io::Write::flush(&mut w).map_err(|e| e.to_string())?;
+    let mut w = b.into_inner()?;
+    std::io::Write::flush(&mut w)?;
     drop(w);
     // The git archives are not needed once copied into the context.
     let _ = std::fs::remove_file(&o);

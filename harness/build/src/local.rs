@@ -14,6 +14,7 @@
 //! Nothing is isolated: use it for code you trust.
 
 use crate::config::BuildConfig;
+use crate::context::ContextError;
 use crate::failure::{Failure, LayerFailure, classify_env_failure, classify_instance_failure};
 use crate::{EtipInput, Event, batch, layers, record, spec};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language};
@@ -114,7 +115,7 @@ impl LocalBuilder {
         );
         let _ = std::fs::write(dir.join("env.sh"), &script);
         let ctx = layers::env_context(&job, &script, None)
-            .map_err(|e| Failure::new(FailureKind::Checkout, e))?;
+            .map_err(|e| Failure::new(FailureKind::Checkout, e.to_string()))?;
         unpack(std::io::Cursor::new(ctx), &root)?;
         log.push_str("etip: local build: env step\n");
         let env_log = run_script(&root, "opt/etip/scripts/env.sh", limit)
@@ -131,7 +132,7 @@ impl LocalBuilder {
             .map_err(|e| Failure::new(FailureKind::Checkout, format!("a temporary folder: {e}")))?;
         let mut summary = String::new();
         let ctx = layers::instance_context(&job, tmp.path(), &script, &mut summary)
-            .map_err(|e| Failure::new(FailureKind::Checkout, e))?;
+            .map_err(|e| Failure::new(FailureKind::Checkout, e.to_string()))?;
         let file = std::fs::File::open(&ctx)
             .map_err(|e| Failure::new(FailureKind::Checkout, format!("{}: {e}", ctx.display())))?;
         unpack(file, &root)?;
@@ -241,11 +242,14 @@ fn unpack(reader: impl std::io::Read, root: &Path) -> Result<(), Failure> {
 /// a failure comes back as the layer failure the container build would give.
 fn run_script(root: &Path, script: &str, limit: Duration) -> Result<String, LayerFailure> {
     let log_path = root.join("tmp").join("etip-step.log");
-    let file = std::fs::File::create(&log_path)
-        .map_err(|e| LayerFailure::Context(format!("{}: {e}", log_path.display())))?;
-    let err = file
-        .try_clone()
-        .map_err(|e| LayerFailure::Context(format!("{}: {e}", log_path.display())))?;
+    let log_err = |source| {
+        LayerFailure::Context(ContextError::Log {
+            path: log_path.clone(),
+            source,
+        })
+    };
+    let file = std::fs::File::create(&log_path).map_err(log_err)?;
+    let err = file.try_clone().map_err(log_err)?;
     let mut cmd = Command::new("sh");
     cmd.arg(root.join(script))
         .current_dir(root)
@@ -253,8 +257,12 @@ fn run_script(root: &Path, script: &str, limit: Duration) -> Result<String, Laye
         .stdin(Stdio::null())
         .stdout(file)
         .stderr(err);
-    let done = etip_core::process::run_with_limit(&mut cmd, limit)
-        .map_err(|e| LayerFailure::Context(format!("running {script}: {e}")))?;
+    let done = etip_core::process::run_with_limit(&mut cmd, limit).map_err(|source| {
+        LayerFailure::Context(ContextError::Run {
+            script: script.into(),
+            source,
+        })
+    })?;
     let log = std::fs::read_to_string(&log_path).unwrap_or_default();
     let _ = std::fs::remove_file(&log_path);
     if done.timed_out {

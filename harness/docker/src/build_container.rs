@@ -10,6 +10,8 @@
 //! layer (and a layer with capture roots may not name `/tmp` or a folder under it). That is how
 //! credentials (a proxy password, an index URL with a token) reach a download and nothing else.
 
+use crate::{PackError, SetupError};
+
 /// The folder every [`TmpFile`] lives under.
 pub const TMP: &str = "/tmp/";
 
@@ -81,13 +83,11 @@ impl BuildContainer {
 
     /// Checks the network name, the variables' names and that every file lies under `/tmp/` and
     /// outside the layer's capture roots (`capture`, absolute folders).
-    pub fn check(&self, capture: &[String]) -> Result<(), String> {
+    pub fn check(&self, capture: &[String]) -> Result<(), SetupError> {
         if let Some(n) = &self.network
             && !is_network_name(n)
         {
-            return Err(format!(
-                "network {n:?} is not a Docker network name (letters, digits, `_`, `.`, `-`; starting with a letter or digit)"
-            ));
+            return Err(SetupError::NetworkName { name: n.clone() });
         }
         for e in &self.env {
             let name = e.split_once('=').map_or("", |(n, _)| n);
@@ -95,9 +95,7 @@ impl BuildContainer {
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 && !e.contains('\0');
             if !ok {
-                return Err(format!(
-                    "the build container's variable {name:?} is not a NAME=value entry"
-                ));
+                return Err(SetupError::Variable { name: name.into() });
             }
         }
         for f in &self.files {
@@ -108,18 +106,17 @@ impl BuildContainer {
                     .split('/')
                     .all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('\0'));
             if !ok {
-                return Err(format!(
-                    "the build container's file {:?} must be a file path under {TMP}",
-                    f.path
-                ));
+                return Err(SetupError::FilePath {
+                    path: f.path.clone(),
+                });
             }
             for root in capture {
                 let root = root.trim_end_matches('/');
                 if f.path.starts_with(&format!("{root}/")) {
-                    return Err(format!(
-                        "the build container's file {} lies under the capture root {root} and would be kept in the layer",
-                        f.path
-                    ));
+                    return Err(SetupError::FileUnderRoot {
+                        path: f.path.clone(),
+                        root: root.into(),
+                    });
                 }
             }
         }
@@ -144,7 +141,7 @@ impl BuildContainer {
     }
 
     /// A tar of the files and their folders (see [`BuildContainer::folders`]), to extract at `/`.
-    pub(crate) fn files_tar(&self) -> Result<Vec<u8>, String> {
+    pub(crate) fn files_tar(&self) -> Result<Vec<u8>, PackError> {
         let mut b = tar::Builder::new(Vec::new());
         let mut add = |path: &str, data: &[u8], mode: u32, kind: tar::EntryType| {
             let mut h = tar::Header::new_gnu();
@@ -153,7 +150,10 @@ impl BuildContainer {
             h.set_mode(mode);
             h.set_cksum();
             b.append_data(&mut h, path, data)
-                .map_err(|e| format!("packing {path}: {e}"))
+                .map_err(|source| PackError::Entry {
+                    path: path.into(),
+                    source,
+                })
         };
         for dir in self.folders() {
             add(&dir, &[], 0o755, tar::EntryType::Directory)?;
@@ -166,7 +166,8 @@ impl BuildContainer {
                 tar::EntryType::Regular,
             )?;
         }
-        b.into_inner().map_err(|e| format!("packing files: {e}"))
+        b.into_inner()
+            .map_err(|source| PackError::Archive { source })
     }
 }
 

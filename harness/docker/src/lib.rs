@@ -35,7 +35,8 @@
 //!
 //! # Modules
 //!
-//! The [`Engine`] handle and its connection live in `engine`, [`EngineError`] in `error`, image
+//! The [`Engine`] handle and its connection live in `engine`, [`EngineError`] and the errors it
+//! wraps ([`LayerError`], [`SessionError`], [`SetupError`], [`PackError`]) in `error`, image
 //! queries and builds in `image`, single runs and [`Limits`] in `run`, listing and cleaning up in
 //! `clean`, stopping on a signal ([`interrupt`], [`Engine::remove_own_objects`]) in `interrupt`;
 //! everything they define is re-exported here. Layers, sessions, build containers and
@@ -56,7 +57,7 @@ pub mod session;
 pub use build_container::{BuildContainer, TmpFile, is_network_name};
 pub use clean::{CleanFilter, CleanReport, Labelled};
 pub use engine::{Engine, EngineInfo};
-pub use error::EngineError;
+pub use error::{EngineError, LayerError, PackError, SessionError, SetupError};
 pub use image::{BuildSpec, ImageInfo};
 pub use interrupt::{KIND_SNAPSHOT, OwnRemoval, in_flight, interrupt, interrupted};
 pub use layer::TreeCache;

@@ -8,7 +8,9 @@
 //! ([`Engine::start_service`]) is labelled like every container etip creates (kind `service`), so
 //! [`Engine::clean`] removes a forgotten one.
 
-use crate::{Engine, EngineError, LABEL_KIND, LABEL_MANAGED, Limits, limited_host_config};
+use crate::{
+    Engine, EngineError, LABEL_KIND, LABEL_MANAGED, Limits, SessionError, limited_host_config,
+};
 use bollard::models::{
     ContainerCreateBody, EndpointSettings, NetworkCreateRequest, NetworkingConfig,
 };
@@ -175,11 +177,11 @@ impl Engine {
             if !running || start.elapsed() > spec.ready_timeout {
                 return Err(EngineError::Session {
                     id: spec.name.clone(),
-                    detail: format!(
-                        "the service {} before printing {:?}; its output:\n{out}{err}",
-                        if running { "timed out" } else { "exited" },
-                        spec.ready_when
-                    ),
+                    source: SessionError::NotReady {
+                        ended: if running { "timed out" } else { "exited" },
+                        ready_when: spec.ready_when.clone(),
+                        output: format!("{out}{err}"),
+                    },
                 });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -1,7 +1,7 @@
 //! One command in a fresh container ([`Engine::run`]): resource [`Limits`], the limited host
 //! configuration every etip container gets, running with a time limit and collecting the logs.
 
-use crate::{BuildContainer, Engine, EngineError, LABEL_KIND, TmpFile};
+use crate::{BuildContainer, Engine, EngineError, LABEL_KIND, SessionError, TmpFile};
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, LogsOptionsBuilder, StartContainerOptions, WaitContainerOptions,
@@ -149,14 +149,12 @@ impl Engine {
             files: spec.files.clone(),
             ..BuildContainer::default()
         };
-        files.check(&[]).map_err(|detail| EngineError::Session {
+        let invalid = |source: SessionError| EngineError::Session {
             id: spec.image.clone(),
-            detail,
-        })?;
-        let tar = files.files_tar().map_err(|detail| EngineError::Session {
-            id: spec.image.clone(),
-            detail,
-        })?;
+            source,
+        };
+        files.check(&[]).map_err(|e| invalid(e.into()))?;
+        let tar = files.files_tar().map_err(|e| invalid(e.into()))?;
         let id = self
             .create_from_body(None, body, "creating a container", &spec.image)
             .await?;

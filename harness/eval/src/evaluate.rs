@@ -14,9 +14,9 @@ use etip_build::instance::InstanceSpec;
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_core::results::{TaskResult, TestRuns};
-use etip_exec::executor::{Executor, Session};
+use etip_exec::executor::{ExecError, Executor, Session};
 use etip_measure::measure::{self, MeasureConfig};
-use etip_measure::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, Stop};
+use etip_measure::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, SinkError, Stop};
 use etip_measure::{consistency, verdict};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -67,18 +67,22 @@ impl protocol::Progress for Rounds<'_> {
 pub(crate) struct LogSink(pub(crate) Option<PathBuf>);
 
 impl RoundSink for LogSink {
-    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), SinkError> {
         let Some(path) = &self.0 else {
             return Ok(());
         };
         use std::io::Write;
-        let line = serde_json::to_string(round).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(round)?;
+        let write = |source| SinkError::Write {
+            path: path.clone(),
+            source,
+        };
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        writeln!(f, "{line}").map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(write)?;
+        writeln!(f, "{line}").map_err(write)
     }
 }
 
@@ -211,7 +215,7 @@ pub fn evaluate(
     };
     let sessions = match start_others(executor, &three, prepared.session) {
         Ok(s) => s,
-        Err(d) => return finish(result, Category::Error, Some(d)),
+        Err(e) => return finish(result, Category::Error, Some(e.to_string())),
     };
     progress.stage("timing original, candidate and reference");
     let mut sink = LogSink(log_dir.map(|d| d.join("rounds.jsonl")));
@@ -247,13 +251,23 @@ fn copy_changed(session: &mut dyn Session, tree: &str, files: &[patch::FilePatch
     }
 }
 
+/// A session of an evaluation could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("starting the {side} session: {source}")]
+pub struct StartError {
+    /// `original`, `candidate` or `reference`.
+    pub side: &'static str,
+    #[source]
+    pub source: ExecError,
+}
+
 /// Starts the original's and the reference's sessions around the prepared candidate's, in the
 /// plan's order; on failure every started session (the candidate's too) is stopped.
 fn start_others(
     executor: &dyn Executor,
     plan: &Plan,
     candidate: Box<dyn Session>,
-) -> Result<Vec<Box<dyn Session>>, String> {
+) -> Result<Vec<Box<dyn Session>>, StartError> {
     let mut started: Vec<Box<dyn Session>> = vec![candidate];
     let mut out: Vec<Option<Box<dyn Session>>> = vec![None, None, None];
     for i in [0usize, 2] {
@@ -263,7 +277,10 @@ fn start_others(
                 for s in started.iter_mut().chain(out.iter_mut().flatten()) {
                     let _ = s.stop();
                 }
-                return Err(format!("starting the {} session: {e}", SIDES[i]));
+                return Err(StartError {
+                    side: SIDES[i],
+                    source: e,
+                });
             }
         }
     }

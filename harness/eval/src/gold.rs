@@ -3,24 +3,38 @@
 //! URL is cloned into etip's cache). `etip eval --predictions gold` evaluates these patches: the
 //! harness's self-check, as SWE-bench's gold validation.
 
-use etip_build::git::Repo;
+use etip_build::git::{GitError, Repo};
 use etip_core::instance::InstanceStatus;
 use std::path::Path;
 
+/// Why the ground-truth patch of an instance cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GoldError {
+    #[error(
+        "{id}: the build status does not name its repository (built by an older etip): build it again"
+    )]
+    NoSource { id: String },
+    /// Opening, cloning or reading the repository failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("{id}: the commits were not resolved")]
+    Unresolved { id: String },
+}
+
 /// The ground-truth patch of `status`, or why it cannot be read.
-pub fn patch(status: &InstanceStatus, cache: &Path) -> Result<String, String> {
-    let source = status.source.as_deref().ok_or_else(|| {
-        format!(
-            "{}: the build status does not name its repository (built by an older etip): build it again",
-            status.id
-        )
-    })?;
-    let repo = Repo::open_or_clone(source, cache).map_err(|e| e.to_string())?;
-    let (repo, ids) = repo
-        .resolve_all(&[&status.base_commit, &status.patched_commit], cache)
-        .map_err(|e| e.to_string())?;
+pub fn patch(status: &InstanceStatus, cache: &Path) -> Result<String, GoldError> {
+    let source = status
+        .source
+        .as_deref()
+        .ok_or_else(|| GoldError::NoSource {
+            id: status.id.clone(),
+        })?;
+    let repo = Repo::open_or_clone(source, cache)?;
+    let (repo, ids) = repo.resolve_all(&[&status.base_commit, &status.patched_commit], cache)?;
     match ids.as_slice() {
-        [base, patched] => repo.diff(base, patched).map_err(|e| e.to_string()),
-        _ => Err(format!("{}: the commits were not resolved", status.id)),
+        [base, patched] => Ok(repo.diff(base, patched)?),
+        _ => Err(GoldError::Unresolved {
+            id: status.id.clone(),
+        }),
     }
 }

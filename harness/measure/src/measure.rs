@@ -13,7 +13,9 @@
 //! stored too and not retried; an engine error is retried on the next run.
 
 use crate::consistency;
-use crate::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, Stop};
+use crate::protocol::{
+    self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError, Stop,
+};
 use crate::verdict::{self, VerdictConfig};
 use etip_build::config::BuildConfig;
 use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
@@ -124,11 +126,11 @@ struct StoreSink<'a> {
 }
 
 impl RoundSink for StoreSink<'_> {
-    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
-        let json = serde_json::to_string(round).map_err(|e| e.to_string())?;
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), SinkError> {
+        let json = serde_json::to_string(round)?;
         self.store
-            .record_round(self.run, self.id, round.summary.round as i64, &json)
-            .map_err(|e| e.to_string())
+            .record_round(self.run, self.id, round.summary.round as i64, &json)?;
+        Ok(())
     }
 }
 

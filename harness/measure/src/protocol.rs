@@ -226,7 +226,40 @@ pub struct Run {
 
 /// Receives every completed round (to persist it) before the next one starts.
 pub trait RoundSink {
-    fn round_done(&mut self, round: &RoundResult) -> Result<(), String>;
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), SinkError>;
+}
+
+/// Why a [`RoundSink`] could not keep a round (the run then stops with an engine error).
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// The round could not be written as JSON.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// The store refused the round.
+    #[error(transparent)]
+    Store(#[from] etip_store::StoreError),
+    /// Writing the round to a file failed.
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Reading a round's copied test reports failed.
+#[derive(Debug, thiserror::Error)]
+enum ReadReportsError {
+    #[error(transparent)]
+    Report(#[from] reports::ReportError),
+    #[error("reading {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no report file in {}", dir.display())]
+    NoFile { dir: PathBuf },
 }
 
 /// Progress of a run.
@@ -404,7 +437,7 @@ fn run_rounds(
     }
 }
 
-fn store_stop(e: String) -> Stop {
+fn store_stop(e: SinkError) -> Stop {
     Stop::new(
         NotExecutable::EngineError,
         format!("recording a round: {e}"),
@@ -742,19 +775,18 @@ fn run_side(
 fn read_reports(
     parts: &[(&etip_toolchain::testcmd::ReportLocation, PathBuf)],
     prefix_modules: bool,
-) -> Result<(Vec<ClassTime>, f64), String> {
+) -> Result<(Vec<ClassTime>, f64), ReadReportsError> {
     let mut all = Vec::new();
     for (loc, dest) in parts {
         let report = match loc.kind {
-            ReportKind::SurefireDir => {
-                reports::read_surefire_dir(dest).map_err(|e| e.to_string())?
-            }
+            ReportKind::SurefireDir => reports::read_surefire_dir(dest)?,
             ReportKind::JunitFile => {
                 let file = single_file(dest)?;
-                let bytes =
-                    std::fs::read(&file).map_err(|e| format!("reading {}: {e}", loc.path))?;
-                reports::parse(reports::ReportFormat::Pytest, &bytes, &loc.path)
-                    .map_err(|e| e.to_string())?
+                let bytes = std::fs::read(&file).map_err(|source| ReadReportsError::Read {
+                    path: loc.path.clone(),
+                    source,
+                })?;
+                reports::parse(reports::ReportFormat::Pytest, &bytes, &loc.path)?
             }
         };
         let report = if prefix_modules && !loc.module.is_empty() {
@@ -767,7 +799,7 @@ fn read_reports(
     if all.is_empty() {
         return Ok((Vec::new(), 0.001));
     }
-    let merged = reports::merge(all).map_err(|e| e.to_string())?;
+    let merged = reports::merge(all)?;
     let classes = merged
         .classes
         .iter()
@@ -781,12 +813,15 @@ fn read_reports(
 }
 
 /// The one file copied into `dest` (a copied file lands as `dest/<name>`).
-fn single_file(dest: &Path) -> Result<PathBuf, String> {
+fn single_file(dest: &Path) -> Result<PathBuf, ReadReportsError> {
     if dest.is_file() {
         return Ok(dest.to_path_buf());
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(dest)
-        .map_err(|e| format!("reading {}: {e}", dest.display()))?
+        .map_err(|source| ReadReportsError::Read {
+            path: dest.display().to_string(),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
         .collect();
@@ -794,7 +829,9 @@ fn single_file(dest: &Path) -> Result<PathBuf, String> {
     files
         .into_iter()
         .next()
-        .ok_or_else(|| format!("no report file in {}", dest.display()))
+        .ok_or_else(|| ReadReportsError::NoFile {
+            dir: dest.to_path_buf(),
+        })
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {

@@ -4,7 +4,9 @@
 use etip_core::measure::{Direction, NotExecutable, Version};
 use etip_exec::executor::{Resources, SessionRequest};
 use etip_exec::scripted::{Call, Scripted, ScriptedExecutor};
-use etip_measure::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
+use etip_measure::protocol::{
+    self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError,
+};
 use etip_measure::verdict::{self, TimerKind, VerdictConfig};
 use etip_toolchain::testcmd::{ReportKind, ReportLocation, TestCommand};
 use std::path::PathBuf;
@@ -90,9 +92,12 @@ struct VecSink {
 }
 
 impl RoundSink for VecSink {
-    fn round_done(&mut self, round: &RoundResult) -> Result<(), String> {
+    fn round_done(&mut self, round: &RoundResult) -> Result<(), SinkError> {
         if self.fail_after.is_some_and(|n| self.rounds.len() >= n) {
-            return Err("disk full".into());
+            return Err(SinkError::Write {
+                path: "rounds.jsonl".into(),
+                source: std::io::Error::other("disk full"),
+            });
         }
         self.rounds.push(round.clone());
         Ok(())

@@ -9,7 +9,7 @@
 //! collection, module-level code.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Lines executed per file, for one test or for the code outside tests.
 pub type FileLines = BTreeMap<String, BTreeSet<u32>>;
@@ -48,14 +48,38 @@ pub fn context_test(context: &str) -> Option<&str> {
     })
 }
 
+/// The coverage data file could not be opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum CoverageDbError {
+    #[error("opening {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
 /// Reads the data file at `db`, keeping only `files` (paths relative to `tree`, where the data
 /// file records absolute paths).
-pub fn read(db: &Path, tree: &str, files: &[String]) -> Result<TestLines, String> {
+pub fn read(db: &Path, tree: &str, files: &[String]) -> Result<TestLines, CoverageDbError> {
     let flags =
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = rusqlite::Connection::open_with_flags(db, flags)
-        .map_err(|e| format!("opening {}: {e}", db.display()))?;
-    let q = |e: rusqlite::Error| format!("reading {}: {e}", db.display());
+    let conn = rusqlite::Connection::open_with_flags(db, flags).map_err(|source| {
+        CoverageDbError::Open {
+            path: db.to_path_buf(),
+            source,
+        }
+    })?;
+    let q = |source| CoverageDbError::Read {
+        path: db.to_path_buf(),
+        source,
+    };
     let tree = tree.trim_end_matches('/');
     let mut ids: BTreeMap<i64, String> = BTreeMap::new();
     {
@@ -221,7 +245,9 @@ mod tests {
                 .collect::<Vec<_>>(),
             [8, 11, 12, 13, 14]
         );
-        let err = read(&dir.path().join("absent.db"), "/w", &[]).unwrap_err();
+        let err = read(&dir.path().join("absent.db"), "/w", &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("absent.db"), "{err}");
     }
 }

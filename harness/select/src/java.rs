@@ -59,21 +59,33 @@ pub fn file_class(path: &str) -> String {
     p.replace('/', ".")
 }
 
+/// A line of the coverage report that is not what `EtipCovReport.java` writes.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line} of the coverage report is not what EtipCovReport writes ({source}): {text}")]
+pub struct ReportLineError {
+    /// 1-based line number.
+    pub line: usize,
+    #[source]
+    pub source: serde_json::Error,
+    /// The line, clipped to 200 characters.
+    pub text: String,
+}
+
 /// The report's coverage per test class (pseudo sessions as what ran outside tests) and the
 /// method ranges of each changed file.
-pub fn read_report(text: &str) -> Result<(TestLines, BTreeMap<String, Vec<Range>>), String> {
+pub fn read_report(
+    text: &str,
+) -> Result<(TestLines, BTreeMap<String, Vec<Range>>), ReportLineError> {
     let mut cov = TestLines::default();
     let mut ranges: BTreeMap<String, Vec<Range>> = BTreeMap::new();
     for (n, raw) in text.lines().enumerate() {
         if raw.trim().is_empty() {
             continue;
         }
-        let line: Line = serde_json::from_str(raw).map_err(|e| {
-            format!(
-                "line {} of the coverage report is not what EtipCovReport writes ({e}): {}",
-                n + 1,
-                etip_core::clip::clip(raw, 200)
-            )
+        let line: Line = serde_json::from_str(raw).map_err(|source| ReportLineError {
+            line: n + 1,
+            source,
+            text: etip_core::clip::clip(raw, 200).into_owned(),
         })?;
         let tests: Vec<&str> = line
             .test
@@ -154,7 +166,9 @@ mod tests {
         assert!(!cov.tests.contains_key("etip.cov:rest"));
         let names: Vec<&str> = ranges[f].iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["demo.TextUtil#dedup", "demo.TextUtil#join"]);
-        let err = read_report("{\"classes_hit\":1}\n").unwrap_err();
+        let err = read_report("{\"classes_hit\":1}\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 1"), "{err}");
     }
 

@@ -139,7 +139,7 @@ pub fn select_one(
             sel.secs = t0.elapsed().as_secs_f64();
             sel
         }
-        Err(e) => failed(status, &key, e, t0.elapsed().as_secs_f64()),
+        Err(e) => failed(status, &key, e.to_string(), t0.elapsed().as_secs_f64()),
     }
 }
 
@@ -164,8 +164,97 @@ struct Selector<'a> {
     sides: Vec<Side>,
 }
 
-fn exec_err(e: ExecError) -> String {
-    e.to_string()
+/// Why selecting an instance's tests failed (recorded as the selection's `detail`).
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error("starting the {label} session: {source}")]
+    Start {
+        label: &'static str,
+        #[source]
+        source: ExecError,
+    },
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    #[error("{label}: etip_select.py printed no JSON ({source}): {stdout}")]
+    NoJson {
+        label: &'static str,
+        #[source]
+        source: serde_json::Error,
+        /// The output, clipped to 500 characters.
+        stdout: String,
+    },
+    #[error("etip_select.py {command}: unexpected output: {source}")]
+    UnexpectedOutput {
+        command: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("the two trees have the same {ext} files: no changed code to cover")]
+    NoChange { ext: &'static str },
+    #[error("a temporary folder: {source}")]
+    TempDir {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A command that must succeed failed (`what` names it).
+    #[error("{label}: {what} (exit {exit_code:?}): {output}")]
+    Command {
+        label: &'static str,
+        what: String,
+        exit_code: Option<i64>,
+        /// Its output, clipped to 2000 characters.
+        output: String,
+    },
+    #[error("creating {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{label}: the coverage run exceeded {secs} s")]
+    Timeout { label: &'static str, secs: u64 },
+    #[error("{label}: the coverage run (exit {exit_code:?}) {problem}; see {}", log.display())]
+    CoverageRun {
+        label: &'static str,
+        exit_code: Option<i64>,
+        #[source]
+        problem: Box<RunProblem>,
+        /// The run's log.
+        log: PathBuf,
+    },
+    #[error(transparent)]
+    CoverageDb(#[from] coverage_py::CoverageDbError),
+    #[error("{label}: the JaCoCo report wrote nothing")]
+    NoJacocoReport { label: &'static str },
+    #[error("{label}: reading the JaCoCo report: {source}")]
+    JacocoReport {
+        label: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a coverage run left wrong (see [`SelectError::CoverageRun`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RunProblem {
+    #[error("wrote no data")]
+    NoData,
+    #[error("left no readable report: {0}")]
+    Report(#[source] reports::ReportError),
+    #[error("wrote no coverage data (is pytest-cov installed in the image?)")]
+    NoCoverageData,
+    #[error("left no Surefire report")]
+    NoSurefireReport,
+    #[error(transparent)]
+    Merge(reports::ReportError),
+    #[error(transparent)]
+    JavaReport(java::ReportLineError),
 }
 
 impl<'a> Selector<'a> {
@@ -175,7 +264,7 @@ impl<'a> Selector<'a> {
         spec: &'a InstanceSpec,
         cfg: &'a SelectConfig,
         dir: &'a Path,
-    ) -> Result<Selector<'a>, String> {
+    ) -> Result<Selector<'a>, SelectError> {
         let mut sel = Selector {
             status,
             spec,
@@ -198,7 +287,7 @@ impl<'a> Selector<'a> {
                 Ok(s) => s,
                 Err(e) => {
                     sel.stop();
-                    return Err(format!("starting the {label} session: {e}"));
+                    return Err(SelectError::Start { label, source: e });
                 }
             };
             sel.sides.push(Side {
@@ -220,7 +309,7 @@ impl<'a> Selector<'a> {
     }
 
     /// Runs the helper script in side `i`; its JSON output.
-    fn script(&mut self, i: usize, args: &[String]) -> Result<serde_json::Value, String> {
+    fn script(&mut self, i: usize, args: &[String]) -> Result<serde_json::Value, SelectError> {
         let mut argv = vec!["python3".to_string(), "-c".into(), SELECT_SCRIPT.into()];
         argv.extend(args.iter().cloned());
         let what = format!(
@@ -228,16 +317,14 @@ impl<'a> Selector<'a> {
             args.first().map(String::as_str).unwrap_or("")
         );
         let stdout = self.must(i, argv, &what)?;
-        serde_json::from_str(stdout.trim()).map_err(|e| {
-            format!(
-                "{}: etip_select.py printed no JSON ({e}): {}",
-                self.sides[i].label,
-                etip_core::clip::clip(stdout.trim(), 500)
-            )
+        serde_json::from_str(stdout.trim()).map_err(|source| SelectError::NoJson {
+            label: self.sides[i].label,
+            source,
+            stdout: etip_core::clip::clip(stdout.trim(), 500).into_owned(),
         })
     }
 
-    fn run(&mut self) -> Result<TestSelection, String> {
+    fn run(&mut self) -> Result<TestSelection, SelectError> {
         let lang = self.status.language;
         // 1. The changed files.
         let ext = match lang {
@@ -247,8 +334,11 @@ impl<'a> Selector<'a> {
         for i in 0..self.sides.len() {
             let tree = self.sides[i].tree.clone();
             let v = self.script(i, &["hash".into(), tree, ext.into()])?;
-            self.sides[i].hashes = serde_json::from_value(v)
-                .map_err(|e| format!("etip_select.py hash: unexpected output: {e}"))?;
+            self.sides[i].hashes =
+                serde_json::from_value(v).map_err(|source| SelectError::UnexpectedOutput {
+                    command: "hash",
+                    source,
+                })?;
         }
         let (a, b) = (&self.sides[0].hashes, &self.sides[1].hashes);
         let changed: Vec<String> = a
@@ -260,9 +350,7 @@ impl<'a> Selector<'a> {
             .into_iter()
             .collect();
         if changed.is_empty() {
-            return Err(format!(
-                "the two trees have the same {ext} files: no changed code to cover"
-            ));
+            return Err(SelectError::NoChange { ext });
         }
         // 2. Their text in each version, the coverage runs, the functions.
         let mut texts = Vec::new();
@@ -305,12 +393,15 @@ impl<'a> Selector<'a> {
         &mut self,
         i: usize,
         files: &[String],
-    ) -> Result<BTreeMap<String, Vec<Range>>, String> {
+    ) -> Result<BTreeMap<String, Vec<Range>>, SelectError> {
         let mut args = vec!["ranges".to_string(), self.sides[i].tree.clone()];
         args.extend(files.iter().cloned());
         let v = self.script(i, &args)?;
-        let raw: BTreeMap<String, Option<Vec<RawRange>>> = serde_json::from_value(v)
-            .map_err(|e| format!("etip_select.py ranges: unexpected output: {e}"))?;
+        let raw: BTreeMap<String, Option<Vec<RawRange>>> =
+            serde_json::from_value(v).map_err(|source| SelectError::UnexpectedOutput {
+                command: "ranges",
+                source,
+            })?;
         Ok(raw
             .into_iter()
             .map(|(f, r)| {
@@ -329,49 +420,50 @@ impl<'a> Selector<'a> {
         &mut self,
         i: usize,
         files: &[String],
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, SelectError> {
         let side = &mut self.sides[i];
-        let tmp = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
+        let tmp = tempfile::tempdir().map_err(|source| SelectError::TempDir { source })?;
         let mut out = BTreeMap::new();
         for (n, f) in files.iter().enumerate() {
             let dest = tmp.path().join(n.to_string());
             let path = format!("{}/{f}", side.tree.trim_end_matches('/'));
-            if !side.session.copy_out(&path, &dest).map_err(exec_err)? {
+            if !side.session.copy_out(&path, &dest)? {
                 continue;
             }
             let name = Path::new(f).file_name().unwrap_or_default();
-            let bytes = std::fs::read(dest.join(name)).map_err(|e| format!("reading {f}: {e}"))?;
+            let bytes = std::fs::read(dest.join(name)).map_err(|source| SelectError::Read {
+                file: f.clone(),
+                source,
+            })?;
             out.insert(f.clone(), String::from_utf8_lossy(&bytes).into_owned());
         }
         Ok(out)
     }
 
     /// Runs a command in side `i` that must succeed (`what` names it in the error); its output.
-    fn must(&mut self, i: usize, argv: Vec<String>, what: &str) -> Result<String, String> {
+    fn must(&mut self, i: usize, argv: Vec<String>, what: &str) -> Result<String, SelectError> {
         let side = &mut self.sides[i];
-        let out = side
-            .session
-            .run(&CommandRequest {
-                argv,
-                env: Vec::new(),
-                cwd: side.tree.clone(),
-                clean: Vec::new(),
-                timeout: Duration::from_secs(600),
-            })
-            .map_err(exec_err)?;
+        let out = side.session.run(&CommandRequest {
+            argv,
+            env: Vec::new(),
+            cwd: side.tree.clone(),
+            clean: Vec::new(),
+            timeout: Duration::from_secs(600),
+        })?;
         if out.success() {
             return Ok(out.stdout);
         }
-        Err(format!(
-            "{}: {what} (exit {:?}): {}",
-            side.label,
-            out.exit_code,
-            etip_core::clip::clip(format!("{}{}", out.stdout, out.stderr).trim(), 2000)
-        ))
+        Err(SelectError::Command {
+            label: side.label,
+            what: what.to_string(),
+            exit_code: out.exit_code,
+            output: etip_core::clip::clip(format!("{}{}", out.stdout, out.stderr).trim(), 2000)
+                .into_owned(),
+        })
     }
 
     /// Runs the tests of side `i` with coverage and reads what they executed of `files`.
-    fn coverage_run(&mut self, i: usize, files: &[String]) -> Result<CoverageRun, String> {
+    fn coverage_run(&mut self, i: usize, files: &[String]) -> Result<CoverageRun, SelectError> {
         let spec = self.spec;
         let lang = self.status.language;
         let data_dir = self.sides[i].data_dir.clone();
@@ -395,19 +487,18 @@ impl<'a> Selector<'a> {
         )?;
         let side = &mut self.sides[i];
         let (cmd, env) = spec.coverage_command(side.version, &spec.default_selection(), &data_dir);
-        let out = side
-            .session
-            .run(&CommandRequest {
-                argv: cmd.argv.clone(),
-                env,
-                cwd: cmd.cwd.clone(),
-                clean: cmd.clean.clone(),
-                timeout: self.cfg.timeout,
-            })
-            .map_err(exec_err)?;
+        let out = side.session.run(&CommandRequest {
+            argv: cmd.argv.clone(),
+            env,
+            cwd: cmd.cwd.clone(),
+            clean: cmd.clean.clone(),
+            timeout: self.cfg.timeout,
+        })?;
         let label = side.label;
-        std::fs::create_dir_all(self.dir)
-            .map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        std::fs::create_dir_all(self.dir).map_err(|source| SelectError::CreateDir {
+            path: self.dir.to_path_buf(),
+            source,
+        })?;
         let log_path = self.dir.join(format!("{label}.log"));
         let shown: Vec<String> = cmd
             .argv
@@ -422,32 +513,29 @@ impl<'a> Selector<'a> {
         );
         let _ = std::fs::write(&log_path, log);
         if out.timed_out {
-            return Err(format!(
-                "{label}: the coverage run exceeded {} s",
-                self.cfg.timeout.as_secs()
-            ));
+            return Err(SelectError::Timeout {
+                label,
+                secs: self.cfg.timeout.as_secs(),
+            });
         }
-        let failed_run = |what: &str| {
-            format!(
-                "{label}: the coverage run (exit {:?}) {what}; see {}",
-                out.exit_code,
-                log_path.display()
-            )
+        let failed_run = |problem| SelectError::CoverageRun {
+            label,
+            exit_code: out.exit_code,
+            problem: Box::new(problem),
+            log: log_path.clone(),
         };
         let dest = self.dir.join(label);
         let _ = std::fs::remove_dir_all(&dest);
         let (report, cov, ranges) = match lang {
             Language::Python => {
-                if !side.session.copy_out(&data_dir, &dest).map_err(exec_err)? {
-                    return Err(failed_run("wrote no data"));
+                if !side.session.copy_out(&data_dir, &dest)? {
+                    return Err(failed_run(RunProblem::NoData));
                 }
                 let report = reports::read_report(ReportFormat::Pytest, &dest.join("pytest.xml"))
-                    .map_err(|e| failed_run(&format!("left no readable report: {e}")))?;
+                    .map_err(|e| failed_run(RunProblem::Report(e)))?;
                 let db = dest.join("coverage.db");
                 if !db.is_file() {
-                    return Err(failed_run(
-                        "wrote no coverage data (is pytest-cov installed in the image?)",
-                    ));
+                    return Err(failed_run(RunProblem::NoCoverageData));
                 }
                 let cov = coverage_py::read(&db, &side.tree, files)?;
                 (report, cov, BTreeMap::new())
@@ -456,22 +544,22 @@ impl<'a> Selector<'a> {
                 let mut parts = Vec::new();
                 for (n, r) in cmd.reports.iter().enumerate() {
                     let to = dest.join("surefire").join(n.to_string());
-                    if side.session.copy_out(&r.path, &to).map_err(exec_err)? {
+                    if side.session.copy_out(&r.path, &to)? {
                         parts.push(
-                            reports::read_surefire_dir(&to).map_err(|e| {
-                                failed_run(&format!("left no readable report: {e}"))
-                            })?,
+                            reports::read_surefire_dir(&to)
+                                .map_err(|e| failed_run(RunProblem::Report(e)))?,
                         );
                     }
                 }
                 if parts.is_empty() {
-                    return Err(failed_run("left no Surefire report"));
+                    return Err(failed_run(RunProblem::NoSurefireReport));
                 }
-                let report = reports::merge(parts).map_err(|e| failed_run(&e.to_string()))?;
+                let report = reports::merge(parts).map_err(|e| failed_run(RunProblem::Merge(e)))?;
                 let text = self.java_report(i, files)?;
                 let side = &mut self.sides[i];
                 let _ = side.session.copy_out(&data_dir, &dest);
-                let (cov, ranges) = java::read_report(&text).map_err(|e| failed_run(&e))?;
+                let (cov, ranges) =
+                    java::read_report(&text).map_err(|e| failed_run(RunProblem::JavaReport(e)))?;
                 (report, cov, ranges)
             }
         };
@@ -500,7 +588,7 @@ impl<'a> Selector<'a> {
 
     /// The JaCoCo report of side `i`'s coverage run (`EtipCovReport.java`, JSON lines), for the
     /// changed files, the sessions in the data folder and the changed modules' classes.
-    fn java_report(&mut self, i: usize, files: &[String]) -> Result<String, String> {
+    fn java_report(&mut self, i: usize, files: &[String]) -> Result<String, SelectError> {
         let side = &self.sides[i];
         let d = side.data_dir.replace('\'', "");
         let mut script = format!(
@@ -543,13 +631,16 @@ impl<'a> Selector<'a> {
             "the JaCoCo report failed",
         )?;
         let side = &mut self.sides[i];
-        let tmp = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
+        let tmp = tempfile::tempdir().map_err(|source| SelectError::TempDir { source })?;
         let path = format!("{}/report.jsonl", side.data_dir);
-        if !side.session.copy_out(&path, tmp.path()).map_err(exec_err)? {
-            return Err(format!("{}: the JaCoCo report wrote nothing", side.label));
+        if !side.session.copy_out(&path, tmp.path())? {
+            return Err(SelectError::NoJacocoReport { label: side.label });
         }
         etip_core::bounded::read_to_string_capped(&tmp.path().join("report.jsonl"), 256 << 20)
-            .map_err(|e| format!("{}: reading the JaCoCo report: {e}", side.label))
+            .map_err(|source| SelectError::JacocoReport {
+                label: side.label,
+                source,
+            })
     }
 
     /// The covering tests (see the module documentation) and the record.

@@ -114,6 +114,20 @@ pub fn init_logging(verbose: u8) {
         .init();
 }
 
+/// The error and its causes as `{:#}` shows them (`outer: cause: ...`), leaving out a cause whose
+/// text already ends the message (library errors name their source in their own text).
+fn chain_text(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.ends_with(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 /// Maps a command's result to the process exit code: 0 ok, 2 bad input, 1 anything else.
 pub fn finish(result: anyhow::Result<()>) -> ExitCode {
     if etip_docker::interrupted() {
@@ -124,12 +138,33 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", chain_text(&err));
             if etip_pipeline::error::is_input_error(&err) {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chain_text;
+
+    #[test]
+    fn chain_text_names_each_cause_once() {
+        let setup = etip_docker::SetupError::HiddenPath { path: "/".into() };
+        let err = anyhow::Error::new(etip_docker::EngineError::Session {
+            id: "s".into(),
+            source: setup.clone().into(),
+        })
+        .context("starting the session");
+        assert_eq!(
+            chain_text(&err),
+            format!("starting the session: session s: {setup}")
+        );
+        let plain = anyhow::anyhow!("disk full").context("writing x");
+        assert_eq!(chain_text(&plain), "writing x: disk full");
     }
 }

@@ -3,6 +3,7 @@
 //! the changed files the container archived plus the whiteouts ([`assemble_layer`]).
 
 use super::{Collected, STAGE};
+use crate::LayerError;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use sha2::{Digest, Sha256};
@@ -63,10 +64,12 @@ pub(super) fn header(
     size: u64,
     mode: u32,
     kind: tar::EntryType,
-) -> Result<Bytes, String> {
+) -> Result<Bytes, LayerError> {
     let mut h = tar::Header::new_ustar();
-    h.set_path(path)
-        .map_err(|e| format!("tar header for {path}: {e}"))?;
+    h.set_path(path).map_err(|source| LayerError::TarHeader {
+        path: path.into(),
+        source,
+    })?;
     h.set_size(size);
     h.set_mode(mode);
     h.set_mtime(0);
@@ -82,7 +85,11 @@ pub(super) fn padding(size: u64) -> Bytes {
     Bytes::from(vec![0u8; ((512 - size % 512) % 512) as usize])
 }
 
-pub(super) fn file_entry(pieces: &mut Vec<Piece>, path: &str, data: Bytes) -> Result<(), String> {
+pub(super) fn file_entry(
+    pieces: &mut Vec<Piece>,
+    path: &str,
+    data: Bytes,
+) -> Result<(), LayerError> {
     pieces.push(Piece::Bytes(header(
         path,
         data.len() as u64,
@@ -102,7 +109,7 @@ pub fn upload_pieces(
     context: &crate::LayerContext,
     parent_tree: Option<Vec<u8>>,
     container: &crate::BuildContainer,
-) -> Result<Vec<Piece>, String> {
+) -> Result<Vec<Piece>, LayerError> {
     let stage = STAGE.trim_start_matches('/');
     let mut pieces = Vec::new();
     for dir in [format!("{stage}/"), format!("{stage}/out/")] {
@@ -120,7 +127,10 @@ pub fn upload_pieces(
         }
         crate::LayerContext::File(path) => {
             let len = std::fs::metadata(path)
-                .map_err(|e| format!("reading {}: {e}", path.display()))?
+                .map_err(|source| LayerError::Read {
+                    path: path.clone(),
+                    source,
+                })?
                 .len();
             pieces.push(Piece::Bytes(header(
                 &ctx_path,
@@ -168,7 +178,7 @@ pub fn upload_pieces(
 }
 
 /// Tar entries for the whiteouts, followed by the end-of-archive marker.
-pub fn layer_tail(whiteouts: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+pub fn layer_tail(whiteouts: &[Vec<u8>]) -> Result<Vec<u8>, LayerError> {
     use std::os::unix::ffi::OsStrExt;
     let mut b = tar::Builder::new(Vec::new());
     for w in whiteouts {
@@ -181,15 +191,18 @@ pub fn layer_tail(whiteouts: &[Vec<u8>]) -> Result<Vec<u8>, String> {
         h.set_gid(0);
         h.set_entry_type(tar::EntryType::Regular);
         b.append_data(&mut h, path, std::io::empty())
-            .map_err(|e| format!("writing the whiteout {}: {e}", path.display()))?;
+            .map_err(|source| LayerError::Whiteout {
+                path: path.to_path_buf(),
+                source,
+            })?;
     }
     b.into_inner()
-        .map_err(|e| format!("writing the layer's whiteouts: {e}"))
+        .map_err(|source| LayerError::Whiteouts { source })
 }
 
 /// Length of the entries of a tar stream (up to its end-of-archive marker).
-pub fn entries_len<R: Read>(r: R) -> Result<u64, String> {
-    let err = |e: std::io::Error| format!("reading the archive of the changed files: {e}");
+pub fn entries_len<R: Read>(r: R) -> Result<u64, LayerError> {
+    let err = |source| LayerError::ChangedFiles { source };
     let mut archive = tar::Archive::new(r);
     let mut end = 0u64;
     for entry in archive.entries().map_err(err)? {
@@ -206,8 +219,11 @@ pub fn assemble_layer(
     download: &Path,
     collected: &Collected,
     tail: Vec<u8>,
-) -> Result<(Vec<Piece>, u64, String), String> {
-    let err = |e: std::io::Error| format!("reading {}: {e}", download.display());
+) -> Result<(Vec<Piece>, u64, String), LayerError> {
+    let err = |source| LayerError::Read {
+        path: download.to_path_buf(),
+        source,
+    };
     let mut f = std::fs::File::open(download).map_err(err)?;
     f.seek(SeekFrom::Start(collected.layer_offset))
         .map_err(err)?;
@@ -222,7 +238,9 @@ pub fn assemble_layer(
             .read(&mut buf[..left.min(256 * 1024) as usize])
             .map_err(err)?;
         if n == 0 {
-            return Err(format!("{} ended early", download.display()));
+            return Err(LayerError::EndedEarly {
+                path: download.to_path_buf(),
+            });
         }
         hasher.update(&buf[..n]);
         left -= n as u64;

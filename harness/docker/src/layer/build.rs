@@ -2,7 +2,9 @@
 //! the image load, around the pieces of the other `layer` modules.
 
 use crate::layer;
-use crate::{BuildContainer, Engine, EngineError, Limits, TreeCache, limited_host_config};
+use crate::{
+    BuildContainer, Engine, EngineError, LayerError, Limits, TreeCache, limited_host_config,
+};
 use bollard::models::ContainerCreateBody;
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -89,9 +91,9 @@ impl Engine {
         let context_tar = context_tar.into();
         container
             .check(&spec.capture)
-            .map_err(|detail| EngineError::Context {
+            .map_err(|source| EngineError::ContextSetup {
                 path: spec.tag.clone(),
-                detail,
+                source,
             })?;
         let parent = self
             .docker
@@ -103,10 +105,11 @@ impl Engine {
         crate::own_labels(&mut labels, "a layer build container")?;
         let mut host_config = limited_host_config(&spec.limits, spec.network_enabled);
         host_config.network_mode = Some(container.network_mode(spec.network_enabled).into());
-        let roots = layer::roots_env(&spec.capture).map_err(|detail| EngineError::Context {
-            path: spec.tag.clone(),
-            detail,
-        })?;
+        let roots =
+            layer::roots_env(&spec.capture).map_err(|source| EngineError::ContextSetup {
+                path: spec.tag.clone(),
+                source,
+            })?;
         let mut env: Vec<String> = roots.into_iter().collect();
         env.extend(container.env.iter().cloned());
         let body = ContainerCreateBody {
@@ -240,13 +243,13 @@ impl Engine {
             .and_then(|c| c.get(parent_id));
         let walked_parent = cached_tree.is_none();
         let pieces =
-            layer::upload_pieces(context_tar, cached_tree, container).map_err(|detail| {
-                EngineError::Context {
+            layer::upload_pieces(context_tar, cached_tree, container).map_err(|source| {
+                EngineError::ContextUpload {
                     path: match context_tar {
                         LayerContext::File(p) => p.display().to_string(),
                         LayerContext::Bytes(_) => "the build context".into(),
                     },
-                    detail,
+                    source,
                 }
             })?;
         let options = bollard::query_parameters::UploadToContainerOptionsBuilder::new()
@@ -286,10 +289,9 @@ impl Engine {
         }
         let fail = layer::layer_error(&spec.tag, &log);
         if out.exit_code != Some(0) {
-            return Err(fail(format!(
-                "the build container exited with code {}",
-                out.exit_code.unwrap_or(-1)
-            )));
+            return Err(fail(LayerError::Wrapper {
+                code: out.exit_code.unwrap_or(-1),
+            }));
         }
         Ok(log)
     }
@@ -299,26 +301,31 @@ impl Engine {
         &self,
         id: &str,
         download: &Path,
-        fail: &impl Fn(String) -> EngineError,
+        fail: &impl Fn(LayerError) -> EngineError,
     ) -> Result<(), EngineError> {
         use tokio::io::AsyncWriteExt;
         let options = bollard::query_parameters::DownloadFromContainerOptionsBuilder::new()
             .path(&format!("{}/out", layer::STAGE))
             .build();
-        let mut file = tokio::fs::File::create(download)
-            .await
-            .map_err(|e| fail(format!("creating {}: {e}", download.display())))?;
+        let mut file = tokio::fs::File::create(download).await.map_err(|source| {
+            fail(LayerError::CreateDownload {
+                path: download.to_path_buf(),
+                source,
+            })
+        })?;
+        let write_err = |source| {
+            fail(LayerError::WriteDownload {
+                path: download.to_path_buf(),
+                source,
+            })
+        };
         let mut s = self.docker.download_from_container(id, Some(options));
         while let Some(chunk) = s.next().await {
             let chunk =
                 chunk.map_err(|e| EngineError::api("downloading the layer's files from", id, e))?;
-            file.write_all(&chunk)
-                .await
-                .map_err(|e| fail(format!("writing {}: {e}", download.display())))?;
+            file.write_all(&chunk).await.map_err(write_err)?;
         }
-        file.flush()
-            .await
-            .map_err(|e| fail(format!("writing {}: {e}", download.display())))?;
+        file.flush().await.map_err(write_err)?;
         Ok(())
     }
 
@@ -331,7 +338,7 @@ impl Engine {
         parent: &bollard::models::ImageInspect,
         labels: &HashMap<String, String>,
         new_layer: (Vec<layer::Piece>, u64, String),
-        fail: &impl Fn(String) -> EngineError,
+        fail: &impl Fn(LayerError) -> EngineError,
     ) -> Result<String, EngineError> {
         let (layer_pieces, layer_len, diff_id) = new_layer;
         let history = self
@@ -373,12 +380,12 @@ impl Engine {
         let info = self
             .image(&spec.tag)
             .await?
-            .ok_or_else(|| fail("the engine loaded the image but the tag does not exist".into()))?;
+            .ok_or_else(|| fail(LayerError::TagMissing))?;
         if info.id != image_id {
-            return Err(fail(format!(
-                "the tag points at {} instead of the loaded image {image_id}",
-                info.id
-            )));
+            return Err(fail(LayerError::TagMoved {
+                found: info.id,
+                loaded: image_id,
+            }));
         }
         Ok(image_id)
     }

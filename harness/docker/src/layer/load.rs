@@ -3,6 +3,7 @@
 
 use super::Piece;
 use super::archive::{file_entry, header, padding};
+use crate::LayerError;
 use bollard::models::{ImageHistoryResponseItem, ImageInspect};
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
@@ -110,7 +111,7 @@ pub fn image_config(
     parent: &ImageInspect,
     history: &[ImageHistoryResponseItem],
     spec: &ConfigSpec<'_>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, LayerError> {
     let mut diff_ids: Vec<String> = parent
         .root_fs
         .as_ref()
@@ -124,8 +125,7 @@ pub fn image_config(
     config.labels = Some(labels);
     config.working_dir = Some(spec.workdir.to_string());
     config.cmd = Some(spec.cmd.clone());
-    let config =
-        serde_json::to_value(&config).map_err(|e| format!("writing the image config: {e}"))?;
+    let config = serde_json::to_value(&config).map_err(|source| LayerError::Config { source })?;
     let created = now_rfc3339();
     let mut hist = parent_history(history, parent_layers);
     hist.push(serde_json::json!({
@@ -144,7 +144,7 @@ pub fn image_config(
     if let Some(v) = parent.variant.as_ref().filter(|v| !v.is_empty()) {
         out["variant"] = v.clone().into();
     }
-    serde_json::to_vec(&out).map_err(|e| format!("writing the image config: {e}"))
+    serde_json::to_vec(&out).map_err(|source| LayerError::Config { source })
 }
 
 /// The docker-save archive for the image load: the new layer, the config and `manifest.json`
@@ -156,7 +156,7 @@ pub fn load_pieces(
     config: Vec<u8>,
     layer: Vec<Piece>,
     layer_len: u64,
-) -> Result<(Vec<Piece>, String), String> {
+) -> Result<(Vec<Piece>, String), LayerError> {
     let config_hex = hex::encode(Sha256::digest(&config));
     let config_name = format!("{config_hex}.json");
     let mut layers: Vec<String> = (0..parent_layers)
@@ -173,7 +173,7 @@ pub fn load_pieces(
         "RepoTags": [tag],
         "Layers": layers,
     }]))
-    .map_err(|e| format!("writing the image manifest: {e}"))?;
+    .map_err(|source| LayerError::Manifest { source })?;
     let mut pieces = vec![Piece::Bytes(header(
         "layer.tar",
         layer_len,

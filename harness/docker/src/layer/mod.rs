@@ -35,7 +35,7 @@
 //! config and load archive (`load`), and [`Engine::build_layer`](crate::Engine::build_layer)
 //! itself (`build`).
 
-use crate::EngineError;
+use crate::{EngineError, LayerError, SetupError};
 
 mod archive;
 pub(crate) mod build;
@@ -48,7 +48,7 @@ pub use walk::{Collected, TreeCache, parse_tree, read_collected, tree_len, white
 
 /// The container environment entry that restricts a layer to its capture roots (absolute folders,
 /// not `/`, without blanks or glob characters), or an error naming the bad root.
-pub fn roots_env(capture: &[String]) -> Result<Option<String>, String> {
+pub fn roots_env(capture: &[String]) -> Result<Option<String>, SetupError> {
     if capture.is_empty() {
         return Ok(None);
     }
@@ -61,10 +61,7 @@ pub fn roots_env(capture: &[String]) -> Result<Option<String>, String> {
             && r.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"/._-+@".contains(&b));
         if !ok {
-            return Err(format!(
-                "capture root {root:?} must be an absolute folder other than / without blanks or \
-                 glob characters"
-            ));
+            return Err(SetupError::CaptureRoot { root: root.clone() });
         }
         rel.push(&r[1..]);
     }
@@ -145,12 +142,12 @@ pub fn wrapped_command(cmd: &[String]) -> Vec<String> {
     v
 }
 
-/// Maps a message to a layer error of `tag`.
-pub fn layer_error(tag: &str, log: &str) -> impl Fn(String) -> EngineError + use<> {
+/// Maps what failed to a layer error of `tag`.
+pub fn layer_error(tag: &str, log: &str) -> impl Fn(LayerError) -> EngineError + use<> {
     let (tag, log) = (tag.to_string(), log.to_string());
-    move |detail| EngineError::Layer {
+    move |source| EngineError::Layer {
         tag: tag.clone(),
-        detail,
+        source: Box::new(source),
         log: log.clone(),
     }
 }

@@ -3,6 +3,7 @@
 //! compares the parent's list with the one after the command, and [`TreeCache`] keeps images'
 //! lists so a later layer on the same parent skips listing them.
 
+use crate::LayerError;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -66,9 +67,8 @@ pub struct Collected {
 }
 
 /// Reads the stage archive (`out/0-rc`, `out/1-before.list`, `out/1-after.list`, `out/2-layer.tar`).
-pub fn read_collected(path: &Path) -> Result<Collected, String> {
-    let err =
-        |e: std::io::Error| format!("reading the layer's files from the build container: {e}");
+pub fn read_collected(path: &Path) -> Result<Collected, LayerError> {
+    let err = |source| LayerError::Stage { source };
     let file = std::fs::File::open(path).map_err(err)?;
     let mut archive = tar::Archive::new(file);
     let mut rc = None;
@@ -86,7 +86,7 @@ pub fn read_collected(path: &Path) -> Result<Collected, String> {
                 rc = Some(
                     s.trim()
                         .parse::<i64>()
-                        .map_err(|_| format!("the layer command's exit code is {s:?}"))?,
+                        .map_err(|_| LayerError::ExitCode { text: s.clone() })?,
                 );
             }
             "1-before.list" | "1-after.list" => {
@@ -107,12 +107,13 @@ pub fn read_collected(path: &Path) -> Result<Collected, String> {
             _ => {}
         }
     }
-    let rc = rc.ok_or("the build container did not record the command's exit code")?;
-    let before = before.ok_or("the build container did not list the parent's files")?;
+    let missing = |what| LayerError::Missing { what };
+    let rc = rc.ok_or(missing("record the command's exit code"))?;
+    let before = before.ok_or(missing("list the parent's files"))?;
     let (after, (layer_offset, layer_len)) = if rc == 0 {
         (
-            after.ok_or("the build container did not list its files")?,
-            layer.ok_or("the build container did not archive its changes")?,
+            after.ok_or(missing("list its files"))?,
+            layer.ok_or(missing("archive its changes"))?,
         )
     } else {
         (Vec::new(), (0, 0))
@@ -143,7 +144,7 @@ fn step_times(text: &str) -> Vec<(String, f64)> {
 }
 
 /// Parses a file list (`<type> <path>\0` per entry) into path → type.
-pub fn parse_tree(list: &[u8]) -> Result<HashMap<&[u8], u8>, String> {
+pub fn parse_tree(list: &[u8]) -> Result<HashMap<&[u8], u8>, LayerError> {
     let mut out = HashMap::new();
     for rec in list.split(|b| *b == 0) {
         if rec.is_empty() {
@@ -154,10 +155,9 @@ pub fn parse_tree(list: &[u8]) -> Result<HashMap<&[u8], u8>, String> {
                 out.insert(path, *kind);
             }
             _ => {
-                return Err(format!(
-                    "malformed file list entry {:?}",
-                    String::from_utf8_lossy(rec)
-                ));
+                return Err(LayerError::FileList {
+                    entry: String::from_utf8_lossy(rec).into_owned(),
+                });
             }
         }
     }
@@ -167,7 +167,7 @@ pub fn parse_tree(list: &[u8]) -> Result<HashMap<&[u8], u8>, String> {
 /// Whiteout files (`<dir>/.wh.<name>`, sorted) for the paths of `before` that are gone in
 /// `after`: only the topmost deleted path, and only where its directory is still a directory (a
 /// directory replaced by a file or link is replaced by that entry as a whole).
-pub fn whiteouts(before: &[u8], after: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+pub fn whiteouts(before: &[u8], after: &[u8]) -> Result<Vec<Vec<u8>>, LayerError> {
     let before = parse_tree(before)?;
     let after = parse_tree(after)?;
     let mut out = Vec::new();

@@ -4,7 +4,7 @@
 //! apply in the session).
 
 use super::Session;
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, SessionError};
 use bollard::query_parameters::DownloadFromContainerOptionsBuilder;
 use futures_util::StreamExt;
 use std::io::{Error, ErrorKind, Read};
@@ -31,12 +31,12 @@ impl Engine {
             files: files.to_vec(),
             ..crate::BuildContainer::default()
         };
-        let invalid = |detail: String| EngineError::Session {
+        let invalid = |source: SessionError| EngineError::Session {
             id: session.id.clone(),
-            detail,
+            source,
         };
-        pack.check(&[]).map_err(invalid)?;
-        let tar = pack.files_tar().map_err(invalid)?;
+        pack.check(&[]).map_err(|e| invalid(e.into()))?;
+        let tar = pack.files_tar().map_err(|e| invalid(e.into()))?;
         self.upload_files(&session.id, tar).await
     }
 

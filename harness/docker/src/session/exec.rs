@@ -3,7 +3,7 @@
 //! and [`Engine::kill_leftovers`].
 
 use super::{HOST_GRACE, KILL_AFTER, OUTPUT_CAP, Session};
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, SessionError};
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::query_parameters::KillContainerOptions;
@@ -207,7 +207,7 @@ impl Engine {
         if spec.argv.is_empty() {
             return Err(EngineError::Session {
                 id: session.id.clone(),
-                detail: "exec of an empty command".into(),
+                source: SessionError::EmptyCommand,
             });
         }
         let (argv, host_limit) = match &session.timeout_bin {
@@ -279,9 +279,7 @@ impl Engine {
         if session.is_dead() {
             return Err(EngineError::Session {
                 id: id.to_string(),
-                detail: "the session was stopped, or killed after a command exceeded its time \
-                         limit"
-                    .into(),
+                source: SessionError::Dead,
             });
         }
         let (exec_id, output, t0) = self.start_exec(id, argv, env, workdir).await?;
@@ -341,7 +339,7 @@ impl Engine {
         let StartExecResults::Attached { output, input } = started else {
             return Err(EngineError::Session {
                 id: id.to_string(),
-                detail: "the engine started the exec detached".into(),
+                source: SessionError::Detached,
             });
         };
         drop(input);
@@ -434,7 +432,7 @@ impl Engine {
         let Some(main) = session.main_pid else {
             return Err(EngineError::Session {
                 id: session.id.clone(),
-                detail: "the session's main process is unknown (no sh in the image?)".into(),
+                source: SessionError::NoMainProcess,
             });
         };
         let argv = [
@@ -455,11 +453,10 @@ impl Engine {
             (Some(0), Some(n)) => Ok(n),
             _ => Err(EngineError::Session {
                 id: session.id.clone(),
-                detail: format!(
-                    "killing leftover processes failed (exit code {:?}): {}",
-                    raw.exit_code,
-                    raw.stderr.finish().0.trim()
-                ),
+                source: SessionError::Sweep {
+                    exit_code: raw.exit_code,
+                    stderr: raw.stderr.finish().0.trim().to_string(),
+                },
             }),
         }
     }

@@ -2,7 +2,9 @@
 //! start-up probe for its main process and `timeout`, and removing it ([`Engine::stop_session`]).
 
 use super::{KIND_SESSION, Session, SessionSpec};
-use crate::{Engine, EngineError, KIND_SNAPSHOT, LABEL_KIND, limited_host_config};
+use crate::{
+    Engine, EngineError, KIND_SNAPSHOT, LABEL_KIND, SessionError, SetupError, limited_host_config,
+};
 use bollard::models::{ContainerCreateBody, Mount, MountTmpfsOptions, MountType};
 use bollard::query_parameters::StartContainerOptions;
 use std::collections::HashMap;
@@ -24,7 +26,7 @@ t=$(command -v timeout) && "$t" -k 1s -s TERM 10s true 2>/dev/null && echo "time
 "#;
 
 /// Checks that `p` is an absolute path other than `/` without `.`/`..` components.
-fn check_hidden(p: &str) -> Result<(), String> {
+fn check_hidden(p: &str) -> Result<(), SetupError> {
     let ok = p.starts_with('/')
         && p.trim_end_matches('/').len() > 1
         && !p.split('/').any(|c| c == "." || c == "..")
@@ -33,9 +35,7 @@ fn check_hidden(p: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "hidden path {p:?} must be an absolute folder other than / without . or .. components"
-        ))
+        Err(SetupError::HiddenPath { path: p.into() })
     }
 }
 
@@ -45,9 +45,9 @@ impl Engine {
     /// removed. An image without `sh` still works, with the container kill as the only way to
     /// end a command that exceeds its limit.
     pub async fn start_session(&self, spec: &SessionSpec) -> Result<Session, EngineError> {
-        let invalid = |detail: String| EngineError::Session {
+        let invalid = |source: SetupError| EngineError::Session {
             id: spec.image.clone(),
-            detail,
+            source: source.into(),
         };
         for p in &spec.hidden {
             check_hidden(p).map_err(invalid)?;
@@ -118,7 +118,7 @@ impl Engine {
         if probe.expired || probe.exit_code.is_none() {
             return Err(EngineError::Session {
                 id: id.to_string(),
-                detail: "the start-up probe did not finish".into(),
+                source: SessionError::Probe,
             });
         }
         let (out, _) = probe.stdout.finish();
@@ -186,7 +186,7 @@ impl Engine {
         if out.id.is_empty() {
             return Err(EngineError::Session {
                 id: session.id.clone(),
-                detail: "the engine committed the container but returned no image id".into(),
+                source: SessionError::NoImageId,
             });
         }
         Ok(out.id)

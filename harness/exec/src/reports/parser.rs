@@ -642,11 +642,30 @@ fn clip_to(s: &str, max: usize) -> String {
     }
 }
 
+/// Why a `time` attribute is not a duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(super) enum TimeError {
+    #[error("empty")]
+    Empty,
+    #[error("not a number (grouping commas must separate groups of three digits)")]
+    Grouping,
+    #[error("negative")]
+    Negative,
+    #[error("not a number")]
+    NotANumber,
+    #[error("not a number (bad exponent)")]
+    BadExponent,
+    #[error("not finite")]
+    NotFinite,
+    #[error("implausibly large (over {MAX_SECS} s)")]
+    TooLarge,
+}
+
 /// Parse a `time` attribute (see the module docs): seconds and the decimals it shows.
-pub(super) fn parse_time(raw: &str) -> Result<(f64, u32), String> {
+pub(super) fn parse_time(raw: &str) -> Result<(f64, u32), TimeError> {
     let s = raw.trim();
     if s.is_empty() {
-        return Err("empty".into());
+        return Err(TimeError::Empty);
     }
     let bytes = s.as_bytes();
     let mut i = 0;
@@ -660,9 +679,7 @@ pub(super) fn parse_time(raw: &str) -> Result<(f64, u32), String> {
         let mut groups = int_part.split(',');
         let first_ok = groups.next().is_some_and(|g| (1..=3).contains(&g.len()));
         if !first_ok || !groups.all(|g| g.len() == 3) {
-            return Err(
-                "not a number (grouping commas must separate groups of three digits)".into(),
-            );
+            return Err(TimeError::Grouping);
         }
     }
     let mut frac_digits: u32 = 0;
@@ -675,9 +692,9 @@ pub(super) fn parse_time(raw: &str) -> Result<(f64, u32), String> {
     }
     if int_part.is_empty() && frac_digits == 0 {
         return Err(if s.starts_with('-') {
-            "negative".into()
+            TimeError::Negative
         } else {
-            "not a number".into()
+            TimeError::NotANumber
         });
     }
     let mut exponent: i64 = 0;
@@ -692,22 +709,22 @@ pub(super) fn parse_time(raw: &str) -> Result<(f64, u32), String> {
             i += 1;
         }
         if i == digits_start || i - digits_start > 4 {
-            return Err("not a number (bad exponent)".into());
+            return Err(TimeError::BadExponent);
         }
         exponent = s[exp_start..i]
             .parse::<i64>()
-            .map_err(|_| "not a number (bad exponent)".to_string())?;
+            .map_err(|_| TimeError::BadExponent)?;
     }
     if i != bytes.len() {
-        return Err("not a number".into());
+        return Err(TimeError::NotANumber);
     }
     let plain: String = s.chars().filter(|&c| c != ',').collect();
-    let secs: f64 = plain.parse().map_err(|_| "not a number".to_string())?;
+    let secs: f64 = plain.parse().map_err(|_| TimeError::NotANumber)?;
     if !secs.is_finite() {
-        return Err("not finite".into());
+        return Err(TimeError::NotFinite);
     }
     if secs > MAX_SECS {
-        return Err(format!("implausibly large (over {MAX_SECS} s)"));
+        return Err(TimeError::TooLarge);
     }
     let decimals = (i64::from(frac_digits) - exponent).clamp(0, i64::from(MAX_DECIMALS));
     Ok((secs, u32::try_from(decimals).unwrap_or(MAX_DECIMALS)))
