@@ -10,7 +10,24 @@
 //! gitoxide's `gitoxide-core`, it reports failures as error chains (`anyhow`) that carry the
 //! libraries' typed errors; [`InputError`] marks the failures a user caused with bad input (the
 //! binary exits with 2 for those, 1 for every other failure).
+//!
+//! The stages here so far: [`mine::local`], [`mine::github`], [`classify`], [`score`], [`audit`]
+//! and the AST [`labels`] of evaluated patches; [`config`] writes the configuration file. The
+//! rules every stage follows for the files it writes and reads are [`output`] and [`input`]; a
+//! stage reports how far it is through [`progress::Progress`] and reaches networks through
+//! [`services`].
 
+pub mod audit;
+pub mod classify;
+pub mod config;
 pub mod error;
+pub mod input;
+pub mod labels;
+pub mod mine;
+pub mod output;
+pub mod progress;
+pub mod score;
+pub mod services;
 
 pub use error::{InputError, input_error};
+pub use progress::{NoProgress, Progress};

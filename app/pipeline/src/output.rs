@@ -8,7 +8,7 @@
 //! Append-only logs and SQLite stores are not replaced through [`write`]; [`distinct`] keeps them
 //! apart from every other path of the command.
 
-use super::UsageError;
+use crate::InputError;
 use std::path::{Path, PathBuf};
 
 /// Replaces `path` with `text` atomically. A target that is not a regular file, or whose folder
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
     etip_core::atomic::write(path, text.as_bytes()).map_err(|e| {
         if e.is_input_error() {
-            UsageError(e.to_string()).into()
+            InputError(e.to_string()).into()
         } else {
             anyhow::Error::from(e)
         }
@@ -25,9 +25,9 @@ pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 /// Refuses, before any work, an output file that [`write`] would refuse.
-pub fn check(path: &Path) -> Result<(), UsageError> {
+pub fn check(path: &Path) -> Result<(), InputError> {
     match etip_core::atomic::check_target(path) {
-        Err(e) if e.is_input_error() => Err(UsageError(e.to_string())),
+        Err(e) if e.is_input_error() => Err(InputError(e.to_string())),
         _ => Ok(()),
     }
 }
@@ -92,7 +92,7 @@ fn identity(path: &Path) -> Identity {
 /// Refuses two paths of one command that name one file when the command writes either of them
 /// (an output that is also an input, a state store that is also the output, ...). Two inputs may
 /// be one file.
-pub fn distinct(paths: &[Named]) -> Result<(), UsageError> {
+pub fn distinct(paths: &[Named]) -> Result<(), InputError> {
     let ids: Vec<Identity> = paths.iter().map(|n| identity(&n.path)).collect();
     for (i, a) in paths.iter().enumerate() {
         for (j, b) in paths.iter().enumerate().skip(i + 1) {
@@ -105,7 +105,7 @@ pub fn distinct(paths: &[Named]) -> Result<(), UsageError> {
                 } else {
                     format!("{} and {}", a.path.display(), b.path.display())
                 };
-                return Err(UsageError(format!(
+                return Err(InputError(format!(
                     "{} and {} name the same file ({same}): writing one would destroy the other; give them different paths",
                     a.what, b.what
                 )));
@@ -120,13 +120,13 @@ pub fn distinct(paths: &[Named]) -> Result<(), UsageError> {
 /// as a second run on a held state file does.
 pub fn lock_folder(dir: &Path, flag: &str) -> anyhow::Result<etip_store::FolderLock> {
     std::fs::create_dir_all(dir).map_err(|e| {
-        UsageError(format!(
+        InputError(format!(
             "creating the output folder {} ({flag}): {e}",
             dir.display()
         ))
     })?;
     if !dir.is_dir() {
-        return Err(UsageError(format!("{flag} {} is not a folder", dir.display())).into());
+        return Err(InputError(format!("{flag} {} is not a folder", dir.display())).into());
     }
     etip_store::lock_folder(dir).map_err(store_error)
 }
@@ -134,7 +134,7 @@ pub fn lock_folder(dir: &Path, flag: &str) -> anyhow::Result<etip_store::FolderL
 /// A store error as the commands report it: the user's (exit 2) when the path given is at fault.
 pub fn store_error(e: etip_store::StoreError) -> anyhow::Error {
     if e.is_input_error() {
-        UsageError(e.to_string()).into()
+        InputError(e.to_string()).into()
     } else {
         e.into()
     }
@@ -142,10 +142,10 @@ pub fn store_error(e: etip_store::StoreError) -> anyhow::Error {
 
 /// Refuses, before any work, a state file that is not a regular file (a folder, a FIFO, a
 /// device such as `/dev/zero`); a missing one is created later.
-pub fn check_state(flag: &str, path: &Path) -> Result<(), UsageError> {
+pub fn check_state(flag: &str, path: &Path) -> Result<(), InputError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(()),
-        Ok(m) => Err(UsageError(format!(
+        Ok(m) => Err(InputError(format!(
             "{flag} {} is {}; name an etip state file (SQLite) or a new file",
             path.display(),
             if m.is_dir() {

@@ -15,15 +15,15 @@ pub mod input;
 pub mod measure;
 pub mod measure_html;
 pub mod mine;
+pub mod mine_args;
 pub mod mine_github;
-pub mod mine_post;
 pub mod output;
+pub mod progress;
 pub mod select;
 
 use std::process::ExitCode;
 
 pub mod audit;
-mod audit_html;
 pub mod format;
 pub mod score;
 
@@ -104,7 +104,6 @@ async fn stop_on_signal() {
 
 /// Errors that a user caused (bad input): reported with exit code 2.
 pub use etip_pipeline::InputError as UsageError;
-pub use etip_pipeline::input_error;
 
 pub fn init_logging(verbose: u8) {
     let default = match verbose {

@@ -1,14 +1,13 @@
-//! `etip mine github`: the static-analysis phase on GitHub, as JETO-Bench ran it but automatic
-//! and resumable. Repositories are searched with SPEC 2's criteria in pushed-date windows (cut in
-//! two while a window holds more than the search API's 1,000 results); each is cloned or fetched
-//! into a cache of bare mirrors and mined by the local scanner (no per-commit API calls); the
-//! build tool is checked at its tip; each candidate is linked to its issue through the API and
-//! classified from it (offline rules, or an LLM endpoint); the candidates answered `yes` go to
-//! `--out`, with a summary of every stage.
+//! The `mine github` stage: the static-analysis phase on GitHub, as JETO-Bench ran it but
+//! automatic and resumable. Repositories are searched with SPEC 2's criteria in pushed-date
+//! windows (cut in two while a window holds more than the search API's 1,000 results); each is
+//! cloned or fetched into a cache of bare mirrors and mined by the local scanner (no per-commit API
+//! calls); the build tool is checked at its tip; each candidate is linked to its issue through the
+//! API and classified from it (offline rules, or an LLM endpoint); the candidates answered `yes`
+//! go to the output, and the stage returns a summary of every stage ([`GithubSummary`]).
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use etip_core::candidate::{Candidate, Language};
@@ -16,63 +15,50 @@ use etip_github::search::{self, Criteria};
 use etip_mine_git::MineConfig;
 use serde::Serialize;
 
-use super::classify::LlmArgs;
-use super::mine::{Format, LangArg};
-use super::mine_post::{Services, post_process};
-use crate::cmd::UsageError;
+use super::post::{Services, post_process};
+use super::{PathOptions, WorkerCommand, check_out_folder};
+use crate::InputError;
+use crate::output::{Named, distinct};
+use crate::progress::{Phase, Progress};
+use crate::services::{GitHub, LLM_CACHE, Llm, LlmOptions, RuntimeSource, github_client};
 
-#[derive(Debug, clap::Args)]
-pub struct GithubArgs {
+/// A `mine github` run as the user asks for it: every `None` is taken from the configuration
+/// file's `[mine.github]`, else the default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GithubConfig {
     /// Language of the repositories (GitHub's language) and the mining profile.
-    #[arg(long, value_enum)]
-    pub lang: LangArg,
-    /// The ETIPs found: candidates classified as about execution time, one JSON line each.
-    #[arg(long, value_name = "FILE")]
+    pub lang: Language,
+    /// The ETIPs found, one JSON line each.
     pub out: PathBuf,
-    /// Settings of `[mine.github]` in this TOML file (`etip config init` writes one); a flag
-    /// given on the command line wins over the file.
-    #[arg(long, value_name = "FILE")]
+    /// A TOML file whose `[mine.github]` holds settings.
     pub config: Option<PathBuf>,
     /// Repositories with at least this many stars [default: 100].
-    #[arg(long, value_name = "N")]
     pub min_stars: Option<u64>,
     /// Repositories pushed on or after this day, YYYY-MM-DD [default: 2024-01-01].
-    #[arg(long, value_name = "DAY")]
     pub pushed_after: Option<String>,
-    /// Repositories pushed on or before this day, YYYY-MM-DD [default: today].
-    #[arg(long, value_name = "DAY")]
+    /// Repositories pushed on or before this day [default: today].
     pub pushed_before: Option<String>,
-    /// At most this many repositories, the most starred of each window first [default: 20].
-    #[arg(long, value_name = "N")]
+    /// At most this many repositories [default: 20].
     pub max_repos: Option<usize>,
-    /// Which build tools a repository needs: `strict` is SPEC 2's (Java: `mvnw` at the root;
-    /// Python: `pyproject.toml`, `setup.py` or `setup.cfg`), `any` also takes a bare `pom.xml`
-    /// or Gradle [default: strict].
-    #[arg(long, value_enum)]
+    /// Which build tools a repository needs [default: strict].
     pub build_tools: Option<BuildTools>,
-    /// Mine commits authored on or after DATE (`none`: all) [default: 2015-01-01].
-    #[arg(long, value_name = "DATE")]
+    /// Mine commits authored on or after this date (`none`: all) [default: 2015-01-01].
     pub since: Option<String>,
-    /// Reject commits changing more than N files [default: 20].
-    #[arg(long, value_name = "N")]
+    /// Reject commits changing more files [default: 20].
     pub max_files: Option<usize>,
     /// Write every candidate, classified `yes` or not.
-    #[arg(long)]
     pub keep_all: bool,
-    #[command(flatten)]
-    pub paths: super::mine::PathArgs,
-    /// The cache: bare mirrors, per-repository candidates and state, API and LLM answers
+    /// Rule 1's path policy.
+    pub paths: PathOptions,
+    /// The cache: mirrors, per-repository candidates and state, API and LLM answers
     /// [default: .etip/github].
-    #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
-    /// GitHub's API base URL (GitHub Enterprise, or a test server) [default: https://api.github.com].
-    #[arg(long, value_name = "URL")]
+    /// GitHub's API base URL [default: https://api.github.com].
     pub github_api: Option<String>,
-    /// Summary format on stdout.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-    #[command(flatten)]
-    pub llm: LlmArgs,
+    /// The LLM endpoint, if any; its cache at the default place moves into `cache`.
+    pub llm: LlmOptions,
+    /// How to start a worker process (`None`: threads of this process).
+    pub worker: Option<WorkerCommand>,
 }
 
 /// `[mine.github]` of a configuration file: every key is also a flag.
@@ -134,12 +120,12 @@ no_default_ignores = false   # true: set aside only the `ignore` globs
 compiled_extensions = false  # Python: Cython, C/C++ sources and meson.build/CMakeLists.txt count as code
 "#;
 
-fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileSettings> {
+fn load_file(path: Option<&Path>) -> anyhow::Result<FileSettings> {
     let Some(path) = path else {
         return Ok(FileSettings::default());
     };
-    let bad = |e: &dyn std::fmt::Display| UsageError(format!("{}: {e}", path.display()));
-    let text = super::input::read_text(path)?;
+    let bad = |e: &dyn std::fmt::Display| InputError(format!("{}: {e}", path.display()));
+    let text = crate::input::read_text(path)?;
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| bad(&e))?;
     let section = table.remove("mine").and_then(|m| match m {
         toml::Value::Table(mut t) => t.remove("github"),
@@ -154,9 +140,9 @@ fn load_file(path: Option<&std::path::Path>) -> anyhow::Result<FileSettings> {
 }
 
 impl Settings {
-    fn of(a: &GithubArgs) -> anyhow::Result<Settings> {
+    fn of(a: &GithubConfig) -> anyhow::Result<Settings> {
         let f = load_file(a.config.as_deref())?;
-        let from_file = super::mine::PathArgs {
+        let from_file = PathOptions {
             path_rule: f.path_rule.clone(),
             ignore: f.ignore.clone(),
             no_default_ignores: f.no_default_ignores,
@@ -199,54 +185,75 @@ impl Settings {
 }
 
 /// Which build tools qualify a repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BuildTools {
+    /// SPEC 2's: Java `mvnw` at the root; Python `pyproject.toml`, `setup.py` or `setup.cfg`.
     Strict,
+    /// Also a bare `pom.xml` or Gradle.
     Any,
 }
 
 /// One repository's part of the run.
-#[derive(Debug, Serialize)]
-struct RepoLine {
-    repo: String,
-    stars: u64,
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoLine {
+    /// `owner/name`.
+    pub repo: String,
+    /// Its stars.
+    pub stars: u64,
     /// `mined`, `skipped: <why>` or `failed: <why>`.
-    outcome: String,
-    commits_scanned: u64,
-    candidates: u64,
-    yes: u64,
+    pub outcome: String,
+    /// Commits the miner scanned.
+    pub commits_scanned: u64,
+    /// Candidates mined.
+    pub candidates: u64,
+    /// Of those, classified as about execution time.
+    pub yes: u64,
 }
 
-/// The run's summary.
-#[derive(Debug, Serialize)]
-struct RunSummary {
-    windows: Vec<(String, String, u64)>,
-    windows_bisected: u64,
-    windows_truncated: Vec<String>,
-    repos_found: usize,
-    repos_mined: usize,
-    repos: Vec<RepoLine>,
-    commits_scanned: u64,
-    candidates: u64,
-    classified: BTreeMap<String, u64>,
-    classifier: String,
-    linked_issues: u64,
+/// What a `mine github` run did (printed by the binary as text or JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct GithubSummary {
+    /// The pushed-date windows searched: first day, last day, repositories found.
+    pub windows: Vec<(String, String, u64)>,
+    /// Windows cut in two because they held more than the search API returns.
+    pub windows_bisected: u64,
+    /// Single days that still held more.
+    pub windows_truncated: Vec<String>,
+    /// Repositories found.
+    pub repos_found: usize,
+    /// Of those, mined.
+    pub repos_mined: usize,
+    /// One line per repository.
+    pub repos: Vec<RepoLine>,
+    /// Commits scanned over all repositories.
+    pub commits_scanned: u64,
+    /// Candidates mined over all repositories.
+    pub candidates: u64,
+    /// Candidates per answer.
+    pub classified: BTreeMap<String, u64>,
+    /// The classifier's name.
+    pub classifier: String,
+    /// Candidates linked to an issue.
+    pub linked_issues: u64,
     /// The LLM's requests, cache hits, tokens and cost (when an endpoint classified).
-    llm_requests: u64,
-    llm_cached: u64,
-    llm_prompt_tokens: u64,
-    llm_completion_tokens: u64,
-    llm_cost_usd: Option<f64>,
-    github_requests: u64,
-    github_cached: u64,
-    written: usize,
-    output: String,
+    pub llm_requests: u64,
+    pub llm_cached: u64,
+    pub llm_prompt_tokens: u64,
+    pub llm_completion_tokens: u64,
+    pub llm_cost_usd: Option<f64>,
+    /// GitHub API requests sent and answers taken from the cache.
+    pub github_requests: u64,
+    pub github_cached: u64,
+    /// ETIPs written.
+    pub written: usize,
+    /// Where.
+    pub output: String,
 }
 
 fn day(s: &str, what: &str) -> anyhow::Result<i64> {
     search::parse_day(s)
-        .ok_or_else(|| UsageError(format!("{what} {s:?} is not a day (YYYY-MM-DD)")).into())
+        .ok_or_else(|| InputError(format!("{what} {s:?} is not a day (YYYY-MM-DD)")).into())
 }
 
 fn today() -> i64 {
@@ -256,14 +263,18 @@ fn today() -> i64 {
     (secs / 86_400) as i64
 }
 
-pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
-    let st = Settings::of(&a)?;
-    let (lang, language) = match a.lang {
-        LangArg::Java => (Language::Java, "Java"),
-        LangArg::Python => (Language::Python, "Python"),
-    };
+/// GitHub's name of a language.
+fn github_language(lang: Language) -> &'static str {
+    match lang {
+        Language::Java => "Java",
+        Language::Python => "Python",
+    }
+}
+
+/// The search criteria of a run.
+fn criteria(st: &Settings, lang: Language) -> anyhow::Result<Criteria> {
     let criteria = Criteria {
-        language: language.into(),
+        language: github_language(lang).into(),
         min_stars: st.min_stars,
         pushed_from: day(&st.pushed_after, "--pushed-after")?,
         pushed_to: match &st.pushed_before {
@@ -273,81 +284,160 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         max_repos: st.max_repos,
     };
     if criteria.pushed_from > criteria.pushed_to {
-        return Err(UsageError("--pushed-after is later than --pushed-before".into()).into());
+        return Err(InputError("--pushed-after is later than --pushed-before".into()).into());
     }
+    Ok(criteria)
+}
+
+/// Refuses, before any work, an ETIPs file that is an input or a cache, or cannot be written.
+fn check_outputs(a: &GithubConfig, st: &Settings, llm: &LlmOptions) -> anyhow::Result<()> {
+    let mut paths = vec![Named::writes("--out", &a.out)];
+    if let Some(c) = &a.config {
+        paths.push(Named::reads("--config", c));
+    }
+    paths.push(Named::writes(
+        "the GitHub cache of --cache",
+        &st.cache.join("github-cache.sqlite"),
+    ));
+    if llm.is_endpoint() {
+        paths.push(Named::writes("--llm-cache", &llm.cache));
+    }
+    distinct(&paths)?;
+    crate::output::check(&a.out)?;
+    Ok(())
+}
+
+/// Searches, mines, links and classifies (phase [`Phase::Repositories`]), writes the ETIPs found
+/// to `a.out` and returns the run's summary.
+pub fn mine(
+    a: &GithubConfig,
+    runtime: RuntimeSource,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<GithubSummary> {
+    let st = Settings::of(a)?;
+    let criteria = criteria(&st, a.lang)?;
     let since = if st.since == "none" {
         None
     } else {
-        Some(etip_mine_git::parse_date(&st.since, false).map_err(|e| UsageError(e.to_string()))?)
+        Some(etip_mine_git::parse_date(&st.since, false).map_err(|e| InputError(e.to_string()))?)
     };
-    if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(UsageError(format!(
-            "the folder of --out {} does not exist",
-            a.out.display()
-        ))
-        .into());
+    check_out_folder(&a.out, "--out")?;
+    let mut llm_opts = a.llm.clone();
+    if llm_opts.cache == Path::new(LLM_CACHE) {
+        llm_opts.cache = st.cache.join("llm-cache.sqlite");
     }
-    let mut llm_args = a.llm.clone();
-    if llm_args.llm_cache == std::path::Path::new(".etip/llm-cache.sqlite") {
-        llm_args.llm_cache = st.cache.join("llm-cache.sqlite");
-    }
-    // Before any work: the ETIPs file is no input and no cache.
-    {
-        use super::output::{Named, distinct};
-        let mut paths = vec![Named::writes("--out", &a.out)];
-        if let Some(c) = &a.config {
-            paths.push(Named::reads("--config", c));
-        }
-        paths.push(Named::writes(
-            "the GitHub cache of --cache",
-            &st.cache.join("github-cache.sqlite"),
-        ));
-        if llm_args.llm_base_url.is_some() {
-            paths.push(Named::writes("--llm-cache", &llm_args.llm_cache));
-        }
-        distinct(&paths)?;
-        super::output::check(&a.out)?;
-    }
+    check_outputs(a, &st, &llm_opts)?;
     std::fs::create_dir_all(&st.cache)
-        .map_err(|e| UsageError(format!("creating {}: {e}", st.cache.display())))?;
-    let rt = super::runtime()?;
-    let llm = llm_args.classifier(rt)?;
-    let (gh, store) =
-        super::mine::github_client(&st.github_api, &st.cache.join("github-cache.sqlite"), rt)?;
-    let mut calls = etip_github::Calls::default();
+        .map_err(|e| InputError(format!("creating {}: {e}", st.cache.display())))?;
+    let rt = runtime()?;
+    let llm = llm_opts.classifier(rt)?;
+    let github = github_client(&st.github_api, &st.cache.join("github-cache.sqlite"), rt)?;
+    let mut run = Run {
+        lang: a.lang,
+        since,
+        st: &st,
+        github: &github,
+        llm: llm.as_ref(),
+        worker: &a.worker,
+        calls: etip_github::Calls::default(),
+        tally: Tally::default(),
+    };
     let mut log = search::SearchLog::default();
-    eprintln!(
-        "searching GitHub: language:{language} stars:>={} pushed:{}..{}",
+    progress.note(&format!(
+        "searching GitHub: language:{} stars:>={} pushed:{}..{}",
+        criteria.language,
         st.min_stars,
         search::day_string(criteria.pushed_from),
         search::day_string(criteria.pushed_to)
-    );
-    let found = search::search(&gh, &criteria, Some(&store), &mut calls, &mut log)
-        .context("searching repositories")?;
-    eprintln!(
+    ));
+    let found = search::search(
+        &github.0,
+        &criteria,
+        Some(&github.1),
+        &mut run.calls,
+        &mut log,
+    )
+    .context("searching repositories")?;
+    progress.note(&format!(
         "{} repositories ({} windows, {} cut in two)",
         found.len(),
         log.windows.len(),
         log.bisected
-    );
-    let github = (gh, store);
-    let bar = indicatif::ProgressBar::new(found.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("the template is valid"),
-    );
-    let mut lines = Vec::new();
-    let mut written: Vec<Candidate> = Vec::new();
-    let mut seen_hashes: HashSet<String> = HashSet::new();
-    let mut classified: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut scanned, mut candidates, mut linked) = (0u64, 0u64, 0u64);
-    let mut usage = etip_llm::Usage::default();
+    ));
+    progress.start(Phase::Repositories, found.len() as u64, 0);
     for repo in &found {
-        bar.set_message(repo.full_name.clone());
-        let line = mine_one(repo, lang, since, &st, &github, llm.as_ref(), &mut calls);
-        let (mut line, cands, links, used) = match line {
+        progress.item(Phase::Repositories, &repo.full_name);
+        run.repository(repo, progress);
+        progress.advance(Phase::Repositories, 1);
+    }
+    progress.end(Phase::Repositories);
+    let mut text = String::new();
+    for c in &run.tally.written {
+        text.push_str(&serde_json::to_string(c)?);
+        text.push('\n');
+    }
+    crate::output::write(&a.out, &text)?;
+    let (calls, t) = (run.calls, run.tally);
+    Ok(GithubSummary {
+        windows: log.windows,
+        windows_bisected: log.bisected,
+        windows_truncated: log.truncated,
+        repos_found: found.len(),
+        repos_mined: t.lines.iter().filter(|l| l.outcome == "mined").count(),
+        repos: t.lines,
+        commits_scanned: t.scanned,
+        candidates: t.candidates,
+        classified: t.classified,
+        classifier: llm.as_ref().map_or_else(
+            || etip_classify::Offline::NAME.to_string(),
+            |(c, _)| c.name(),
+        ),
+        linked_issues: t.linked,
+        llm_requests: t.usage.calls,
+        llm_cached: t.usage.cached,
+        llm_prompt_tokens: t.usage.prompt_tokens,
+        llm_completion_tokens: t.usage.completion_tokens,
+        llm_cost_usd: llm
+            .as_ref()
+            .and_then(|(c, _)| c.config().prices)
+            .map(|p| t.usage.cost(p)),
+        github_requests: calls.requests,
+        github_cached: calls.cached,
+        written: t.written.len(),
+        output: a.out.display().to_string(),
+    })
+}
+
+/// What the repositories of a run add up to.
+#[derive(Default)]
+struct Tally {
+    lines: Vec<RepoLine>,
+    written: Vec<Candidate>,
+    seen_hashes: HashSet<String>,
+    classified: BTreeMap<String, u64>,
+    scanned: u64,
+    candidates: u64,
+    linked: u64,
+    usage: etip_llm::Usage,
+}
+
+/// One run over the repositories found, with what it may use and what it counted.
+struct Run<'a> {
+    lang: Language,
+    since: Option<i64>,
+    st: &'a Settings,
+    github: &'a GitHub,
+    llm: Option<&'a Llm>,
+    worker: &'a Option<WorkerCommand>,
+    calls: etip_github::Calls,
+    tally: Tally,
+}
+
+impl Run<'_> {
+    /// Mines one repository (a failure is its line's outcome) and adds it to the tally.
+    fn repository(&mut self, repo: &search::Found, progress: &mut dyn Progress) {
+        let mined = mine_one(self, repo, progress);
+        let (mut line, cands, links, used) = match mined {
             Ok(x) => x,
             Err(e) => (
                 RepoLine {
@@ -363,79 +453,40 @@ pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
                 etip_llm::Usage::default(),
             ),
         };
-        usage.calls += used.calls;
-        usage.cached += used.cached;
-        usage.retries += used.retries;
-        usage.prompt_tokens += used.prompt_tokens;
-        usage.completion_tokens += used.completion_tokens;
-        scanned += line.commits_scanned;
-        candidates += line.candidates;
-        linked += links;
+        let t = &mut self.tally;
+        t.usage.calls += used.calls;
+        t.usage.cached += used.cached;
+        t.usage.retries += used.retries;
+        t.usage.prompt_tokens += used.prompt_tokens;
+        t.usage.completion_tokens += used.completion_tokens;
+        t.scanned += line.commits_scanned;
+        t.candidates += line.candidates;
+        t.linked += links;
         for c in cands {
             let answer = c
                 .classification
                 .as_ref()
                 .map_or("unclassified".to_string(), |v| v.answer.clone());
-            *classified.entry(answer.clone()).or_default() += 1;
+            *t.classified.entry(answer.clone()).or_default() += 1;
             if answer == "yes" {
                 line.yes += 1;
             }
-            if (answer == "yes" || st.keep_all) && seen_hashes.insert(c.diff_hash.clone()) {
-                written.push(c);
+            if (answer == "yes" || self.st.keep_all) && t.seen_hashes.insert(c.diff_hash.clone()) {
+                t.written.push(c);
             }
         }
-        lines.push(line);
-        bar.inc(1);
+        t.lines.push(line);
     }
-    bar.finish_and_clear();
-    let mut text = String::new();
-    for c in &written {
-        text.push_str(&serde_json::to_string(c)?);
-        text.push('\n');
-    }
-    super::output::write(&a.out, &text)?;
-    let summary = RunSummary {
-        windows: log.windows,
-        windows_bisected: log.bisected,
-        windows_truncated: log.truncated,
-        repos_found: found.len(),
-        repos_mined: lines.iter().filter(|l| l.outcome == "mined").count(),
-        repos: lines,
-        commits_scanned: scanned,
-        candidates,
-        classified,
-        classifier: llm.as_ref().map_or_else(
-            || etip_classify::Offline::NAME.to_string(),
-            |(c, _)| c.name(),
-        ),
-        linked_issues: linked,
-        llm_requests: usage.calls,
-        llm_cached: usage.cached,
-        llm_prompt_tokens: usage.prompt_tokens,
-        llm_completion_tokens: usage.completion_tokens,
-        llm_cost_usd: llm
-            .as_ref()
-            .and_then(|(c, _)| c.config().prices)
-            .map(|p| usage.cost(p)),
-        github_requests: calls.requests,
-        github_cached: calls.cached,
-        written: written.len(),
-        output: a.out.display().to_string(),
-    };
-    print_summary(&summary, a.format, stdout)
 }
 
-/// Mirrors, mines, links and classifies one repository; its line, its candidates and the number
-/// linked to an issue.
+/// Mirrors, mines, links and classifies one repository; its line, its candidates, the number
+/// linked to an issue and the LLM's use.
 fn mine_one(
+    run: &mut Run,
     repo: &search::Found,
-    lang: Language,
-    since: Option<i64>,
-    a: &Settings,
-    github: &(etip_github::GitHub, etip_store::Store),
-    llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,
-    calls: &mut etip_github::Calls,
+    progress: &mut dyn Progress,
 ) -> anyhow::Result<(RepoLine, Vec<Candidate>, u64, etip_llm::Usage)> {
+    let a = run.st;
     let mut line = RepoLine {
         repo: repo.full_name.clone(),
         stars: repo.stars,
@@ -448,15 +499,15 @@ fn mine_one(
     let slug = repo.full_name.replace('/', "__");
     let out = a.cache.join("candidates").join(format!("{slug}.jsonl"));
     std::fs::create_dir_all(a.cache.join("candidates"))?;
-    let mut cfg = MineConfig::new(path, lang, out.clone());
-    cfg.since = since;
+    let mut cfg = MineConfig::new(path, run.lang, out.clone());
+    cfg.since = run.since;
     cfg.max_files = a.max_files;
     cfg.paths = a.paths.clone();
     cfg.repo_name = Some(repo.full_name.clone());
     cfg.classify = true;
-    // Worker processes of this binary, as `mine local` starts them.
+    // Worker processes, as `mine local` starts them.
     cfg.jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cfg.worker = super::mine::worker_command();
+    cfg.worker = run.worker.clone();
     let summary = etip_mine_git::mine(&cfg, &mut etip_mine_git::NoProgress)
         .with_context(|| format!("mining {}", repo.full_name))?;
     line.commits_scanned = summary.commits_scanned;
@@ -469,18 +520,16 @@ fn mine_one(
         );
         return Ok((line, Vec::new(), 0, etip_llm::Usage::default()));
     }
-    let done = post_process(
-        &out,
-        &Services {
-            cfg: &cfg,
-            github: Some(github),
-            llm,
-            classify: true,
-        },
-    )?;
+    let services = Services {
+        cfg: &cfg,
+        github: Some(run.github),
+        llm: run.llm,
+        classify: true,
+    };
+    let done = post_process(&out, &services, progress)?;
     let links = done.links.unwrap_or_default();
-    calls.requests += links.calls.requests;
-    calls.cached += links.calls.cached;
+    run.calls.requests += links.calls.requests;
+    run.calls.cached += links.calls.cached;
     let text = std::fs::read_to_string(&out)?;
     let cands: Vec<Candidate> = text
         .lines()
@@ -490,64 +539,4 @@ fn mine_one(
         .with_context(|| format!("reading {}", out.display()))?;
     line.candidates = cands.len() as u64;
     Ok((line, cands, links.linked, done.usage))
-}
-
-fn print_summary(s: &RunSummary, format: Format, w: &mut dyn Write) -> anyhow::Result<()> {
-    if let Format::Json = format {
-        serde_json::to_writer_pretty(&mut *w, s)?;
-        writeln!(w)?;
-        return Ok(());
-    }
-    writeln!(
-        w,
-        "search: {} windows ({} cut in two{}), {} repositories",
-        s.windows.len(),
-        s.windows_bisected,
-        if s.windows_truncated.is_empty() {
-            String::new()
-        } else {
-            format!(", {} single days over the cap", s.windows_truncated.len())
-        },
-        s.repos_found
-    )?;
-    for r in &s.repos {
-        writeln!(
-            w,
-            "  {:<40} {:>7} stars  {:>6} commits  {:>4} candidates  {:>3} yes  {}",
-            r.repo, r.stars, r.commits_scanned, r.candidates, r.yes, r.outcome
-        )?;
-    }
-    let n = |k: &str| s.classified.get(k).copied().unwrap_or(0);
-    writeln!(
-        w,
-        "mined {} of {} repositories: {} commits scanned, {} candidates, {} linked to an issue",
-        s.repos_mined, s.repos_found, s.commits_scanned, s.candidates, s.linked_issues
-    )?;
-    writeln!(
-        w,
-        "classified ({}): {} about execution time, {} not, {} unclassified",
-        s.classifier,
-        n("yes"),
-        n("no"),
-        n("unclassified")
-    )?;
-    writeln!(
-        w,
-        "GitHub API: {} requests, {} answers from the cache",
-        s.github_requests, s.github_cached
-    )?;
-    if s.llm_requests + s.llm_cached > 0 {
-        writeln!(
-            w,
-            "LLM: {} requests, {} answers from the cache, {} prompt and {} completion tokens{}",
-            s.llm_requests,
-            s.llm_cached,
-            s.llm_prompt_tokens,
-            s.llm_completion_tokens,
-            s.llm_cost_usd
-                .map_or(String::new(), |c| format!(", cost ${c:.4}"))
-        )?;
-    }
-    writeln!(w, "{} ETIPs written to {}", s.written, s.output)?;
-    Ok(())
 }
