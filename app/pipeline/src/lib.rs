@@ -14,11 +14,20 @@
 //! gitoxide's `gitoxide-core`, it reports failures as error chains (`anyhow`) that carry the
 //! libraries' typed errors; [`InputError`] marks the failures a user caused with bad input (the
 //! binary exits with 2 for those, 1 for every other failure).
+//!
+//! The stages here so far: [`mine::local`], [`mine::github`], [`classify`], [`score`], [`audit`]
+//! and the AST [`labels`] of evaluated patches; [`config`] writes the configuration file. The
+//! rules every stage follows for the files it writes and reads are [`output`] and [`input`]; a
+//! stage reports how far it is through [`progress::Progress`] and reaches networks through
+//! [`services`].
 
+pub mod audit;
 pub mod backend;
 pub mod base_image;
 pub mod build;
+pub mod classify;
 pub mod clean;
+pub mod config;
 pub mod demo;
 pub mod disk;
 pub mod error;
@@ -26,14 +35,18 @@ pub mod eval;
 pub mod eval_test;
 pub mod executor;
 pub mod input;
+pub mod labels;
 pub mod measure;
+pub mod mine;
 pub mod output;
 pub mod progress;
 pub mod records;
 pub mod runtime;
+pub mod score;
 pub mod select;
+pub mod services;
 pub mod timing;
 
 pub use error::{InputError, input_error};
 pub use executor::{ExecutorChoice, ExecutorKind};
-pub use progress::{Done, Progress};
+pub use progress::{Done, NoProgress, PhaseProgress, Progress, Silent};

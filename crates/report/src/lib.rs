@@ -8,6 +8,8 @@
 //! formats and serialise their own result types for JSON, so that JSON keeps full precision while tables
 //! show the precision a benchmark publishes.
 //!
+//! One module per report built on them: [`audit`] (the tables and the HTML page of `etip audit`).
+//!
 //! ```
 //! use etip_report::{Align, Table};
 //! let mut t = Table::new(vec![("submission", Align::Left), ("score", Align::Right)]);
@@ -15,6 +17,7 @@
 //! assert_eq!(t.to_markdown(), "| submission | score |\n|:---|---:|\n| model-a | 0.2250 |\n");
 //! ```
 
+pub mod audit;
 pub mod cell;
 pub mod chart;
 pub mod demo;

@@ -7,13 +7,13 @@
 //! GSO-style gate; for GSO reports, the opt counts. Rankings under these alternatives are compared with
 //! the benchmark's own ranking, and GSO with SWE-fficiency where both rank the same models.
 
-use crate::board::{Role, roles, short_name};
 use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Loaded, Submission};
 use crate::param;
 use crate::rank::{Agreement, agreement};
 use crate::rules::{self, Params, Rule, SR_FLOOR, harmonic_mean_floored, speedups_of};
+use crate::runs::{Role, roles, short_name};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

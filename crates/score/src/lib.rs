@@ -10,7 +10,7 @@
 //!   test-failure tolerance, rescoring under another benchmark's rule, ranking agreement ([`rank`]) and
 //!   coverage across submissions;
 //! * ranks them per benchmark under the official score and each alternative, with short names and
-//!   the expert's and duplicate runs set apart ([`board`]).
+//!   the expert's and duplicate runs set apart ([`runs`], [`board`]).
 //!
 //! Every numeric parameter has one valid range ([`param`]), checked by [`rules::Params::validate`]
 //! and [`audit::AuditParams::validate`] before anything is computed. Inputs are read within size
@@ -34,5 +34,6 @@ pub mod input;
 pub mod param;
 pub mod rank;
 pub mod rules;
+pub mod runs;
 
 pub use error::{ParamTextError, Result, ScoreError};

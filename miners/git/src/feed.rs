@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::Oid;
 
-use crate::analyze::CommitIds;
+use crate::history::CommitIds;
 
 /// Block size while the walk is still going on.
 const WALKING_BLOCK: usize = 64;

@@ -1,4 +1,5 @@
-//! The first-parent history: the tip, the walk, and the commits git cannot parse.
+//! The first-parent history: the tip, the walk and the ids of each commit it yields ([`CommitIds`]),
+//! and the commits git cannot parse.
 //!
 //! libgit2 refuses a commit whose author (or committer) line it cannot parse, e.g. an author time
 //! that is not a number or does not fit 64 bits. Such a commit's tree and parents still read
@@ -12,7 +13,19 @@ use git2::{ObjectType, Oid, Repository};
 use serde::Serialize;
 
 use crate::MineError;
-use crate::analyze::CommitIds;
+
+/// A commit with its tree and its first parent's: what stage 1 needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitIds {
+    /// The commit.
+    pub commit: Oid,
+    /// Its tree.
+    pub tree: Oid,
+    /// Its first parent (`None` for a root commit).
+    pub parent: Option<Oid>,
+    /// The first parent's tree.
+    pub parent_tree: Option<Oid>,
+}
 
 /// A commit of the walked history that git cannot parse, skipped by the miner.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

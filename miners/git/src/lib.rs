@@ -48,9 +48,10 @@ use git2::{Oid, Repository};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub use analyze::{CommitIds, Decision, EvalSettings, Worker};
+pub use analyze::{Decision, EvalSettings, Worker};
 pub use dates::{parse_date, rfc3339};
 pub use explain::{Explanation, evaluate_range, explain, rebased_range};
+pub use history::CommitIds;
 pub use history::Unreadable;
 pub use procs::{WorkerCommand, serve as serve_worker};
 pub use rules::RejectReason;

@@ -32,7 +32,8 @@ use etip_store::CommitRecord;
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::{CommitIds, EvalSettings, Worker};
+use crate::analyze::{EvalSettings, Worker};
+use crate::history::CommitIds;
 use crate::{MineError, to_record};
 
 /// How to start one mining worker process: a program and its arguments. The program must call

@@ -1,15 +1,15 @@
-//! `etip mine`: turn repository history into ETIP candidates.
+//! `etip mine`: turn repository history into ETIP candidates. The arguments of `mine local`
+//! become an [`etip_pipeline::mine::local::LocalConfig`]; the stage's summary and explanations
+//! are printed here.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use etip_core::candidate::Language;
-use etip_mine_git::{Explanation, MineConfig, MineError, Progress, Summary};
-use indicatif::{ProgressBar, ProgressStyle};
+use etip_mine_git::{Explanation, Summary};
+use etip_pipeline::mine::local::{self, LocalConfig, LocalMined};
 
-use crate::cmd::UsageError;
-use crate::cmd::output::{self, Named};
+use super::mine_args::{Format, LangArg, PathArgs, worker_command};
+use super::progress::Bars;
 
 /// Mine history for ETIP candidates.
 #[derive(Debug, clap::Args)]
@@ -30,71 +30,6 @@ pub enum MineCommand {
     /// decisions on stdout).
     #[command(hide = true)]
     Worker,
-}
-
-/// Language profile.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum LangArg {
-    Java,
-    Python,
-}
-
-/// Summary format.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-}
-
-/// Rule 1's path policy, shared by `mine local` and `mine github` (docs/rules.md §2.2).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct PathArgs {
-    /// Rule 1: `code` sets documentation, changelogs and repository metadata aside (listed in a
-    /// candidate's `ignored_files`); `strict` (alias `jeto`) rejects a commit that changes any
-    /// non-source file, as JETO did [default: code].
-    #[arg(long, value_name = "RULE", value_parser = ["code", "strict", "jeto"])]
-    pub path_rule: Option<String>,
-    /// Also set aside paths matching GLOB (repeatable; `**` crosses directories, `*` does not),
-    /// e.g. 'benchmarks/**' for an asv suite. Test files still reject the commit.
-    #[arg(long, value_name = "GLOB")]
-    pub ignore: Vec<String>,
-    /// Set aside only the --ignore globs, not the default documentation, changelog and metadata
-    /// paths.
-    #[arg(long)]
-    pub no_default_ignores: bool,
-    /// Python: count Cython (.pyx/.pxd/.pxi), C/C++ sources and their build descriptors
-    /// (meson.build, CMakeLists.txt) as code, listed in a candidate's `extension_files`; they
-    /// are semantic unless only comments or whitespace changed.
-    #[arg(long)]
-    pub compiled_extensions: bool,
-}
-
-impl PathArgs {
-    /// The policy these flags ask for (`file` fills what no flag says).
-    pub fn policy(&self, file: &PathArgs) -> Result<etip_mine_git::PathPolicy, UsageError> {
-        use etip_mine_git::{PathPolicy, PathRule};
-        let rule = match self.path_rule.as_deref().or(file.path_rule.as_deref()) {
-            None => PathRule::Code,
-            Some(name) => PathRule::from_name(name).ok_or_else(|| {
-                UsageError(format!(
-                    "unknown path rule {name:?}: use code, strict or jeto"
-                ))
-            })?,
-        };
-        let mut ignore = self.ignore.clone();
-        ignore.extend(file.ignore.iter().cloned());
-        let policy = PathPolicy {
-            rule,
-            default_ignores: rule == PathRule::Code
-                && !(self.no_default_ignores || file.no_default_ignores),
-            ignore,
-            compiled_extensions: self.compiled_extensions || file.compiled_extensions,
-        };
-        // Both languages: the same globs and the same strict-with-globs conflict.
-        etip_mine_git::policy::PathMatcher::new(etip_core::Language::Python, &policy)
-            .map_err(|e| UsageError(e.to_string()))?;
-        Ok(policy)
-    }
 }
 
 /// `etip mine local`.
@@ -186,105 +121,44 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     }
 }
 
-/// Input errors (exit code 2): the repository, revisions, dates and paths given, and a state file
-/// that another run holds or that is no etip state store. Everything else fails the run (exit
-/// code 1).
-fn usage_or(err: MineError) -> anyhow::Error {
-    match err {
-        MineError::OpenRepo { .. }
-        | MineError::Branch { .. }
-        | MineError::UnknownCommit { .. }
-        | MineError::UnreadableCommit(_)
-        | MineError::Date(_)
-        | MineError::EmptyWindow { .. }
-        | MineError::Paths(_)
-        | MineError::Shallow { .. }
-        | MineError::Output { .. } => anyhow::Error::new(UsageError(err.to_string())),
-        // Another run holds the state file, a newer etip wrote it, or it is no state store.
-        MineError::Store(ref e) if e.is_input_error() => {
-            anyhow::Error::new(UsageError(err.to_string()))
+impl LocalArgs {
+    /// The stage's configuration.
+    fn config(&self) -> LocalConfig {
+        LocalConfig {
+            repo: self.repo.clone(),
+            lang: self.lang.into(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+            max_files: self.max_files,
+            branch: self.branch.clone(),
+            jobs: self.jobs,
+            jobs_force: self.jobs_force,
+            out: self
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("candidates.jsonl")),
+            state: self.state.clone(),
+            semantic: !self.no_semantic,
+            paths: (&self.paths).into(),
+            whole_file_semantic: self.whole_file_semantic,
+            repo_name: self.repo_name.clone(),
+            jira_projects: self.jira_project.clone(),
+            classify: self.classify,
+            llm: (&self.llm).into(),
+            issues: self.issues,
+            github_api: self.github_api.clone(),
+            github_cache: self.github_cache.clone(),
+            // Workers run as processes of this binary: libgit2 serialises the object reads of
+            // threads.
+            worker: worker_command(),
         }
-        other => anyhow::Error::new(other),
-    }
-}
-
-/// Workers to start: `requested` (default: `cores`), capped at `cores` unless `force`; with the
-/// warning to print when capped.
-fn worker_count(
-    requested: Option<usize>,
-    cores: usize,
-    force: bool,
-) -> Result<(usize, Option<String>), UsageError> {
-    match requested {
-        None => Ok((cores.max(1), None)),
-        Some(0) => Err(UsageError("--jobs must be at least 1".into())),
-        Some(n) if n > cores && !force => Ok((
-            cores,
-            Some(format!(
-                "warning: --jobs {n} is more than the {cores} cores of this machine; starting {cores} workers (pass --jobs-force to start {n})"
-            )),
-        )),
-        Some(n) => Ok((n, None)),
     }
 }
 
 fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
-    let lang = match a.lang {
-        LangArg::Java => Language::Java,
-        LangArg::Python => Language::Python,
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let (jobs, capped) = worker_count(a.jobs, cores, a.jobs_force)?;
-    if let Some(name) = &a.repo_name {
-        let parts: Vec<&str> = name.split('/').collect();
-        if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
-            return Err(UsageError(format!(
-                "--repo-name {name:?} is not of the form owner/name"
-            ))
-            .into());
-        }
-    }
-    let out = a
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("candidates.jsonl"));
-    let mut cfg = MineConfig::new(a.repo.clone(), lang, out);
-    cfg.since = if a.since == "none" {
-        None
-    } else {
-        Some(etip_mine_git::parse_date(&a.since, false).map_err(usage_or)?)
-    };
-    cfg.until = match &a.until {
-        Some(u) => Some(etip_mine_git::parse_date(u, true).map_err(usage_or)?),
-        None => None,
-    };
-    cfg.max_files = a.max_files;
-    cfg.branch = a.branch.clone();
-    cfg.jobs = jobs;
-    // Workers run as processes of this binary: libgit2 serialises the object reads of threads.
-    cfg.worker = worker_command();
-    cfg.state = a.state.clone();
-    cfg.semantic = !a.no_semantic;
-    cfg.paths = a.paths.policy(&PathArgs::default())?;
-    cfg.whole_file = a.whole_file_semantic;
-    cfg.repo_name = a.repo_name.clone();
-    for p in &a.jira_project {
-        if !(p.len() >= 2
-            && p.starts_with(|c: char| c.is_ascii_uppercase())
-            && p.chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
-        {
-            return Err(UsageError(format!(
-                "--jira-project {p:?} is not a JIRA prefix (upper-case letters and digits, e.g. NETTY)"
-            ))
-            .into());
-        }
-    }
-    cfg.jira_projects = a.jira_project.clone();
-    cfg.classify = a.classify;
-
+    let cfg = a.config();
     if let Some(rev) = &a.explain {
-        let e = etip_mine_git::explain(&cfg, rev).map_err(usage_or)?;
+        let e = local::explain(&cfg, rev)?;
         match a.format {
             Format::Json => {
                 serde_json::to_writer_pretty(&mut *stdout, &e)?;
@@ -294,169 +168,38 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-
-    if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(UsageError(format!(
-            "the folder of --out {} does not exist",
-            cfg.out.display()
-        ))
-        .into());
-    }
-    // Before any work: the candidates file, the state store and the caches are four files.
-    let state = cfg.state_path();
-    let state_flag = if a.state.is_some() {
-        "--state"
-    } else {
-        "the state file beside --out"
-    };
-    let mut paths = vec![
-        Named::writes("--out", &cfg.out),
-        Named::writes(state_flag, &state),
-    ];
-    if a.llm.llm_base_url.is_some() {
-        paths.push(Named::writes("--llm-cache", &a.llm.llm_cache));
-    }
-    if a.issues {
-        paths.push(Named::writes("--github-cache", &a.github_cache));
-    }
-    output::distinct(&paths)?;
-    output::check_state(state_flag, &state)?;
-    if let Some(warning) = capped {
-        eprintln!("{warning}");
-    }
-    if a.llm.llm_base_url.is_some() && !a.classify {
-        return Err(
-            UsageError("--llm-base-url classifies candidates: pass --classify too".into()).into(),
-        );
-    }
-    let rt = super::runtime()?;
-    let llm = a.llm.classifier(rt)?;
-    let mut bar = Bar::default();
-    let mut summary = etip_mine_git::mine(&cfg, &mut bar)
-        .map_err(usage_or)
-        .with_context(|| format!("mining {}", cfg.repo.display()))?;
-    bar.clear();
-    let github = if a.issues {
-        if summary_repo(&cfg.out).is_none() && a.repo_name.is_none() {
-            eprintln!(
-                "warning: --issues: the repository's owner/name is not known (no remote URL); pass --repo-name"
-            );
-        }
-        Some(github_client(&a.github_api, &a.github_cache, rt)?)
-    } else {
-        None
-    };
-    if github.is_some() || llm.is_some() {
-        let done = super::mine_post::post_process(
-            &cfg.out,
-            &super::mine_post::Services {
-                cfg: &cfg,
-                github: github.as_ref(),
-                llm: llm.as_ref(),
-                classify: a.classify,
-            },
-        )?;
-        if a.classify {
-            summary.classified = done.answers;
-        }
-        if let Some((classifier, _)) = &llm {
-            summary.classifier = Some(classifier.name());
-        }
-        if let Some(l) = done.links {
-            eprintln!(
-                "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub, {} answers malformed; {} candidates replaced by their rebase-merged pull request, {} dropped because the whole pull request fails a rule; GitHub API: {} requests, {} answers from the cache",
-                l.linked,
-                l.via_pull_request,
-                l.pull_request_references,
-                l.not_found,
-                l.malformed,
-                done.replaced,
-                done.dropped,
-                l.calls.requests,
-                l.calls.cached
-            );
-        }
-    }
-    for u in &summary.unreadable {
-        eprintln!("warning: skipped commit {}: {}", u.sha, u.problem);
-    }
+    let mined = local::mine(&cfg, super::runtime, &mut Bars::default())?;
+    print_notes(&mined);
     match a.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut *stdout, &summary)?;
+            serde_json::to_writer_pretty(&mut *stdout, &mined.summary)?;
             writeln!(stdout)?;
         }
-        Format::Text => print_summary(stdout, &summary)?,
+        Format::Text => print_summary(stdout, &mined.summary)?,
     }
     Ok(())
 }
 
-/// How `mine` starts a worker process: this binary's hidden `mine worker`.
-pub(crate) fn worker_command() -> Option<etip_mine_git::WorkerCommand> {
-    std::env::current_exe()
-        .ok()
-        .map(|program| etip_mine_git::WorkerCommand {
-            program,
-            args: vec!["mine".into(), "worker".into()],
-        })
-}
-
-/// The GitHub client of `api` (token from `GITHUB_TOKEN`) with its answers' cache at `cache`.
-pub(crate) fn github_client(
-    api: &str,
-    cache: &std::path::Path,
-    rt: &tokio::runtime::Runtime,
-) -> anyhow::Result<(etip_github::GitHub, etip_store::Store)> {
-    let store = super::classify::open_cache(cache)?;
-    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty());
-    let gh = etip_github::GitHub::new(Some(api), token, rt.handle().clone())?;
-    Ok((gh, store))
-}
-
-/// The repository named by the first candidate of `out`, if any.
-fn summary_repo(out: &std::path::Path) -> Option<String> {
-    let text = std::fs::read_to_string(out).ok()?;
-    let first: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
-    first.get("repo")?.as_str().map(str::to_string)
-}
-
-#[derive(Default)]
-struct Bar(Option<ProgressBar>);
-
-impl Bar {
-    fn clear(&mut self) {
-        if let Some(b) = self.0.take() {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Progress for Bar {
-    fn start(&mut self, total: u64, already: u64) {
-        let bar =
-            ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} mining [{bar:30}] {pos}/{len} commits ({per_sec}, eta {eta}) {msg}",
-            )
-            .expect("static template is valid")
-            .progress_chars("=> "),
+/// On stderr: what linking to issues did, and the commits git cannot parse.
+fn print_notes(mined: &LocalMined) {
+    if let Some(done) = &mined.post
+        && let Some(l) = done.links
+    {
+        eprintln!(
+            "issues: {} candidates linked to an issue ({} through their pull request); {} referenced numbers are pull requests, {} unknown to GitHub, {} answers malformed; {} candidates replaced by their rebase-merged pull request, {} dropped because the whole pull request fails a rule; GitHub API: {} requests, {} answers from the cache",
+            l.linked,
+            l.via_pull_request,
+            l.pull_request_references,
+            l.not_found,
+            l.malformed,
+            done.replaced,
+            done.dropped,
+            l.calls.requests,
+            l.calls.cached
         );
-        if already > 0 {
-            bar.set_message(format!("{already} resumed"));
-        }
-        self.0 = Some(bar);
     }
-    fn advance(&mut self, n: u64) {
-        if let Some(b) = &self.0 {
-            b.inc(n);
-        }
-    }
-    fn finish(&mut self) {
-        if let Some(b) = &self.0 {
-            b.set_message("writing candidates");
-        }
+    for u in &mined.summary.unreadable {
+        eprintln!("warning: skipped commit {}: {}", u.sha, u.problem);
     }
 }
 
@@ -603,25 +346,4 @@ fn print_explanation(w: &mut dyn Write, e: &Explanation) -> std::io::Result<()> 
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jobs_are_capped_at_the_cores_unless_forced() {
-        assert_eq!(worker_count(None, 4, false).unwrap(), (4, None));
-        assert_eq!(worker_count(None, 0, false).unwrap(), (1, None));
-        assert_eq!(worker_count(Some(3), 4, false).unwrap(), (3, None));
-        assert_eq!(worker_count(Some(4), 4, false).unwrap(), (4, None));
-        let (n, warning) = worker_count(Some(200), 2, false).unwrap();
-        assert_eq!(n, 2);
-        let warning = warning.unwrap();
-        assert!(warning.starts_with("warning: --jobs 200 is more than the 2 cores"));
-        assert!(warning.contains("--jobs-force"));
-        assert_eq!(worker_count(Some(200), 2, true).unwrap(), (200, None));
-        assert!(worker_count(Some(0), 2, false).is_err());
-        assert!(worker_count(Some(0), 2, true).is_err());
-    }
 }

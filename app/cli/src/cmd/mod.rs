@@ -9,19 +9,16 @@ pub mod demo;
 pub mod eval;
 pub mod eval_labels;
 pub mod executor;
-pub mod input;
 pub mod measure;
 pub mod mine;
+pub mod mine_args;
 pub mod mine_github;
-pub mod mine_post;
-pub mod output;
 pub mod progress;
 pub mod select;
 
 use std::process::ExitCode;
 
 pub mod audit;
-mod audit_html;
 pub mod format;
 pub mod score;
 
@@ -94,10 +91,6 @@ async fn stop_on_signal() {
     }
     std::process::exit(code);
 }
-
-/// Errors that a user caused (bad input): reported with exit code 2.
-pub use etip_pipeline::InputError as UsageError;
-pub use etip_pipeline::input_error;
 
 pub fn init_logging(verbose: u8) {
     let default = match verbose {

@@ -1,10 +1,11 @@
-//! `etip score`: score submissions under a benchmark's rule.
+//! `etip score`: score submissions under a benchmark's rule. The stage is
+//! [`etip_pipeline::score`]; its rows are printed here.
 
 use super::format::{FormatArg, num, render};
-use super::input_error;
+use etip_pipeline::score::{self, ScoreConfig};
 use etip_report::{Align, OutputFormat, Table};
-use etip_score::rules::{self, Params, Rule};
-use etip_score::{input, param};
+use etip_score::param;
+use etip_score::rules::{self, Rule};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -64,36 +65,26 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
     s.parse()
 }
 
-pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
-    let mut params = Params {
-        floor: args.floor,
-        gso_sr_threshold: args.gso_threshold,
-        total_instances: args.total_instances,
-        ..Params::default()
-    };
-    params.sign.min_impr = args.min_impr;
-    params.sign.p_val = args.p_val;
-    if args.conservative {
-        params.sign = etip_stats::SignTestConfig::conservative();
-    }
-    params.validate().map_err(input_error)?;
-    // Refuses a call without submissions (only GSO manifests), as `etip audit` does.
-    let loaded = input::load_files(&args.files, &args.names).map_err(input_error)?;
-    let rows = match args.k {
-        None => rules::score_all(&loaded.submissions, args.rule, &params).map_err(input_error)?,
-        Some(_) if args.rule != Rule::Gso => {
-            return Err(super::UsageError(format!(
-                "--k is GSO's opt@k; it does not apply to --rule {}",
-                args.rule
-            ))
-            .into());
+impl Args {
+    /// The stage's configuration.
+    fn config(&self) -> ScoreConfig {
+        ScoreConfig {
+            rule: self.rule,
+            files: self.files.clone(),
+            names: self.names.clone(),
+            floor: self.floor,
+            gso_threshold: self.gso_threshold,
+            total_instances: self.total_instances,
+            min_impr: self.min_impr,
+            p_val: self.p_val,
+            k: self.k,
+            conservative: self.conservative,
         }
-        Some(k) => rules::runs_by_model(&loaded.submissions)
-            .iter()
-            .map(|(model, runs)| rules::opt_at_k(model, runs, k, &params))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(input_error)?,
-    };
+    }
+}
+
+pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
+    let rows = score::score(&args.config())?;
     let format = OutputFormat::from(args.format);
     let out = if format == OutputFormat::Json {
         etip_report::to_json(&rows)?

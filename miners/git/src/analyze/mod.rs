@@ -24,6 +24,7 @@ use git2::{Commit, Oid, Repository, Tree};
 use crate::pack::PackReader;
 
 use crate::MineError;
+pub use crate::history::CommitIds;
 use crate::rules::RejectReason;
 
 mod lines;
@@ -60,19 +61,6 @@ pub struct EvalSettings {
     /// give the same answers faster): for checking that claim and measuring the difference.
     #[serde(default)]
     pub whole_file: bool,
-}
-
-/// A commit with its tree and its first parent's: what stage 1 needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommitIds {
-    /// The commit.
-    pub commit: Oid,
-    /// Its tree.
-    pub tree: Oid,
-    /// Its first parent (`None` for a root commit).
-    pub parent: Option<Oid>,
-    /// The first parent's tree.
-    pub parent_tree: Option<Oid>,
 }
 
 /// The decision about one commit.

@@ -2,17 +2,17 @@
 //! rule, GSO against SWE-fficiency, which tasks carry each run's harmonic mean), one row of figures
 //! per run, and the glossary.
 
-use super::audit::{benchmark_title, board_table, glossary, tables};
-use etip_report::html::{
-    HtmlReport, Style, WeightBar, heatmap, rank_chart, rank_scatter, sr_histogram, weight_bars,
-};
+use super::{benchmark_title, board_table, glossary, tables};
+use crate::chart::{WeightBar, heatmap, rank_chart, rank_scatter, sr_histogram, weight_bars};
+use crate::html::{HtmlReport, Style};
 use etip_score::audit::{Audit, AuditParams, SubmissionAudit};
 use etip_score::board::{self, Board, Role};
 
 /// Tasks shown in the heatmap at most (the heaviest over all runs).
 const HEAT_TASKS: usize = 40;
 
-pub(crate) fn html(result: &Audit, boards: &[Board], params: &AuditParams) -> String {
+/// The self-contained HTML page of an audit and its ranked boards.
+pub fn html(result: &Audit, boards: &[Board], params: &AuditParams) -> String {
     let mut report = HtmlReport::new("etip audit: who ranks where, under which rule");
     report.paragraph(
         "Each benchmark's runs ranked by its official score and by alternative rules that a \
@@ -281,7 +281,7 @@ fn runs_section(report: &mut HtmlReport, result: &Audit, boards: &[Board]) {
             &format!(
                 "SR of the {} tasks, 4 bins per decade with an edge at SR = 1; median {}.",
                 s.srs.len(),
-                s.median_sr.map_or("-".into(), etip_report::chart::sr_text)
+                s.median_sr.map_or("-".into(), crate::chart::sr_text)
             ),
         );
         report.end_row();

@@ -10,30 +10,41 @@ use std::path::Path;
 use anyhow::Context;
 use etip_core::candidate::Candidate;
 use etip_mine_git::{Decision, MineConfig};
-use indicatif::ProgressBar;
+
+use crate::progress::{Phase, PhaseProgress as Progress};
+use crate::services::{GitHub, Llm, LlmUse};
 
 /// What the pass may use.
 pub(crate) struct Services<'a> {
     /// The mining run (its repository, for pull request ranges).
     pub(crate) cfg: &'a MineConfig,
-    pub(crate) github: Option<&'a (etip_github::GitHub, etip_store::Store)>,
-    pub(crate) llm: Option<&'a (etip_llm::LlmClassifier, etip_store::Store)>,
+    pub(crate) github: Option<&'a GitHub>,
+    pub(crate) llm: Option<&'a Llm>,
     pub(crate) classify: bool,
 }
 
 /// What the pass did.
-pub(crate) struct PostProcessed {
-    pub(crate) answers: BTreeMap<String, u64>,
-    pub(crate) links: Option<etip_github::LinkCounts>,
+#[derive(Debug, Clone)]
+pub struct PostProcessed {
+    /// Candidates per answer (`yes`, `no`, `unclassified`) among those written.
+    pub answers: BTreeMap<String, u64>,
+    /// What linking found and cost, when GitHub was asked.
+    pub links: Option<etip_github::LinkCounts>,
     /// Candidates replaced by their rebase-merged pull request.
-    pub(crate) replaced: u64,
+    pub replaced: u64,
     /// Candidates dropped because their whole pull request fails a rule.
-    pub(crate) dropped: u64,
+    pub dropped: u64,
     /// The LLM's requests, cache hits and tokens.
-    pub(crate) usage: etip_llm::Usage,
+    pub usage: etip_llm::Usage,
 }
 
-pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProcessed> {
+/// Links, replaces and classifies the candidates of `out` (phase [`Phase::Candidates`]) and
+/// rewrites it; the LLM's use is noted when one answered.
+pub(crate) fn post_process(
+    out: &Path,
+    s: &Services,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<PostProcessed> {
     let text =
         std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
     let mut done = PostProcessed {
@@ -44,18 +55,12 @@ pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProce
         usage: etip_llm::Usage::default(),
     };
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let bar = ProgressBar::new(lines.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} candidates",
-        )
-        .expect("the template is valid"),
-    );
+    progress.start(Phase::Candidates, lines.len() as u64, 0);
     let mut kept: Vec<Candidate> = Vec::with_capacity(lines.len());
     // Index of the kept candidate of each diff (a pull request's commits all become its range).
     let mut by_hash: HashMap<String, usize> = HashMap::new();
     for line in lines {
-        bar.inc(1);
+        progress.advance(Phase::Candidates, 1);
         let mut c: Candidate = serde_json::from_str(line)
             .with_context(|| format!("reading a candidate of {}", out.display()))?;
         if let (Some((gh, cache)), Some(counts)) = (s.github, done.links.as_mut()) {
@@ -86,7 +91,7 @@ pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProce
         by_hash.insert(c.diff_hash.clone(), kept.len());
         kept.push(c);
     }
-    bar.finish_and_clear();
+    progress.end(Phase::Candidates);
     let mut written = String::with_capacity(text.len());
     for c in &kept {
         if let Some(v) = &c.classification {
@@ -95,13 +100,9 @@ pub(crate) fn post_process(out: &Path, s: &Services) -> anyhow::Result<PostProce
         written.push_str(&serde_json::to_string(c)?);
         written.push('\n');
     }
-    super::output::write(out, &written)?;
-    if let Some((classifier, _)) = s.llm {
-        eprintln!(
-            "{}",
-            done.usage
-                .line(&classifier.config().model, classifier.config().prices)
-        );
+    crate::output::write(out, &written)?;
+    if let Some(llm) = s.llm {
+        progress.note(&LlmUse::of(llm, done.usage).line());
     }
     Ok(done)
 }
@@ -156,7 +157,7 @@ fn whole_pull_request(
 /// given one, else the offline rules (whose verdict on the message the miner already recorded).
 fn classify(
     c: &mut Candidate,
-    llm: Option<&(etip_llm::LlmClassifier, etip_store::Store)>,
+    llm: Option<&Llm>,
     usage: &mut etip_llm::Usage,
 ) -> anyhow::Result<()> {
     let labels = c

@@ -1,0 +1,108 @@
+//! `exact_match` and `same_location` of an evaluated patch: the versions of every file the
+//! candidate or the ground truth changes — the original and the reference from the source
+//! repository, the candidate's as `etip eval` copied them out of its tree — compared with
+//! tree-sitter ([`etip_lang::labels`]). Here, in the application layer, because the comparison
+//! belongs to the miners' language crate and the evaluation to the harness: only the pipeline
+//! joins them.
+
+use etip_build::git::Repo;
+use etip_core::instance::InstanceStatus;
+use etip_eval::patch;
+use etip_lang::labels::{FileVersions, Labels, labels};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Why an evaluated patch could not be labelled.
+#[derive(Debug, thiserror::Error)]
+pub enum LabelError {
+    /// The build status does not say where the sources are.
+    #[error("the build status does not name its repository")]
+    NoSource,
+    /// The repository could not be opened, its commits resolved or a file read from it.
+    #[error(transparent)]
+    Repository(#[from] etip_build::git::GitError),
+    /// The commits were not resolved to one id each.
+    #[error("the commits were not resolved")]
+    Unresolved,
+    /// A patch did not parse.
+    #[error(transparent)]
+    Patch(#[from] patch::PatchProblem),
+    /// The candidate's copy of a file could not be read.
+    #[error("{path}: {error}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The comparison failed.
+    #[error(transparent)]
+    Compare(#[from] etip_lang::LangError),
+}
+
+/// Files a patch changes: `(every path it touches, the paths that exist after it)`.
+fn touched(
+    lang: etip_core::Language,
+    text: &str,
+) -> Result<(Vec<String>, BTreeSet<String>), LabelError> {
+    let v = patch::check(lang, text, true)?;
+    let mut all = Vec::new();
+    let mut after = BTreeSet::new();
+    for f in &v.files {
+        all.extend(f.paths().map(str::to_string));
+        if let Some(n) = &f.new_path {
+            after.insert(n.clone());
+        }
+    }
+    Ok((all, after))
+}
+
+/// The labels of `candidate` (a patch that applied) on `status`, whose candidate files are under
+/// `files` (see [`etip_eval::evaluate::CHANGED_FILES`]). `cache`: where remote sources are cloned.
+pub fn label(
+    status: &InstanceStatus,
+    gold: &str,
+    candidate: &str,
+    files: &Path,
+    cache: &Path,
+) -> Result<Labels, LabelError> {
+    let source = status.source.as_deref().ok_or(LabelError::NoSource)?;
+    let repo = Repo::open_or_clone(source, cache)?;
+    let (repo, ids) = repo.resolve_all(&[&status.base_commit, &status.patched_commit], cache)?;
+    let [base, patched] = ids.as_slice() else {
+        return Err(LabelError::Unresolved);
+    };
+    let (gold_paths, _) = touched(status.language, gold)?;
+    let (cand_paths, cand_after) = touched(status.language, candidate)?;
+    let paths: BTreeSet<String> = gold_paths
+        .into_iter()
+        .chain(cand_paths.iter().cloned())
+        .collect();
+    let mut held = Vec::new();
+    for p in &paths {
+        let original = repo.file_at(base, p)?;
+        let reference = repo.file_at(patched, p)?;
+        let cand = if cand_after.contains(p) {
+            let path = files.join(p);
+            Some(std::fs::read(&path).map_err(|error| LabelError::Read {
+                path: path.display().to_string(),
+                error,
+            })?)
+        } else if cand_paths.contains(p) {
+            None
+        } else {
+            original.clone()
+        };
+        held.push((p.as_str(), original, reference, cand));
+    }
+    let versions: Vec<FileVersions> = held
+        .iter()
+        .map(|(p, o, r, c)| FileVersions {
+            path: p,
+            original: o.as_deref(),
+            reference: r.as_deref(),
+            candidate: c.as_deref(),
+        })
+        .collect();
+    labels(status.language, &versions).map_err(LabelError::from)
+}

@@ -1,0 +1,71 @@
+//! The `score` stage: per-task results scored under a benchmark's rule (SWE-fficiency, GSO,
+//! SWE-Perf, JETO), one row per submission, or GSO's opt@K over the runs of each model.
+
+use std::path::PathBuf;
+
+use etip_score::input;
+use etip_score::rules::{self, Params, Rule, ScoreRow};
+
+use crate::{InputError, input_error};
+
+/// A `score` run as the user asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreConfig {
+    /// The scoring rule.
+    pub rule: Rule,
+    /// Result files, one submission each.
+    pub files: Vec<PathBuf>,
+    /// Submission names, one per file in order (default: the file stems).
+    pub names: Vec<String>,
+    /// SWE-fficiency: floor of each SR in the harmonic mean.
+    pub floor: f64,
+    /// GSO rule on SWE-fficiency outputs: the SR a correct task must reach.
+    pub gso_threshold: f64,
+    /// Benchmark size when larger than the tasks in a file.
+    pub total_instances: Option<usize>,
+    /// JETO: minimum relative improvement of a round to count as a win.
+    pub min_impr: f64,
+    /// JETO: p-value threshold (strict).
+    pub p_val: f64,
+    /// GSO: opt@K over the runs of each model.
+    pub k: Option<usize>,
+    /// JETO: the conservative setting; overrides `min_impr` and `p_val`.
+    pub conservative: bool,
+}
+
+/// The rule's parameters of `c`, checked against their ranges (bad input otherwise).
+fn params(c: &ScoreConfig) -> anyhow::Result<Params> {
+    let mut params = Params {
+        floor: c.floor,
+        gso_sr_threshold: c.gso_threshold,
+        total_instances: c.total_instances,
+        ..Params::default()
+    };
+    params.sign.min_impr = c.min_impr;
+    params.sign.p_val = c.p_val;
+    if c.conservative {
+        params.sign = etip_stats::SignTestConfig::conservative();
+    }
+    params.validate().map_err(input_error)?;
+    Ok(params)
+}
+
+/// Scores every submission of `c.files` (or each model's runs, with `k`); one row each.
+pub fn score(c: &ScoreConfig) -> anyhow::Result<Vec<ScoreRow>> {
+    let params = params(c)?;
+    // Refuses a call without submissions (only GSO manifests), as `audit` does.
+    let loaded = input::load_files(&c.files, &c.names).map_err(input_error)?;
+    match c.k {
+        None => Ok(rules::score_all(&loaded.submissions, c.rule, &params).map_err(input_error)?),
+        Some(_) if c.rule != Rule::Gso => Err(InputError(format!(
+            "--k is GSO's opt@k; it does not apply to --rule {}",
+            c.rule
+        ))
+        .into()),
+        Some(k) => Ok(rules::runs_by_model(&loaded.submissions)
+            .iter()
+            .map(|(model, runs)| rules::opt_at_k(model, runs, k, &params))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(input_error)?),
+    }
+}
