@@ -6,9 +6,11 @@
 //! parses arguments into those configurations, calls one stage and renders what it returns; the
 //! demo calls the stages directly.
 //!
-//! The timed stages run as work units ([`etip_core::unit`]) on a backend chosen once per command
-//! ([`backend::BackendChoice`]; worker threads of this process today), recorded in the store's
-//! ledger so that a finished unit is never run twice and an interrupted one runs again.
+//! Work is described as units ([`etip_core::unit`]) run by a backend chosen once per command
+//! ([`backend::BackendChoice`]; worker threads of this process today) and recorded in the store's
+//! ledger, so that a finished unit is never run twice and an interrupted one runs again. Build,
+//! measure and eval still run their own worker loops with their own resume records; they move onto
+//! the backend one by one.
 //!
 //! This is the only crate that joins the miners (`miners/`) and the harness (`harness/`). Like
 //! gitoxide's `gitoxide-core`, it reports failures as error chains (`anyhow`) that carry the
