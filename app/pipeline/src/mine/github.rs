@@ -377,35 +377,13 @@ pub fn mine(
         text.push('\n');
     }
     crate::output::write(&a.out, &text)?;
-    let (calls, t) = (run.calls, run.tally);
-    Ok(GithubSummary {
-        windows: log.windows,
-        windows_bisected: log.bisected,
-        windows_truncated: log.truncated,
-        repos_found: found.len(),
-        repos_mined: t.lines.iter().filter(|l| l.outcome == "mined").count(),
-        repos: t.lines,
-        commits_scanned: t.scanned,
-        candidates: t.candidates,
-        classified: t.classified,
-        classifier: llm.as_ref().map_or_else(
-            || etip_classify::Offline::NAME.to_string(),
-            |(c, _)| c.name(),
-        ),
-        linked_issues: t.linked,
-        llm_requests: t.usage.calls,
-        llm_cached: t.usage.cached,
-        llm_prompt_tokens: t.usage.prompt_tokens,
-        llm_completion_tokens: t.usage.completion_tokens,
-        llm_cost_usd: llm
-            .as_ref()
-            .and_then(|(c, _)| c.config().prices)
-            .map(|p| t.usage.cost(p)),
-        github_requests: calls.requests,
-        github_cached: calls.cached,
-        written: t.written.len(),
-        output: a.out.display().to_string(),
-    })
+    let classifier = llm.as_ref().map_or_else(
+        || etip_classify::Offline::NAME.to_string(),
+        |(c, _)| c.name(),
+    );
+    let prices = llm.as_ref().and_then(|(c, _)| c.config().prices);
+    let (calls, tally) = (run.calls, run.tally);
+    Ok(tally.summary(log, found.len(), calls, (classifier, prices), &a.out))
 }
 
 /// What the repositories of a run add up to.
@@ -431,6 +409,42 @@ struct Run<'a> {
     worker: &'a Option<WorkerCommand>,
     calls: etip_github::Calls,
     tally: Tally,
+}
+
+impl Tally {
+    /// The run's summary: the search's `log`, the `found` repositories, the GitHub `calls`, the
+    /// classifier's name and the LLM's prices, and where the ETIPs went.
+    fn summary(
+        self,
+        log: search::SearchLog,
+        found: usize,
+        calls: etip_github::Calls,
+        (classifier, prices): (String, Option<(f64, f64)>),
+        out: &Path,
+    ) -> GithubSummary {
+        GithubSummary {
+            windows: log.windows,
+            windows_bisected: log.bisected,
+            windows_truncated: log.truncated,
+            repos_found: found,
+            repos_mined: self.lines.iter().filter(|l| l.outcome == "mined").count(),
+            repos: self.lines,
+            commits_scanned: self.scanned,
+            candidates: self.candidates,
+            classified: self.classified,
+            classifier,
+            linked_issues: self.linked,
+            llm_requests: self.usage.calls,
+            llm_cached: self.usage.cached,
+            llm_prompt_tokens: self.usage.prompt_tokens,
+            llm_completion_tokens: self.usage.completion_tokens,
+            llm_cost_usd: prices.map(|p| self.usage.cost(p)),
+            github_requests: calls.requests,
+            github_cached: calls.cached,
+            written: self.written.len(),
+            output: out.display().to_string(),
+        }
+    }
 }
 
 impl Run<'_> {
