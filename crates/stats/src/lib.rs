@@ -56,7 +56,7 @@ pub use effect::{PairedRatio, cliffs_delta, paired_ratio_ci};
 pub use error::StatsError;
 pub use mwu::{Alternative, EXACT_BUDGET, MannWhitney, MwuMethod, mann_whitney_u};
 pub use normal::{normal_cdf, normal_sf};
-pub use sample::{Sample, Summary, iqr_filter, quantile_linear};
+pub use sample::{Sample, Summary, iqr_filter, median, quantile_linear};
 pub use sequential::{
     Futility, Look, MAX_SEQUENTIAL_ROUNDS, Operating, PairDecision, PairOperating, SeqDecision,
     SequentialDesign, SequentialParams, Spending, lognormal_win_probability,

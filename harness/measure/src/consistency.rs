@@ -36,8 +36,8 @@
 //! saving per round is below the tolerance; the static screen of the patch names such code.
 
 use crate::protocol::RoundResult;
-use crate::verdict::median;
 use etip_core::measure::{ClassRecord, TimingCheck};
+use etip_stats::median;
 use std::collections::BTreeSet;
 
 /// How far reported and measured times may disagree (rules §3.8).

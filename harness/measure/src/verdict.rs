@@ -16,7 +16,7 @@
 use crate::protocol::RoundResult;
 use etip_core::measure::{ClassRecord, Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
 use etip_stats::{
-    Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule,
+    Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule, median,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -114,21 +114,6 @@ pub fn series(rounds: &[RoundResult]) -> Series {
         classes,
         excluded,
         resolution,
-    }
-}
-
-/// The median of `xs` (NaN when empty).
-pub(crate) fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
