@@ -7,12 +7,13 @@
 //! `etip measure` writes.
 
 use assert_cmd::Command;
-use etip_core::measure::{
-    Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
-    RoundSummary, Version,
-};
+use etip_core::measure::Version;
 use etip_measure::protocol::{ClassTime, RoundResult, SideResult};
 use etip_measure::verdict::{TimerKind, VerdictConfig};
+use etip_records::measure::{
+    Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol, RoundSummary,
+};
+use etip_stats::Direction;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,11 @@
-//! Domain types shared by every etip crate: candidates, instances, run records, verdicts and configs.
+//! Domain types shared by every etip crate: candidates, instances, selections, the two versions of
+//! an ETIP, languages and process limits.
 //!
-//! This crate defines the serde schemas that travel between etip's stages as JSON/JSONL files. Its
-//! only I/O is the two primitives every command shares: [`bounded`], the size-limited read of every
-//! input file a user names, and [`atomic`], the atomic replacement of every output file.
+//! This crate defines the serde schemas of mining, building and selecting that travel between
+//! etip's stages as JSON/JSONL files; the records of measuring and evaluating, which embed
+//! `etip-stats`' verdicts, are `etip-records`'. Its only I/O is the two primitives every command
+//! shares: [`bounded`], the size-limited read of every input file a user names, and [`atomic`],
+//! the atomic replacement of every output file.
 
 pub mod atomic;
 pub mod bounded;
@@ -15,4 +18,3 @@ pub mod process;
 pub mod selection;
 
 pub use language::Language;
-pub mod results;

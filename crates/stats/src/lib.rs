@@ -9,6 +9,12 @@
 //! Every function that can reject its input returns [`StatsError`], whose
 //! message names the offending series. Results are plain `serde` structs.
 //!
+//! The statistical vocabulary of etip's records is defined here, once: [`Direction`], the sign
+//! test's [`SignTestRecord`] (what [`sign_test`] returns and what `measurements.jsonl` holds per
+//! class), [`MannWhitneyRecord`], [`EffectRecord`] and the [`nonfinite`] serde helpers that write
+//! infinite ratios as `"inf"`. The records that embed them (a measurement, a task result) are
+//! `etip-records`'.
+//!
 //! This crate is the one implementation of these statistics, for `etip measure` and the
 //! scoring rules alike, and it scales to hundreds of thousands of runs: the sign test's
 //! binomial tail is exact up to [`EXACT_SIGN_ROUNDS`] rounds and a saddle-point expansion
@@ -44,6 +50,7 @@ mod effect;
 mod error;
 mod mwu;
 mod normal;
+mod record;
 mod sample;
 mod sequential;
 mod sign;
@@ -56,13 +63,14 @@ pub use effect::{PairedRatio, cliffs_delta, paired_ratio_ci};
 pub use error::StatsError;
 pub use mwu::{Alternative, EXACT_BUDGET, MannWhitney, MwuMethod, mann_whitney_u};
 pub use normal::{normal_cdf, normal_sf};
+pub use record::{EffectRecord, MannWhitneyRecord, nonfinite};
 pub use sample::{Sample, Summary, iqr_filter, median, quantile_linear};
 pub use sequential::{
     Futility, Look, MAX_SEQUENTIAL_ROUNDS, Operating, PairDecision, PairOperating, SeqDecision,
     SequentialDesign, SequentialParams, Spending, lognormal_win_probability,
 };
 pub use sign::{
-    Direction, SignTestConfig, SignTestVerdict, TimerRule, binomial_sf_half, min_sign_p_value,
+    Direction, SignTestConfig, SignTestRecord, TimerRule, binomial_sf_half, min_sign_p_value,
     sign_test, sign_test_feasible, sign_test_with,
 };
 pub use wilcoxon::{EXACT_SIGNED_RANK, SignedRank, wilcoxon_signed_rank};

@@ -14,10 +14,11 @@
 //!   available. The p-values shown are the fixed-n p-values of the rounds used.
 
 use crate::protocol::RoundResult;
-use etip_core::measure::{ClassRecord, Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
+use etip_records::measure::ClassRecord;
 use etip_stats::{
     Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule, median,
 };
+use etip_stats::{Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How verdicts are computed.
@@ -261,14 +262,6 @@ fn is_significant_at(o: &[f64], p: &[f64], n: usize, resolution: f64, cfg: &Verd
     }
 }
 
-fn direction(d: etip_stats::Direction) -> Direction {
-    match d {
-        etip_stats::Direction::PatchedFaster => Direction::PatchedFaster,
-        etip_stats::Direction::OriginalFaster => Direction::OriginalFaster,
-        etip_stats::Direction::NotSignificant => Direction::NotSignificant,
-    }
-}
-
 /// All verdicts of one eligible series.
 fn judge(
     name: &str,
@@ -282,7 +275,7 @@ fn judge(
     let timer = rule(cfg, resolution);
     let v = etip_stats::sign_test_with(jo, jp, &cfg.sign, timer)?;
     let dir = match &cfg.sequential {
-        None => direction(v.direction),
+        None => v.direction,
         Some(design) => {
             if design.decide(n, v.wins_patched) == SeqDecision::Significant {
                 Direction::PatchedFaster
@@ -292,14 +285,6 @@ fn judge(
                 Direction::NotSignificant
             }
         }
-    };
-    let ties = match timer {
-        TimerRule::Resolution(r) => jo
-            .iter()
-            .zip(jp)
-            .filter(|(a, b)| **a <= r && **b <= r)
-            .count(),
-        TimerRule::Literal => 0,
     };
     let greater = etip_stats::mann_whitney_u(jo, jp, Alternative::Greater, MwuMethod::Auto)?;
     let less = etip_stats::mann_whitney_u(jo, jp, Alternative::Less, MwuMethod::Auto)?;
@@ -311,15 +296,8 @@ fn judge(
         excluded: None,
         sign_test: Some(SignTestRecord {
             direction: dir,
-            n,
-            wins_patched: v.wins_patched,
-            p_patched: v.p_patched,
-            wins_original: v.wins_original,
-            p_original: v.p_original,
-            ties,
-            median_ratio: v.median_ratio,
-            improvement: v.improvement,
             stopped_at,
+            ..v
         }),
         mann_whitney: Some(MannWhitneyRecord {
             u: greater.u,

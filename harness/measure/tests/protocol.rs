@@ -1,7 +1,11 @@
 //! The protocol and the verdicts on a scripted executor: deterministic rounds, every failure kind,
 //! resumption, pressure repeats and adaptive rounds.
 
-use etip_core::measure::{Direction, NotExecutable, Version};
+use etip_stats::Direction;
+
+use etip_records::measure::NotExecutable;
+
+use etip_core::measure::Version;
 use etip_exec::executor::{Resources, SessionRequest};
 use etip_exec::scripted::{Call, Scripted, ScriptedExecutor};
 use etip_measure::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
@@ -573,7 +577,7 @@ fn a_patched_version_whose_reports_fake_its_times_is_timing_inconsistent() {
         s
     });
     let mcfg = measure_config(10);
-    let env = etip_core::measure::Environment::default();
+    let env = etip_records::measure::Environment::default();
     let mut sink = VecSink::default();
     let r = run(&faked, &mcfg.protocol, &mut sink);
     assert!(r.stop.is_none(), "{:?}", r.stop);

@@ -3,10 +3,11 @@
 
 use super::eval_html::Score;
 use etip_core::instance::{BuildOutcome, InstanceStatus};
-use etip_core::measure::{Direction, Measurement};
-use etip_core::results::TaskResult;
+use etip_records::measure::Measurement;
+use etip_records::results::TaskResult;
 use etip_report::HtmlReport;
 use etip_report::{Align, OutputFormat, Table};
+use etip_stats::Direction;
 use std::path::{Path, PathBuf};
 
 use super::format::{num, render};

@@ -2,9 +2,9 @@
 //! the same sections): the categories per model, the scores under every rule, one table row per
 //! prediction and, per timed prediction, the per-round times of original, candidate and reference.
 
-use etip_core::results::{TaskResult, TestRuns};
 use etip_eval::evaluate::Category;
 use etip_eval::generated::TestCategory;
+use etip_records::results::{TaskResult, TestRuns};
 use etip_report::chart::{Marker, RoundsPlot, Series};
 use etip_report::html::escape;
 use etip_report::{Align, HtmlReport, Table};

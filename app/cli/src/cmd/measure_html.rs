@@ -5,7 +5,11 @@
 //! The file is self-contained (no scripts, no external resources) and every text from the
 //! measurements is escaped by the report layer.
 
-use etip_core::measure::{ClassRecord, Direction, Measurement, Version};
+use etip_records::measure::{ClassRecord, Measurement};
+
+use etip_stats::Direction;
+
+use etip_core::measure::Version;
 use etip_report::chart::{
     Marker, ORIGINAL_COLOR, PATCHED_COLOR, RatioPlot, RoundsPlot, Series, format_seconds,
     ratio_plot, rounds_plot,

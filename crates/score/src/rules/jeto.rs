@@ -13,9 +13,9 @@
 use super::{Params, Rule, ScoreRow, task_at, total_of};
 use crate::error::{Result, ScoreError};
 use crate::input::Submission;
-use etip_core::measure::{Direction as MeasuredDirection, Measurement};
-use etip_core::results::TaskResult;
-use etip_stats::{Direction, SignTestConfig, SignTestVerdict, sign_test};
+use etip_records::measure::Measurement;
+use etip_records::results::TaskResult;
+use etip_stats::{Direction, SignTestConfig, SignTestRecord, sign_test};
 use serde::Serialize;
 use serde_json::json;
 
@@ -23,11 +23,11 @@ use serde_json::json;
 #[derive(Debug, Clone, Serialize)]
 pub struct JetoTaskVerdict {
     /// Per eligible test class: (name, verdict).
-    pub classes: Vec<(String, SignTestVerdict)>,
+    pub classes: Vec<(String, SignTestRecord)>,
     /// Classes left out because they failed or were not timed in every round of both versions.
     pub ineligible: Vec<String>,
     /// Verdict on per-round totals over the eligible classes (None when no class is eligible).
-    pub overall: Option<SignTestVerdict>,
+    pub overall: Option<SignTestRecord>,
 }
 
 /// Applies the sign test ([`etip_stats::sign_test`]) to every eligible class of a task and to the
@@ -166,14 +166,6 @@ fn direction_name(d: Direction) -> &'static str {
     }
 }
 
-fn measured_direction_name(d: MeasuredDirection) -> &'static str {
-    match d {
-        MeasuredDirection::PatchedFaster => "patched_faster",
-        MeasuredDirection::OriginalFaster => "original_faster",
-        MeasuredDirection::NotSignificant => "not_significant",
-    }
-}
-
 /// Why a measurement's own overall verdict may differ from the JETO rule's on the same times: the
 /// measurement's protocol differs from the literal, fixed-round rule with the scoring parameters.
 fn protocol_differences(m: &Measurement, params: &Params) -> Vec<String> {
@@ -236,7 +228,7 @@ fn compare_with_measurements(
         let (own, jeto) = match (own, jeto) {
             (None, None) => continue,
             (own, jeto) => (
-                own.map_or("none", measured_direction_name),
+                own.map_or("none", direction_name),
                 jeto.map_or("none", direction_name),
             ),
         };
