@@ -180,6 +180,77 @@ pub enum TimerRule {
     Resolution(f64),
 }
 
+impl TimerRule {
+    /// The rules' names, as the command line takes them ([`std::str::FromStr`]) and
+    /// `measurements.jsonl` records them (`protocol.timer_rule`).
+    pub const NAMES: [&'static str; 2] = ["resolution", "literal"];
+
+    /// `literal` or `resolution` (whatever the resolution).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerRule::Literal => "literal",
+            TimerRule::Resolution(_) => "resolution",
+        }
+    }
+
+    /// The rule for times reported at `resolution`: `Resolution(r)` becomes
+    /// `Resolution(max(r, resolution))` (so `Resolution(0.0)` takes the report's own
+    /// resolution), `Literal` stays literal.
+    ///
+    /// ```
+    /// use etip_stats::TimerRule;
+    /// assert_eq!(TimerRule::Resolution(0.0).at_resolution(0.001), TimerRule::Resolution(0.001));
+    /// assert_eq!(TimerRule::Resolution(0.01).at_resolution(0.001), TimerRule::Resolution(0.01));
+    /// assert_eq!(TimerRule::Literal.at_resolution(0.001), TimerRule::Literal);
+    /// ```
+    pub fn at_resolution(self, resolution: f64) -> TimerRule {
+        match self {
+            TimerRule::Literal => TimerRule::Literal,
+            TimerRule::Resolution(r) => TimerRule::Resolution(r.max(resolution)),
+        }
+    }
+}
+
+/// etip's default: `Resolution(0.0)`, ties at the resolution of the reports.
+impl Default for TimerRule {
+    fn default() -> Self {
+        TimerRule::Resolution(0.0)
+    }
+}
+
+impl std::fmt::Display for TimerRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses a name of [`TimerRule::NAMES`] (ASCII case ignored): `literal`, or `resolution` as
+/// `Resolution(0.0)` (the reports' own resolution, see [`TimerRule::at_resolution`]).
+///
+/// ```
+/// use etip_stats::TimerRule;
+/// assert_eq!("literal".parse::<TimerRule>()?, TimerRule::Literal);
+/// assert_eq!("resolution".parse::<TimerRule>()?, TimerRule::Resolution(0.0));
+/// assert!("exact".parse::<TimerRule>().is_err());
+/// # Ok::<(), etip_stats::StatsError>(())
+/// ```
+impl std::str::FromStr for TimerRule {
+    type Err = StatsError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("literal") {
+            Ok(TimerRule::Literal)
+        } else if s.eq_ignore_ascii_case("resolution") {
+            Ok(TimerRule::default())
+        } else {
+            Err(StatsError::InvalidParameter(format!(
+                "unknown timer rule {s:?}; expected {}",
+                TimerRule::NAMES.join(" or ")
+            )))
+        }
+    }
+}
+
 /// Validates the sign-test thresholds.
 fn check_config(cfg: &SignTestConfig) -> Result<(), StatsError> {
     if !(cfg.min_impr.is_finite() && (0.0..1.0).contains(&cfg.min_impr)) {

@@ -5,8 +5,8 @@
 //! - **Eligible**: the class ran and passed in every timed round of both versions, and is not too
 //!   fast to time: a class whose median time is below `min_class_secs` in both versions is
 //!   reported as `too_fast` and left out of verdicts and totals.
-//! - **Timer resolution** (etip's default, `TimerRule::Resolution`): a pair whose two times are
-//!   both at or below the report's resolution is a tie, never a win. `TimerRule::Literal` is JETO's
+//! - **Timer resolution** (etip's default, `TimerRule::Resolution(0.0)`): a pair whose two times
+//!   are both at or below the report's resolution is a tie, never a win. `TimerRule::Literal` is JETO's
 //!   rule, for reproducing its numbers: there a pair (0, 0) is a win for both versions.
 //! - **Adaptive rounds**: with a sequential design, each series is judged at the looks of the
 //!   design (after the first batch and after each further batch); its verdict is the one at the
@@ -25,7 +25,10 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone)]
 pub struct VerdictConfig {
     pub sign: SignTestConfig,
-    pub timer: TimerKind,
+    /// The sign test's pair rule. Under `Resolution(r)` a pair is a tie when both times are at or
+    /// below the larger of `r` and the reports' resolution ([`TimerRule::at_resolution`]; the
+    /// default `Resolution(0.0)` takes the reports' own).
+    pub timer: TimerRule,
     /// Classes whose median time is below this in both versions are `too_fast`.
     pub min_class_secs: f64,
     /// Sequential design for adaptive rounds (`None`: fixed rounds).
@@ -36,29 +39,11 @@ pub struct VerdictConfig {
     pub timing: crate::consistency::Tolerance,
 }
 
-/// Which pair rule the sign test uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimerKind {
-    /// Pairs both at or below the report's resolution are ties (etip's default).
-    Resolution,
-    /// JETO's literal rule.
-    Literal,
-}
-
-impl TimerKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            TimerKind::Resolution => "resolution",
-            TimerKind::Literal => "literal",
-        }
-    }
-}
-
 impl Default for VerdictConfig {
     fn default() -> Self {
         VerdictConfig {
             sign: SignTestConfig::default(),
-            timer: TimerKind::Resolution,
+            timer: TimerRule::default(),
             min_class_secs: 0.01,
             sequential: None,
             bootstrap_resamples: 2000,
@@ -171,10 +156,7 @@ pub fn verdicts(
 }
 
 fn rule(cfg: &VerdictConfig, resolution: f64) -> TimerRule {
-    match cfg.timer {
-        TimerKind::Resolution => TimerRule::Resolution(resolution),
-        TimerKind::Literal => TimerRule::Literal,
-    }
+    cfg.timer.at_resolution(resolution)
 }
 
 /// Rounds a series is judged on: all of them with fixed rounds; with a sequential design, the

@@ -9,7 +9,8 @@ use etip_core::measure::Version;
 use etip_exec::executor::{Resources, SessionRequest};
 use etip_exec::scripted::{Call, Scripted, ScriptedExecutor};
 use etip_measure::protocol::{self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan};
-use etip_measure::verdict::{self, TimerKind, VerdictConfig};
+use etip_measure::verdict::{self, VerdictConfig};
+use etip_stats::TimerRule;
 use etip_toolchain::testcmd::{ReportKind, ReportLocation, TestCommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -203,7 +204,7 @@ fn zero_time_pairs_are_ties_unless_the_literal_jeto_rule_is_asked_for() {
     assert_eq!((st.wins_patched, st.wins_original, st.ties), (0, 0, 30));
     // JETO's literal rule: (0, 0) satisfies p <= 0.95·o, a "win" for both sides.
     let literal = VerdictConfig {
-        timer: TimerKind::Literal,
+        timer: TimerRule::Literal,
         ..no_floor
     };
     let (classes, _) = verdict::verdicts(&r.rounds, &literal).unwrap();

@@ -9,12 +9,12 @@ use etip_core::instance::InstanceStatus;
 use etip_exec::executor::{Executor, Resources};
 use etip_measure::measure::{MeasureConfig, MeasureProgress, Tests};
 use etip_measure::protocol::{Order, ProtocolConfig};
-use etip_measure::verdict::{TimerKind, VerdictConfig};
+use etip_measure::verdict::VerdictConfig;
 use etip_records::measure::Measurement;
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::param;
 use etip_stats::Direction;
-use etip_stats::{SequentialDesign, SignTestConfig};
+use etip_stats::{SequentialDesign, SignTestConfig, TimerRule};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,14 +38,6 @@ pub enum ExecutorArg {
     Local,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TimerArg {
-    /// Pairs whose two times are at or below the report's resolution are ties (etip's default).
-    Resolution,
-    /// JETO's literal rule: a pair (0, 0) is a win for both versions.
-    Literal,
-}
-
 /// What `etip measure` and `etip eval` share: the rounds, the verdicts' parameters, the sessions'
 /// limits and CPUs.
 #[derive(Debug, clap::Args)]
@@ -67,9 +59,10 @@ pub struct TimingArgs {
     /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
     #[arg(long)]
     pub conservative: bool,
-    /// The sign test's pair rule.
-    #[arg(long, value_enum, default_value_t = TimerArg::Resolution)]
-    pub timer_rule: TimerArg,
+    /// The sign test's pair rule: `resolution` (pairs whose two times are at or below the report's
+    /// resolution are ties; etip's default) or `literal` (JETO's: a pair (0, 0) is a win for both).
+    #[arg(long, default_value = "resolution", value_parser = |s: &str| s.parse::<TimerRule>())]
+    pub timer_rule: TimerRule,
     /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
     #[arg(long, default_value_t = 10.0)]
     pub min_class_ms: f64,
@@ -217,10 +210,7 @@ impl TimingArgs {
     pub fn verdict(&self, sequential: Option<SequentialDesign>) -> VerdictConfig {
         VerdictConfig {
             sign: self.sign(),
-            timer: match self.timer_rule {
-                TimerArg::Resolution => TimerKind::Resolution,
-                TimerArg::Literal => TimerKind::Literal,
-            },
+            timer: self.timer_rule,
             min_class_secs: self.min_class_ms / 1000.0,
             sequential,
             timing: etip_measure::consistency::Tolerance {
