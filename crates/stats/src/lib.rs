@@ -1,6 +1,6 @@
 //! Statistics for execution-time comparisons: JETO's paired binomial sign test
 //! (with a timer-resolution rule and a group-sequential version for adaptive
-//! rounds), the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`), the
+//! rounds) and JETO's verdict of a task over its test classes ([`jeto_verdict`]), the Mann–Whitney U test (matching `scipy.stats.mannwhitneyu`), the
 //! Wilcoxon signed-rank test (matching `scipy.stats.wilcoxon`),
 //! numpy-style quantiles and the IQR outlier filter, SWE-Perf's minimum-gain
 //! δ, summary statistics, effect sizes (Cliff's δ, median paired ratio) and
@@ -48,6 +48,7 @@ mod bootstrap;
 mod delta;
 mod effect;
 mod error;
+mod jeto;
 mod mwu;
 mod normal;
 mod record;
@@ -61,6 +62,7 @@ pub use bootstrap::{Bootstrap, bootstrap_speedup_ci};
 pub use delta::{DeltaConfig, sweperf_delta, sweperf_delta_reference};
 pub use effect::{PairedRatio, cliffs_delta, paired_ratio_ci};
 pub use error::StatsError;
+pub use jeto::{JetoVerdict, Paired, jeto_verdict, round_totals, sequential_sign_test};
 pub use mwu::{Alternative, EXACT_BUDGET, MannWhitney, MwuMethod, mann_whitney_u};
 pub use normal::{normal_cdf, normal_sf};
 pub use record::{EffectRecord, MannWhitneyRecord, nonfinite};
