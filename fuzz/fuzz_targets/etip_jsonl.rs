@@ -2,7 +2,7 @@
 //! (scratch file `*.jsonl`; a file whose first object is a measurement is read as measurements).
 #![no_main]
 
-use etip_core::results::TaskResult;
+use etip_records::results::TaskResult;
 use etip_score::input::Format;
 use libfuzzer_sys::fuzz_target;
 

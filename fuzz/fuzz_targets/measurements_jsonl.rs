@@ -3,7 +3,7 @@
 //! named after its folder).
 #![no_main]
 
-use etip_core::measure::Measurement;
+use etip_records::measure::Measurement;
 use etip_score::input::Format;
 use libfuzzer_sys::fuzz_target;
 

@@ -7,12 +7,14 @@
 //! `etip measure` writes.
 
 use assert_cmd::Command;
-use etip_core::measure::{
-    Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
-    RoundSummary, Version,
-};
+use etip_core::measure::Version;
 use etip_measure::protocol::{ClassTime, RoundResult, SideResult};
-use etip_measure::verdict::{TimerKind, VerdictConfig};
+use etip_measure::verdict::VerdictConfig;
+use etip_records::measure::{
+    Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol, RoundSummary,
+};
+use etip_stats::Direction;
+use etip_stats::TimerRule;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -76,7 +78,7 @@ fn rounds(classes: &[Timing]) -> Vec<RoundResult> {
 
 fn verdict_config() -> VerdictConfig {
     VerdictConfig {
-        timer: TimerKind::Literal,
+        timer: TimerRule::Literal,
         sequential: None,
         bootstrap_resamples: 200,
         ..VerdictConfig::default()

@@ -8,9 +8,9 @@
 //! works through the repositories), so every call names its phase.
 
 use etip_core::instance::InstanceStatus;
-use etip_core::measure::Measurement;
-use etip_core::results::TaskResult;
 use etip_core::selection::TestSelection;
+use etip_records::measure::Measurement;
+use etip_records::results::TaskResult;
 
 /// One unit of a stage's work that finished, with its record.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,8 @@
 use crate::InputError;
 use etip_exec::executor::Resources;
 use etip_measure::protocol::{Order, ProtocolConfig};
-use etip_measure::verdict::{TimerKind, VerdictConfig};
+use etip_measure::verdict::VerdictConfig;
+use etip_stats::TimerRule;
 use etip_stats::{SequentialDesign, SignTestConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -25,7 +26,7 @@ pub struct Timing {
     /// JETO's conservative setting (min-impr 0.1, p-val 0.05) instead of the two above.
     pub conservative: bool,
     /// The sign test's pair rule.
-    pub timer_rule: TimerKind,
+    pub timer_rule: TimerRule,
     /// Classes below this median time (ms) in both versions are `too_fast`.
     pub min_class_ms: f64,
     /// Tolerance of reported against measured time saved per round, ms (rules §3.8).
@@ -51,7 +52,7 @@ impl Default for Timing {
             min_impr: 0.05,
             p_val: 0.1,
             conservative: false,
-            timer_rule: TimerKind::Resolution,
+            timer_rule: TimerRule::default(),
             min_class_ms: 10.0,
             timing_tolerance_ms: etip_measure::consistency::DEFAULT_TOLERANCE_SECS * 1000.0,
             timing_tolerance_share: etip_measure::consistency::DEFAULT_TOLERANCE_SHARE,

@@ -5,8 +5,9 @@ use crate::cell::{first_line, num};
 use crate::eval::Score;
 use crate::{Align, HtmlReport, OutputFormat, ReportError, Table, render};
 use etip_core::instance::{BuildOutcome, InstanceStatus};
-use etip_core::measure::{Direction, Measurement};
-use etip_core::results::TaskResult;
+use etip_records::measure::Measurement;
+use etip_records::results::TaskResult;
+use etip_stats::Direction;
 use std::path::PathBuf;
 
 /// Everything the demo's steps wrote, read back.

@@ -6,7 +6,7 @@ use crate::chart::{Marker, RoundsPlot, Series};
 use crate::html::escape;
 use crate::{Align, HtmlReport, Table};
 use etip_core::category::{Category, TestCategory};
-use etip_core::results::{TaskResult, TestRuns};
+use etip_records::results::{TaskResult, TestRuns};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -10,7 +10,9 @@ use crate::chart::{
     ratio_plot, rounds_plot,
 };
 use crate::{Align, HtmlReport, Style, Table};
-use etip_core::measure::{ClassRecord, Direction, Measurement, Version};
+use etip_core::measure::Version;
+use etip_records::measure::{ClassRecord, Measurement};
+use etip_stats::Direction;
 
 /// Plots are drawn for at most this many classes per ETIP (those with the smallest sign-test p),
 /// plus the per-round totals.

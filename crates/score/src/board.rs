@@ -99,7 +99,7 @@ fn metrics_of(rule: Rule, a: &SubmissionAudit, gate: f64) -> Vec<Metric> {
     };
     match rule {
         Rule::Swefficiency => {
-            let mut v = vec![m("hm", "HM of SR".into(), "SR", 4, true)];
+            let mut v = vec![m("hm", "HM of SR".into(), "SR", rule.decimals(), true)];
             if a.floor != crate::rules::SR_FLOOR {
                 v.push(m("hm_floor", format!("HM@{}", a.floor), "SR", 4, false));
             }
@@ -118,7 +118,7 @@ fn metrics_of(rule: Rule, a: &SubmissionAudit, gate: f64) -> Vec<Metric> {
             v
         }
         Rule::Gso => vec![m("opt_at_1", "opt@1".into(), "%", 1, true)],
-        Rule::Sweperf | Rule::Jeto => vec![m("score", rule.to_string(), "", 2, true)],
+        Rule::Sweperf | Rule::Jeto => vec![m("score", rule.to_string(), "", rule.decimals(), true)],
     }
 }
 

@@ -118,10 +118,10 @@ fn many_rounds_give_the_reference_sign_test() {
                 .iter()
                 .map(|b| b * (1.0 - gain) * (0.9 + 0.2 * rng.next()))
                 .collect();
-            let task = etip_core::results::TaskResult {
+            let task = etip_records::results::TaskResult {
                 instance_id: "a".into(),
                 correct: Some(true),
-                tests: vec![etip_core::results::TestRuns {
+                tests: vec![etip_records::results::TestRuns {
                     name: "t".into(),
                     base: base.clone(),
                     patched: patched.clone(),

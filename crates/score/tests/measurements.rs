@@ -5,10 +5,13 @@
 //! timer rule and fixed rounds (the runner is not a dependency of this crate): per eligible class and
 //! over the per-round totals of the eligible classes, `etip_stats::sign_test_with`.
 
-use etip_core::measure::{
-    ClassRecord, Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable,
-    Protocol, SignTestRecord, Version,
+use etip_records::measure::{
+    ClassRecord, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
 };
+
+use etip_stats::{Direction, SignTestRecord};
+
+use etip_core::measure::Version;
 use etip_score::input::{self, Format};
 use etip_score::rules::{self, Params, Rule};
 use etip_score::{ScoreError, audit};
@@ -647,7 +650,7 @@ fn infinite_ratios_survive_the_file() {
         (st.median_ratio, st.improvement),
         (f64::INFINITY, f64::NEG_INFINITY)
     );
-    m.classes[0].effect = Some(etip_core::measure::EffectRecord {
+    m.classes[0].effect = Some(etip_stats::EffectRecord {
         median_ratio: f64::INFINITY,
         ratio_ci: [f64::INFINITY, f64::INFINITY],
         cliffs_delta: -1.0,

@@ -196,7 +196,7 @@ fn gso_per_test_recomputation_matches_the_reports_statistics() {
                     .map(|x| x.as_f64().expect("number"))
                     .collect()
             };
-            let means = etip_core::results::PerTestMeans {
+            let means = etip_records::results::PerTestMeans {
                 base: list("base"),
                 patch: list("patch"),
                 commit: list("commit"),

@@ -4,7 +4,7 @@
 //! lexicographic order, and, for k = 1, against every official GSO score vendored in
 //! `datasets/leaderboards/gso`.
 
-use etip_core::results::{TaskResult, TestRuns};
+use etip_records::results::{TaskResult, TestRuns};
 use etip_score::input::{self, Format, Submission};
 use etip_score::rules::{self, Params, Rule};
 use std::path::PathBuf;

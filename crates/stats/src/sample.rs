@@ -51,6 +51,19 @@ pub(crate) fn sorted_copy(xs: &[f64]) -> Vec<f64> {
     v
 }
 
+/// Median of `xs` in any order as `numpy.median` computes it (the mean of the two middle values
+/// for an even length); NaN when `xs` is empty.
+///
+/// ```
+/// use etip_stats::median;
+/// assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+/// assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+/// assert!(median(&[]).is_nan());
+/// ```
+pub fn median(xs: &[f64]) -> f64 {
+    median_sorted(&sorted_copy(xs))
+}
+
 /// Quantile `q` in `[0, 1]` with numpy's default linear interpolation
 /// (`numpy.quantile(xs, q)`, equivalently `numpy.percentile(xs, 100 q)`).
 ///

@@ -89,12 +89,14 @@ pub enum Direction {
     NotSignificant,
 }
 
-/// Outcome of [`sign_test`].
+/// Outcome of [`sign_test`], and the `sign_test` record of a class in `measurements.jsonl`
+/// (schema in `docs/schemas/measurements.md`; `"inf"` for non-finite ratios, see
+/// [`crate::nonfinite`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SignTestVerdict {
+pub struct SignTestRecord {
     /// The verdict.
     pub direction: Direction,
-    /// Number of pairs (rounds).
+    /// Number of pairs (rounds) the verdict is based on.
     pub n: usize,
     /// `#{j : p_j <= (1 - min_impr)·o_j}`.
     pub wins_patched: usize,
@@ -104,10 +106,20 @@ pub struct SignTestVerdict {
     pub wins_original: usize,
     /// `P(X >= wins_original)`, X ~ Bin(n, 1/2).
     pub p_original: f64,
-    /// Median of `p_j / o_j` (`0/0` counts as 1, `p/0` as +∞).
+    /// Pairs that were ties under the timer-resolution rule (both times at or below the
+    /// resolution, [`TimerRule::Resolution`]); 0 under [`TimerRule::Literal`].
+    #[serde(default)]
+    pub ties: usize,
+    /// Median of `p_j / o_j` (`0/0` counts as 1, `p/0` as +∞, written `"inf"`).
+    #[serde(with = "crate::nonfinite")]
     pub median_ratio: f64,
-    /// `(Σo - Σp) / Σo` (0 when both sums are 0, -∞ when only Σo is 0).
+    /// `(Σo - Σp) / Σo` (0 when both sums are 0, -∞ when only Σo is 0, written `"-inf"`).
+    #[serde(with = "crate::nonfinite")]
     pub improvement: f64,
+    /// Rounds at which a sequential procedure stopped for this series (adaptive rounds; `None`
+    /// for a test at fixed n, as [`sign_test`] computes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<usize>,
 }
 
 /// `P(X >= wins)` for `X ~ Binomial(n, 1/2)`, the p-value of the sign test.
@@ -168,6 +180,77 @@ pub enum TimerRule {
     Resolution(f64),
 }
 
+impl TimerRule {
+    /// The rules' names, as the command line takes them ([`std::str::FromStr`]) and
+    /// `measurements.jsonl` records them (`protocol.timer_rule`).
+    pub const NAMES: [&'static str; 2] = ["resolution", "literal"];
+
+    /// `literal` or `resolution` (whatever the resolution).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerRule::Literal => "literal",
+            TimerRule::Resolution(_) => "resolution",
+        }
+    }
+
+    /// The rule for times reported at `resolution`: `Resolution(r)` becomes
+    /// `Resolution(max(r, resolution))` (so `Resolution(0.0)` takes the report's own
+    /// resolution), `Literal` stays literal.
+    ///
+    /// ```
+    /// use etip_stats::TimerRule;
+    /// assert_eq!(TimerRule::Resolution(0.0).at_resolution(0.001), TimerRule::Resolution(0.001));
+    /// assert_eq!(TimerRule::Resolution(0.01).at_resolution(0.001), TimerRule::Resolution(0.01));
+    /// assert_eq!(TimerRule::Literal.at_resolution(0.001), TimerRule::Literal);
+    /// ```
+    pub fn at_resolution(self, resolution: f64) -> TimerRule {
+        match self {
+            TimerRule::Literal => TimerRule::Literal,
+            TimerRule::Resolution(r) => TimerRule::Resolution(r.max(resolution)),
+        }
+    }
+}
+
+/// etip's default: `Resolution(0.0)`, ties at the resolution of the reports.
+impl Default for TimerRule {
+    fn default() -> Self {
+        TimerRule::Resolution(0.0)
+    }
+}
+
+impl std::fmt::Display for TimerRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses a name of [`TimerRule::NAMES`] (ASCII case ignored): `literal`, or `resolution` as
+/// `Resolution(0.0)` (the reports' own resolution, see [`TimerRule::at_resolution`]).
+///
+/// ```
+/// use etip_stats::TimerRule;
+/// assert_eq!("literal".parse::<TimerRule>()?, TimerRule::Literal);
+/// assert_eq!("resolution".parse::<TimerRule>()?, TimerRule::Resolution(0.0));
+/// assert!("exact".parse::<TimerRule>().is_err());
+/// # Ok::<(), etip_stats::StatsError>(())
+/// ```
+impl std::str::FromStr for TimerRule {
+    type Err = StatsError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("literal") {
+            Ok(TimerRule::Literal)
+        } else if s.eq_ignore_ascii_case("resolution") {
+            Ok(TimerRule::default())
+        } else {
+            Err(StatsError::InvalidParameter(format!(
+                "unknown timer rule {s:?}; expected {}",
+                TimerRule::NAMES.join(" or ")
+            )))
+        }
+    }
+}
+
 /// Validates the sign-test thresholds.
 fn check_config(cfg: &SignTestConfig) -> Result<(), StatsError> {
     if !(cfg.min_impr.is_finite() && (0.0..1.0).contains(&cfg.min_impr)) {
@@ -185,23 +268,30 @@ fn check_config(cfg: &SignTestConfig) -> Result<(), StatsError> {
     Ok(())
 }
 
-/// Win counts `(wins_patched, wins_original)` of paired series under `rule`;
+/// Win counts and ties `(wins_patched, wins_original, ties)` of paired series under `rule`;
 /// the inputs must already be validated.
-fn count_wins(original: &[f64], patched: &[f64], factor: f64, rule: TimerRule) -> (usize, usize) {
+fn count_wins(
+    original: &[f64],
+    patched: &[f64],
+    factor: f64,
+    rule: TimerRule,
+) -> (usize, usize, usize) {
     let tie = |o: f64, p: f64| match rule {
         TimerRule::Literal => false,
         TimerRule::Resolution(r) => o <= r && p <= r,
     };
     let mut wins_patched = 0;
     let mut wins_original = 0;
+    let mut ties = 0;
     for (&o, &p) in original.iter().zip(patched) {
         if tie(o, p) {
+            ties += 1;
             continue;
         }
         wins_patched += usize::from(p <= factor * o);
         wins_original += usize::from(o <= factor * p);
     }
-    (wins_patched, wins_original)
+    (wins_patched, wins_original, ties)
 }
 
 /// The smallest p-value `n` rounds can give: `P(X >= n) = 0.5^n` for
@@ -258,15 +348,15 @@ pub fn sign_test(
     original: &[f64],
     patched: &[f64],
     cfg: &SignTestConfig,
-) -> Result<SignTestVerdict, StatsError> {
+) -> Result<SignTestRecord, StatsError> {
     sign_test_with(original, patched, cfg, TimerRule::Literal)
 }
 
 /// [`sign_test`] with an explicit pair rule: under
 /// [`TimerRule::Resolution`]`(r)` a pair whose two times are both `<= r` is a
-/// tie (a win for neither version, still counted in `n`); everything else is
-/// JETO's literal rule. `median_ratio` and `improvement` do not depend on the
-/// rule.
+/// tie (a win for neither version, still counted in `n`, counted in `ties`);
+/// everything else is JETO's literal rule. `median_ratio` and `improvement` do
+/// not depend on the rule.
 ///
 /// Errors as [`sign_test`], plus `InvalidParameter` for a negative or
 /// non-finite resolution.
@@ -289,7 +379,7 @@ pub fn sign_test_with(
     patched: &[f64],
     cfg: &SignTestConfig,
     rule: TimerRule,
-) -> Result<SignTestVerdict, StatsError> {
+) -> Result<SignTestRecord, StatsError> {
     check_config(cfg)?;
     if let TimerRule::Resolution(r) = rule
         && !(r.is_finite() && r >= 0.0)
@@ -307,7 +397,8 @@ pub fn sign_test_with(
     check_times("original", original, 1)?;
     check_times("patched", patched, 1)?;
     let n = original.len();
-    let (wins_patched, wins_original) = count_wins(original, patched, 1.0 - cfg.min_impr, rule);
+    let (wins_patched, wins_original, ties) =
+        count_wins(original, patched, 1.0 - cfg.min_impr, rule);
     let p_patched = binomial_sf_half(n, wins_patched);
     let p_original = binomial_sf_half(n, wins_original);
     let direction = if p_patched < cfg.p_val {
@@ -325,15 +416,17 @@ pub fn sign_test_with(
     } else {
         (sum_o - sum_p) / sum_o
     };
-    Ok(SignTestVerdict {
+    Ok(SignTestRecord {
         direction,
         n,
         wins_patched,
         p_patched,
         wins_original,
         p_original,
+        ties,
         median_ratio,
         improvement,
+        stopped_at: None,
     })
 }
 
@@ -462,7 +555,7 @@ mod tests {
         let v = sign_test(&[2.0; 5], &[1.0; 5], &SignTestConfig::default()).expect("valid");
         let json = serde_json::to_string(&v).expect("serialisable");
         assert!(json.contains("\"direction\":\"patched_faster\""), "{json}");
-        let back: SignTestVerdict = serde_json::from_str(&json).expect("round trip");
+        let back: SignTestRecord = serde_json::from_str(&json).expect("round trip");
         assert_eq!(back, v);
     }
 

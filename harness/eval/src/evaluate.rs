@@ -12,12 +12,14 @@ use crate::patch::{self, PatchProblem};
 use crate::predictions::{Kind, Prediction};
 use etip_build::instance::InstanceSpec;
 use etip_core::instance::InstanceStatus;
-use etip_core::measure::{Direction, NotExecutable, Version};
-use etip_core::results::{TaskResult, TestRuns};
+use etip_core::measure::Version;
 use etip_exec::executor::{ExecError, Executor, Session};
 use etip_measure::measure::{self, MeasureConfig};
 use etip_measure::protocol::{self, Plan, RoundResult, RoundSink, SidePlan, SinkError, Stop};
 use etip_measure::{consistency, verdict};
+use etip_records::measure::NotExecutable;
+use etip_records::results::{TaskResult, TestRuns};
+use etip_stats::Direction;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -330,7 +332,7 @@ pub(crate) fn pass_fraction(stop: &Stop) -> f64 {
 /// The paired runs of the classes eligible for a verdict (all passed), with `reference`'s runs of
 /// each class (empty when there is no third version).
 pub(crate) fn eligible_runs(
-    classes: &[etip_core::measure::ClassRecord],
+    classes: &[etip_records::measure::ClassRecord],
     reference: impl Fn(&str) -> Vec<f64>,
 ) -> Vec<TestRuns> {
     classes

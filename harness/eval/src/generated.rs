@@ -21,12 +21,13 @@ use crate::patch;
 use crate::predictions::Prediction;
 use etip_build::instance::InstanceSpec;
 use etip_core::instance::InstanceStatus;
-use etip_core::measure::{Direction, NotExecutable};
-use etip_core::results::TaskResult;
 use etip_exec::executor::{Executor, Session, SessionRequest};
 use etip_measure::measure::{self, MeasureConfig, Tests};
 use etip_measure::protocol::{self, Plan, SidePlan, Stop};
 use etip_measure::{consistency, verdict};
+use etip_records::measure::NotExecutable;
+use etip_records::results::TaskResult;
+use etip_stats::Direction;
 use std::path::Path;
 
 pub use etip_core::category::TestCategory;

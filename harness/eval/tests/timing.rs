@@ -14,9 +14,9 @@ mod common;
 
 use common::{Env, Step};
 use etip_core::Language;
-use etip_core::results::TaskResult;
 use etip_eval::evaluate::{EvalConfig, evaluate};
 use etip_eval::predictions::{Kind, Prediction};
+use etip_records::results::TaskResult;
 use std::time::Duration;
 
 fn config(rounds: usize) -> EvalConfig {

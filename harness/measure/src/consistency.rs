@@ -36,8 +36,9 @@
 //! saving per round is below the tolerance; the static screen of the patch names such code.
 
 use crate::protocol::RoundResult;
-use crate::verdict::median;
-use etip_core::measure::{ClassRecord, TimingCheck};
+use etip_records::measure::ClassRecord;
+use etip_records::timing::TimingCheck;
+use etip_stats::median;
 use std::collections::BTreeSet;
 
 /// How far reported and measured times may disagree (rules §3.8).
@@ -197,7 +198,8 @@ pub fn timed_classes(classes: &[ClassRecord]) -> BTreeSet<String> {
 mod tests {
     use super::*;
     use crate::protocol::{ClassTime, SideResult};
-    use etip_core::measure::{RoundSummary, Version};
+    use etip_core::measure::Version;
+    use etip_records::measure::RoundSummary;
 
     /// Timed rounds of two sides from (wall, reported) per side; one timed class per side.
     fn rounds(pairs: &[[(f64, f64); 2]]) -> Vec<RoundResult> {

@@ -10,7 +10,7 @@
 //! - [`consistency`]: the times the reports give held against the wall time measured around each
 //!   test command (a candidate's code runs in the process that writes its report);
 //! - [`measure`]: the whole of `etip measure` for one built instance: plan, resume from the store,
-//!   protocol, verdicts, the [`etip_core::measure::Measurement`] record.
+//!   protocol, verdicts, the [`etip_records::measure::Measurement`] record.
 //!
 //! ```
 //! use etip_measure::protocol::Order;

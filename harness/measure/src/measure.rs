@@ -20,12 +20,13 @@ use crate::verdict::{self, VerdictConfig};
 use etip_build::config::BuildConfig;
 use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
 use etip_core::instance::InstanceStatus;
-use etip_core::measure::{
-    Direction, Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
-    Version,
-};
+use etip_core::measure::Version;
 use etip_exec::executor::{Executor, Resources};
 use etip_exec::session::{parent_of, session_request};
+use etip_records::measure::{
+    Environment, MEASUREMENT_SCHEMA_VERSION, Measurement, NotExecutable, Protocol,
+};
+use etip_stats::Direction;
 use etip_store::Store;
 use etip_toolchain::testcmd::Selection;
 use serde::{Deserialize, Serialize};

@@ -23,7 +23,9 @@
 //!    ([`crate::verdict::needs_more_rounds`]); rounds stop at `max_rounds`;
 //! 7. the sessions are stopped whatever happened.
 
-use etip_core::measure::{NotExecutable, PressureRecord, RoundSummary, Version};
+use etip_records::measure::{NotExecutable, PressureRecord, RoundSummary};
+
+use etip_core::measure::Version;
 use etip_exec::executor::{CommandRequest, Executor, Session, SessionRequest};
 use etip_exec::noise::{self, Pressure};
 use etip_exec::reports;

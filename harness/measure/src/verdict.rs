@@ -5,8 +5,8 @@
 //! - **Eligible**: the class ran and passed in every timed round of both versions, and is not too
 //!   fast to time: a class whose median time is below `min_class_secs` in both versions is
 //!   reported as `too_fast` and left out of verdicts and totals.
-//! - **Timer resolution** (etip's default, `TimerRule::Resolution`): a pair whose two times are
-//!   both at or below the report's resolution is a tie, never a win. `TimerRule::Literal` is JETO's
+//! - **Timer resolution** (etip's default, `TimerRule::Resolution(0.0)`): a pair whose two times
+//!   are both at or below the report's resolution is a tie, never a win. `TimerRule::Literal` is JETO's
 //!   rule, for reproducing its numbers: there a pair (0, 0) is a win for both versions.
 //! - **Adaptive rounds**: with a sequential design, each series is judged at the looks of the
 //!   design (after the first batch and after each further batch); its verdict is the one at the
@@ -14,17 +14,21 @@
 //!   available. The p-values shown are the fixed-n p-values of the rounds used.
 
 use crate::protocol::RoundResult;
-use etip_core::measure::{ClassRecord, Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
+use etip_records::measure::ClassRecord;
 use etip_stats::{
-    Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule,
+    Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule, median,
 };
+use etip_stats::{Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How verdicts are computed.
 #[derive(Debug, Clone)]
 pub struct VerdictConfig {
     pub sign: SignTestConfig,
-    pub timer: TimerKind,
+    /// The sign test's pair rule. Under `Resolution(r)` a pair is a tie when both times are at or
+    /// below the larger of `r` and the reports' resolution ([`TimerRule::at_resolution`]; the
+    /// default `Resolution(0.0)` takes the reports' own).
+    pub timer: TimerRule,
     /// Classes whose median time is below this in both versions are `too_fast`.
     pub min_class_secs: f64,
     /// Sequential design for adaptive rounds (`None`: fixed rounds).
@@ -35,30 +39,11 @@ pub struct VerdictConfig {
     pub timing: crate::consistency::Tolerance,
 }
 
-/// Which pair rule the sign test uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimerKind {
-    /// Pairs both at or below the report's resolution are ties (etip's default).
-    Resolution,
-    /// JETO's literal rule.
-    Literal,
-}
-
-impl TimerKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            TimerKind::Resolution => "resolution",
-            TimerKind::Literal => "literal",
-        }
-    }
-}
-
 impl Default for VerdictConfig {
     fn default() -> Self {
         VerdictConfig {
             sign: SignTestConfig::default(),
-            timer: TimerKind::Resolution,
+            timer: TimerRule::default(),
             min_class_secs: 0.01,
             sequential: None,
             bootstrap_resamples: 2000,
@@ -118,35 +103,43 @@ pub fn series(rounds: &[RoundResult]) -> Series {
     }
 }
 
-/// The median of `xs` (NaN when empty).
-pub(crate) fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+/// Whether a class is too fast to time: its median time is below `min_class_secs` in both versions.
+fn too_fast(o: &[f64], p: &[f64], cfg: &VerdictConfig) -> bool {
+    median(o) < cfg.min_class_secs && median(p) < cfg.min_class_secs
+}
+
+/// The eligible series (in name order): timed in every round of both versions, not too fast.
+fn eligible<'a>(s: &'a Series, cfg: &VerdictConfig) -> Vec<(&'a [f64], &'a [f64])> {
+    s.classes
+        .values()
+        .filter(|(o, p)| !o.is_empty() && !too_fast(o, p, cfg))
+        .map(|(o, p)| (o.as_slice(), p.as_slice()))
+        .collect()
 }
 
 /// The verdicts of one measured ETIP: the classes (eligible first in name order, then the
-/// excluded ones) and the overall verdict over per-round totals of the eligible classes.
+/// excluded ones) and the overall verdict over per-round totals of the eligible classes. The sign
+/// tests are JETO's verdict ([`etip_stats::jeto_verdict`], the one the JETO scoring rule applies),
+/// under the configured timer rule at the reports' resolution and the sequential design, if any.
 pub fn verdicts(
     rounds: &[RoundResult],
     cfg: &VerdictConfig,
 ) -> Result<(Vec<ClassRecord>, Option<ClassRecord>), etip_stats::StatsError> {
     let s = series(rounds);
+    let eligible = eligible(&s, cfg);
+    let jeto = etip_stats::jeto_verdict(
+        &eligible,
+        &cfg.sign,
+        cfg.timer.at_resolution(s.resolution),
+        cfg.sequential.as_ref(),
+    )?;
+    let mut judged = jeto.classes.into_iter();
     let mut out = Vec::new();
-    let mut totals: Option<(Vec<f64>, Vec<f64>)> = None;
     for (name, (o, p)) in &s.classes {
         if o.is_empty() {
             continue;
         }
-        if median(o) < cfg.min_class_secs && median(p) < cfg.min_class_secs {
+        if too_fast(o, p, cfg) {
             out.push(ClassRecord {
                 name: name.clone(),
                 eligible: false,
@@ -157,14 +150,9 @@ pub fn verdicts(
                 original: o.clone(),
                 patched: p.clone(),
             });
-            continue;
+        } else if let Some(sign) = judged.next() {
+            out.push(judge(name, o, p, sign, cfg)?);
         }
-        let (to, tp) = totals.get_or_insert_with(|| (vec![0.0; o.len()], vec![0.0; o.len()]));
-        for k in 0..o.len() {
-            to[k] += o[k];
-            tp[k] += p[k];
-        }
-        out.push(judge(name, o, p, s.resolution, cfg)?);
     }
     for (name, why) in &s.excluded {
         out.push(ClassRecord {
@@ -178,45 +166,11 @@ pub fn verdicts(
             patched: Vec::new(),
         });
     }
-    let overall = match totals {
-        Some((o, p)) => Some(judge("overall", &o, &p, s.resolution, cfg)?),
-        None => None,
+    let overall = match (etip_stats::round_totals(&eligible)?, jeto.overall) {
+        (Some((o, p)), Some(sign)) => Some(judge("overall", &o, &p, sign, cfg)?),
+        _ => None,
     };
     Ok((out, overall))
-}
-
-fn rule(cfg: &VerdictConfig, resolution: f64) -> TimerRule {
-    match cfg.timer {
-        TimerKind::Resolution => TimerRule::Resolution(resolution),
-        TimerKind::Literal => TimerRule::Literal,
-    }
-}
-
-/// Rounds a series is judged on: all of them with fixed rounds; with a sequential design, the
-/// first look at which either direction is significant, else the last look available.
-fn judged_rounds(
-    o: &[f64],
-    p: &[f64],
-    resolution: f64,
-    cfg: &VerdictConfig,
-) -> Result<(usize, Option<usize>), etip_stats::StatsError> {
-    let Some(design) = &cfg.sequential else {
-        return Ok((o.len(), None));
-    };
-    let mut last = None;
-    for n in design.look_rounds() {
-        if n > o.len() {
-            break;
-        }
-        last = Some(n);
-        let v = etip_stats::sign_test_with(&o[..n], &p[..n], &cfg.sign, rule(cfg, resolution))?;
-        let hit = design.decide(n, v.wins_patched) == SeqDecision::Significant
-            || design.decide(n, v.wins_original) == SeqDecision::Significant;
-        if hit {
-            return Ok((n, Some(n)));
-        }
-    }
-    Ok((last.unwrap_or(o.len()), last))
 }
 
 /// Whether some eligible series is still inconclusive at the current number of rounds, so that
@@ -226,11 +180,18 @@ pub fn needs_more_rounds(rounds: &[RoundResult], cfg: &VerdictConfig) -> bool {
         return false;
     };
     let s = series(rounds);
-    let mut totals: Option<(Vec<f64>, Vec<f64>)> = None;
-    let mut open = false;
-    let undecided = |o: &[f64], p: &[f64]| -> bool {
+    let rule = cfg.timer.at_resolution(s.resolution);
+    let open = |o: &[f64], p: &[f64]| -> bool {
+        // A series already significant at an earlier look is settled.
+        let settled = matches!(
+            etip_stats::sequential_sign_test(o, p, &cfg.sign, rule, design),
+            Ok(v) if v.stopped_at.is_some() && v.direction != Direction::NotSignificant
+        );
+        if settled {
+            return false;
+        }
         let n = o.len();
-        match etip_stats::sign_test_with(o, p, &cfg.sign, rule(cfg, s.resolution)) {
+        match etip_stats::sign_test_with(o, p, &cfg.sign, rule) {
             Ok(v) => {
                 design.decide(n, v.wins_patched) == SeqDecision::Continue
                     || design.decide(n, v.wins_original) == SeqDecision::Continue
@@ -238,85 +199,27 @@ pub fn needs_more_rounds(rounds: &[RoundResult], cfg: &VerdictConfig) -> bool {
             Err(_) => false,
         }
     };
-    for (o, p) in s.classes.values() {
-        if o.is_empty() || (median(o) < cfg.min_class_secs && median(p) < cfg.min_class_secs) {
-            continue;
-        }
-        let (to, tp) = totals.get_or_insert_with(|| (vec![0.0; o.len()], vec![0.0; o.len()]));
-        for k in 0..o.len() {
-            to[k] += o[k];
-            tp[k] += p[k];
-        }
-        // A series already significant at an earlier look is settled.
-        if let Ok((_, Some(n))) = judged_rounds(o, p, s.resolution, cfg)
-            && is_significant_at(o, p, n, s.resolution, cfg)
-        {
-            continue;
-        }
-        open |= undecided(o, p);
+    let eligible = eligible(&s, cfg);
+    let mut any = false;
+    for (o, p) in &eligible {
+        any |= open(o, p);
     }
-    if let Some((o, p)) = totals {
-        let settled = matches!(judged_rounds(&o, &p, s.resolution, cfg), Ok((_, Some(n))) if is_significant_at(&o, &p, n, s.resolution, cfg));
-        if !settled {
-            open |= undecided(&o, &p);
-        }
+    if let Ok(Some((o, p))) = etip_stats::round_totals(&eligible) {
+        any |= open(&o, &p);
     }
-    open
+    any
 }
 
-fn is_significant_at(o: &[f64], p: &[f64], n: usize, resolution: f64, cfg: &VerdictConfig) -> bool {
-    let Some(design) = &cfg.sequential else {
-        return false;
-    };
-    match etip_stats::sign_test_with(&o[..n], &p[..n], &cfg.sign, rule(cfg, resolution)) {
-        Ok(v) => {
-            design.decide(n, v.wins_patched) == SeqDecision::Significant
-                || design.decide(n, v.wins_original) == SeqDecision::Significant
-        }
-        Err(_) => false,
-    }
-}
-
-fn direction(d: etip_stats::Direction) -> Direction {
-    match d {
-        etip_stats::Direction::PatchedFaster => Direction::PatchedFaster,
-        etip_stats::Direction::OriginalFaster => Direction::OriginalFaster,
-        etip_stats::Direction::NotSignificant => Direction::NotSignificant,
-    }
-}
-
-/// All verdicts of one eligible series.
+/// All verdicts of one eligible series, its sign test given: the rank tests and effect sizes on
+/// the rounds the sign test judged.
 fn judge(
     name: &str,
     o: &[f64],
     p: &[f64],
-    resolution: f64,
+    sign: SignTestRecord,
     cfg: &VerdictConfig,
 ) -> Result<ClassRecord, etip_stats::StatsError> {
-    let (n, stopped_at) = judged_rounds(o, p, resolution, cfg)?;
-    let (jo, jp) = (&o[..n], &p[..n]);
-    let timer = rule(cfg, resolution);
-    let v = etip_stats::sign_test_with(jo, jp, &cfg.sign, timer)?;
-    let dir = match &cfg.sequential {
-        None => direction(v.direction),
-        Some(design) => {
-            if design.decide(n, v.wins_patched) == SeqDecision::Significant {
-                Direction::PatchedFaster
-            } else if design.decide(n, v.wins_original) == SeqDecision::Significant {
-                Direction::OriginalFaster
-            } else {
-                Direction::NotSignificant
-            }
-        }
-    };
-    let ties = match timer {
-        TimerRule::Resolution(r) => jo
-            .iter()
-            .zip(jp)
-            .filter(|(a, b)| **a <= r && **b <= r)
-            .count(),
-        TimerRule::Literal => 0,
-    };
+    let (jo, jp) = (&o[..sign.n], &p[..sign.n]);
     let greater = etip_stats::mann_whitney_u(jo, jp, Alternative::Greater, MwuMethod::Auto)?;
     let less = etip_stats::mann_whitney_u(jo, jp, Alternative::Less, MwuMethod::Auto)?;
     let ci = etip_stats::paired_ratio_ci(jo, jp, 0.95, cfg.bootstrap_resamples, cfg.seed);
@@ -325,18 +228,7 @@ fn judge(
         name: name.to_string(),
         eligible: true,
         excluded: None,
-        sign_test: Some(SignTestRecord {
-            direction: dir,
-            n,
-            wins_patched: v.wins_patched,
-            p_patched: v.p_patched,
-            wins_original: v.wins_original,
-            p_original: v.p_original,
-            ties,
-            median_ratio: v.median_ratio,
-            improvement: v.improvement,
-            stopped_at,
-        }),
+        sign_test: Some(sign),
         mann_whitney: Some(MannWhitneyRecord {
             u: greater.u,
             p_patched_faster: greater.p_value,

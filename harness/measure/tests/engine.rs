@@ -9,7 +9,8 @@ mod common;
 
 use common::{SERIAL, Step, config, env, fixture_steps, repo};
 use etip_core::Language;
-use etip_core::measure::{Direction, Measurement, NotExecutable};
+use etip_records::measure::{Measurement, NotExecutable};
+use etip_stats::Direction;
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,13 +1,18 @@
 //! The protocol and the verdicts on a scripted executor: deterministic rounds, every failure kind,
 //! resumption, pressure repeats and adaptive rounds.
 
-use etip_core::measure::{Direction, NotExecutable, Version};
+use etip_stats::Direction;
+
+use etip_records::measure::NotExecutable;
+
+use etip_core::measure::Version;
 use etip_exec::executor::{Resources, SessionRequest};
 use etip_exec::scripted::{Call, Scripted, ScriptedExecutor};
 use etip_measure::protocol::{
     self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError,
 };
-use etip_measure::verdict::{self, TimerKind, VerdictConfig};
+use etip_measure::verdict::{self, VerdictConfig};
+use etip_stats::TimerRule;
 use etip_toolchain::testcmd::{ReportKind, ReportLocation, TestCommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -204,7 +209,7 @@ fn zero_time_pairs_are_ties_unless_the_literal_jeto_rule_is_asked_for() {
     assert_eq!((st.wins_patched, st.wins_original, st.ties), (0, 0, 30));
     // JETO's literal rule: (0, 0) satisfies p <= 0.95·o, a "win" for both sides.
     let literal = VerdictConfig {
-        timer: TimerKind::Literal,
+        timer: TimerRule::Literal,
         ..no_floor
     };
     let (classes, _) = verdict::verdicts(&r.rounds, &literal).unwrap();
@@ -578,7 +583,7 @@ fn a_patched_version_whose_reports_fake_its_times_is_timing_inconsistent() {
         s
     });
     let mcfg = measure_config(10);
-    let env = etip_core::measure::Environment::default();
+    let env = etip_records::measure::Environment::default();
     let mut sink = VecSink::default();
     let r = run(&faked, &mcfg.protocol, &mut sink);
     assert!(r.stop.is_none(), "{:?}", r.stop);

@@ -8,11 +8,12 @@ mod common;
 use common::{SERIAL, Step, config, env, fixture_steps, repo};
 use etip_build::config::BuildConfig;
 use etip_core::Language;
-use etip_core::measure::{Direction, Measurement, NotExecutable};
 use etip_core::selection::SelectionOutcome;
 use etip_exec::executor::Resources;
 use etip_measure::measure::{Covering, Tests};
+use etip_records::measure::{Measurement, NotExecutable};
 use etip_select::{SelectConfig, select_one};
+use etip_stats::Direction;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

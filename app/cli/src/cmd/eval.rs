@@ -6,11 +6,11 @@
 use super::format::{FormatArg, render};
 use super::measure::TimingArgs;
 use etip_core::instance::InstanceStatus;
-use etip_core::results::TaskResult;
 use etip_lang::labels::Labels;
 use etip_pipeline::eval::{Config, Labeler, Outcome, Predictions, Records, RunConfig};
 use etip_pipeline::timing::TestChoice;
 use etip_pipeline::{ExecutorChoice, ExecutorKind};
+use etip_records::results::TaskResult;
 use etip_report::OutputFormat;
 use std::io::Write;
 use std::path::{Path, PathBuf};

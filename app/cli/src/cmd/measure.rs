@@ -3,14 +3,15 @@
 
 use super::executor::ExecutorArg;
 use super::format::{FormatArg, num, render};
-use etip_core::measure::{Direction, Measurement};
 use etip_measure::protocol::Order;
-use etip_measure::verdict::TimerKind;
 use etip_pipeline::ExecutorChoice;
 use etip_pipeline::measure::{Config, Outcome};
 use etip_pipeline::timing::{TestChoice, Timing};
+use etip_records::measure::Measurement;
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::param;
+use etip_stats::Direction;
+use etip_stats::TimerRule;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -20,14 +21,6 @@ pub enum OrderArg {
     Alternate,
     /// Drawn per round from --seed.
     Random,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TimerArg {
-    /// Pairs whose two times are at or below the report's resolution are ties (etip's default).
-    Resolution,
-    /// JETO's literal rule: a pair (0, 0) is a win for both versions.
-    Literal,
 }
 
 /// What `etip measure` and `etip eval` share: the rounds, the verdicts' parameters, the sessions'
@@ -51,9 +44,10 @@ pub struct TimingArgs {
     /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
     #[arg(long)]
     pub conservative: bool,
-    /// The sign test's pair rule.
-    #[arg(long, value_enum, default_value_t = TimerArg::Resolution)]
-    pub timer_rule: TimerArg,
+    /// The sign test's pair rule: `resolution` (pairs whose two times are at or below the report's
+    /// resolution are ties; etip's default) or `literal` (JETO's: a pair (0, 0) is a win for both).
+    #[arg(long, default_value = "resolution", value_parser = |s: &str| s.parse::<TimerRule>())]
+    pub timer_rule: TimerRule,
     /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
     #[arg(long, default_value_t = 10.0)]
     pub min_class_ms: f64,
@@ -149,10 +143,7 @@ impl TimingArgs {
             min_impr: self.min_impr,
             p_val: self.p_val,
             conservative: self.conservative,
-            timer_rule: match self.timer_rule {
-                TimerArg::Resolution => TimerKind::Resolution,
-                TimerArg::Literal => TimerKind::Literal,
-            },
+            timer_rule: self.timer_rule,
             min_class_ms: self.min_class_ms,
             timing_tolerance_ms: self.timing_tolerance_ms,
             timing_tolerance_share: self.timing_tolerance_share,

@@ -5,9 +5,9 @@
 //! The phased stages (mining, classifying) report through [`Bars`]: one bar per phase (the phases
 //! of `mine github` nest) and notes as lines on stderr.
 
-use etip_core::measure::Measurement;
 use etip_pipeline::progress::{Done, Progress};
 use etip_pipeline::progress::{Phase, PhaseProgress};
+use etip_records::measure::Measurement;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::sync::mpsc::Sender;

@@ -89,7 +89,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let out = if format == OutputFormat::Json {
         etip_report::to_json(&rows)?
     } else {
-        let decimals = args.rule.display_decimals();
+        let decimals = args.rule.decimals();
         let mut table = Table::new(vec![
             ("submission", Align::Left),
             ("rule", Align::Left),

@@ -5,7 +5,7 @@
 use super::Records;
 use crate::output::write as write_atomic;
 use etip_core::category::Category;
-use etip_core::results::TaskResult;
+use etip_records::results::TaskResult;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;

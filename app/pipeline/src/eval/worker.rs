@@ -7,11 +7,11 @@ use crate::output::write as write_atomic;
 use crate::progress::Progress;
 use etip_core::category::Category;
 use etip_core::instance::InstanceStatus;
-use etip_core::results::TaskResult;
 use etip_eval::evaluate::{CHANGED_FILES, EvalConfig, EvalProgress, evaluate};
 use etip_eval::predictions::Kind;
 use etip_exec::executor::Executor;
 use etip_lang::labels::Labels;
+use etip_records::results::TaskResult;
 use std::path::Path;
 
 /// Compares a candidate patch with the ground truth: `exact_match` and `same_location`.

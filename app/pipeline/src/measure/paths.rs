@@ -4,7 +4,7 @@
 use super::Config;
 use crate::InputError;
 use crate::output::{self, Named};
-use etip_core::measure::Measurement;
+use etip_records::measure::Measurement;
 use std::path::{Path, PathBuf};
 
 /// The files `measure` writes in its output folder.

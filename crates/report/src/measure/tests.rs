@@ -1,10 +1,9 @@
 //! Tests of the `etip measure` HTML report.
 
 use super::*;
-use etip_core::measure::{
-    EffectRecord, Environment, MannWhitneyRecord, NotExecutable, Protocol, SignTestRecord,
-};
+use etip_records::measure::{Environment, NotExecutable, Protocol};
 use etip_stats::{Alternative, MwuMethod, SignTestConfig, TimerRule};
+use etip_stats::{EffectRecord, MannWhitneyRecord, SignTestRecord};
 
 /// Deterministic noise in [-1, 1).
 fn noise(seed: &mut u64) -> f64 {

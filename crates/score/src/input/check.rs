@@ -10,7 +10,7 @@
 
 use crate::clip::quote;
 use crate::error::{Result, ScoreError};
-use etip_core::results::{PerTestMeans, TaskResult, TestRuns};
+use etip_records::results::{PerTestMeans, TaskResult, TestRuns};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -1,10 +1,10 @@
-//! etip's own task-result JSON Lines (`etip_core::results::TaskResult`, one object per line).
+//! etip's own task-result JSON Lines (`etip_records::results::TaskResult`, one object per line).
 
 use super::check::{At, IdSet, check_number, check_positive, check_task_runtimes, checked_ratio};
 use super::{Format, Submission};
 use crate::clip::foreign;
 use crate::error::{Result, ScoreError};
-use etip_core::results::TaskResult;
+use etip_records::results::TaskResult;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -5,7 +5,7 @@ use super::Submission;
 use super::check::{At, check_per_test_means};
 use crate::clip::{QUOTE_CHARS, clip, foreign, quote};
 use crate::error::{Result, ScoreError};
-use etip_core::results::{OfficialVerdict, PerTestMeans, TaskResult};
+use etip_records::results::{OfficialVerdict, PerTestMeans, TaskResult};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! `measurements.jsonl` of `etip measure` (`etip_core::measure::Measurement`, schema
+//! `measurements.jsonl` of `etip measure` (`etip_records::measure::Measurement`, schema
 //! `etip.measurement`, one object per line; documented in `docs/schemas/measurements.md`).
 //!
 //! Each line becomes a task result through [`Measurement::to_task_result`]: correct when the ETIP is
@@ -12,7 +12,7 @@ use super::check::{At, IdSet, check_round_totals, check_runtimes};
 use super::{Format, Submission};
 use crate::clip::{foreign, quote};
 use crate::error::{Result, ScoreError};
-use etip_core::measure::{ClassRecord, MEASUREMENT_SCHEMA_VERSION, Measurement};
+use etip_records::measure::{ClassRecord, MEASUREMENT_SCHEMA_VERSION, Measurement};
 use std::collections::BTreeMap;
 use std::path::Path;
 

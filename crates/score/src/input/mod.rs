@@ -32,8 +32,8 @@ pub use check::MIN_RUNTIME;
 pub use read::{MAX_FILE_BYTES, MAX_LINE_BYTES, read_text};
 
 use crate::error::{Result, ScoreError};
-use etip_core::measure::Measurement;
-use etip_core::results::TaskResult;
+use etip_records::measure::Measurement;
+use etip_records::results::TaskResult;
 use sniff::{JsonlKind, Sniffed};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

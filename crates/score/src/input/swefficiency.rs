@@ -4,7 +4,7 @@ use super::check::{At, IdSet, MIN_RUNTIME, check_number, check_positive, checked
 use super::{Format, Submission, read_text};
 use crate::clip::{QUOTE_CHARS, clip, foreign, quote};
 use crate::error::{Result, ScoreError};
-use etip_core::results::{OfficialVerdict, TaskResult};
+use etip_records::results::{OfficialVerdict, TaskResult};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 use super::{Params, Rule, ScoreRow, round_half_even, swefficiency, task_at, total_of};
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Submission};
-use etip_core::results::{PerTestMeans, TaskResult};
+use etip_records::results::{PerTestMeans, TaskResult};
 use serde::Serialize;
 use serde_json::json;
 

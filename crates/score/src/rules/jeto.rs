@@ -13,9 +13,9 @@
 use super::{Params, Rule, ScoreRow, task_at, total_of};
 use crate::error::{Result, ScoreError};
 use crate::input::Submission;
-use etip_core::measure::{Direction as MeasuredDirection, Measurement};
-use etip_core::results::TaskResult;
-use etip_stats::{Direction, SignTestConfig, SignTestVerdict, sign_test};
+use etip_records::measure::Measurement;
+use etip_records::results::TaskResult;
+use etip_stats::{Direction, SignTestConfig, SignTestRecord, TimerRule, jeto_verdict};
 use serde::Serialize;
 use serde_json::json;
 
@@ -23,54 +23,40 @@ use serde_json::json;
 #[derive(Debug, Clone, Serialize)]
 pub struct JetoTaskVerdict {
     /// Per eligible test class: (name, verdict).
-    pub classes: Vec<(String, SignTestVerdict)>,
+    pub classes: Vec<(String, SignTestRecord)>,
     /// Classes left out because they failed or were not timed in every round of both versions.
     pub ineligible: Vec<String>,
     /// Verdict on per-round totals over the eligible classes (None when no class is eligible).
-    pub overall: Option<SignTestVerdict>,
+    pub overall: Option<SignTestRecord>,
 }
 
-/// Applies the sign test ([`etip_stats::sign_test`]) to every eligible class of a task and to the
-/// per-round totals. O(n log n) in the rounds: beyond [`super::EXACT_SIGN_ROUNDS`] rounds
-/// `etip_stats` takes the binomial tail from Loader's saddle-point expansion (relative error below
-/// 1e-12) instead of the exact sum.
+/// JETO's verdict of a task ([`etip_stats::jeto_verdict`], the one `etip measure` applies): the
+/// sign test of every eligible class and of the per-round totals, under JETO's literal timer rule
+/// at fixed rounds. A class is eligible when it passed and has times of both versions in every
+/// round. O(n log n) in the rounds: beyond [`super::EXACT_SIGN_ROUNDS`] rounds `etip_stats` takes
+/// the binomial tail from Loader's saddle-point expansion (relative error below 1e-12) instead of
+/// the exact sum.
 pub fn jeto_task_verdict(
     task: &TaskResult,
     cfg: &SignTestConfig,
 ) -> Result<JetoTaskVerdict, etip_stats::StatsError> {
-    let mut classes = Vec::new();
-    let mut ineligible = Vec::new();
-    let mut totals_o: Vec<f64> = Vec::new();
-    let mut totals_p: Vec<f64> = Vec::new();
     let rounds = task.tests.iter().map(|t| t.base.len()).max().unwrap_or(0);
-    for test in &task.tests {
-        if !test.passed || test.base.len() != rounds || test.patched.len() != rounds || rounds == 0
-        {
-            ineligible.push(test.name.clone());
-            continue;
-        }
-        classes.push((
-            test.name.clone(),
-            sign_test(&test.base, &test.patched, cfg)?,
-        ));
-        if totals_o.is_empty() {
-            totals_o = vec![0.0; rounds];
-            totals_p = vec![0.0; rounds];
-        }
-        for k in 0..rounds {
-            totals_o[k] += test.base[k];
-            totals_p[k] += test.patched[k];
-        }
-    }
-    let overall = if classes.is_empty() {
-        None
-    } else {
-        Some(sign_test(&totals_o, &totals_p, cfg)?)
-    };
+    let (eligible, ineligible): (Vec<_>, Vec<_>) = task.tests.iter().partition(|test| {
+        test.passed && test.base.len() == rounds && test.patched.len() == rounds && rounds > 0
+    });
+    let series: Vec<(&[f64], &[f64])> = eligible
+        .iter()
+        .map(|t| (t.base.as_slice(), t.patched.as_slice()))
+        .collect();
+    let verdict = jeto_verdict(&series, cfg, TimerRule::Literal, None)?;
     Ok(JetoTaskVerdict {
-        classes,
-        ineligible,
-        overall,
+        classes: eligible
+            .iter()
+            .map(|t| t.name.clone())
+            .zip(verdict.classes)
+            .collect(),
+        ineligible: ineligible.iter().map(|t| t.name.clone()).collect(),
+        overall: verdict.overall,
     })
 }
 
@@ -166,14 +152,6 @@ fn direction_name(d: Direction) -> &'static str {
     }
 }
 
-fn measured_direction_name(d: MeasuredDirection) -> &'static str {
-    match d {
-        MeasuredDirection::PatchedFaster => "patched_faster",
-        MeasuredDirection::OriginalFaster => "original_faster",
-        MeasuredDirection::NotSignificant => "not_significant",
-    }
-}
-
 /// Why a measurement's own overall verdict may differ from the JETO rule's on the same times: the
 /// measurement's protocol differs from the literal, fixed-round rule with the scoring parameters.
 fn protocol_differences(m: &Measurement, params: &Params) -> Vec<String> {
@@ -236,7 +214,7 @@ fn compare_with_measurements(
         let (own, jeto) = match (own, jeto) {
             (None, None) => continue,
             (own, jeto) => (
-                own.map_or("none", measured_direction_name),
+                own.map_or("none", direction_name),
                 jeto.map_or("none", direction_name),
             ),
         };

@@ -61,13 +61,65 @@ impl Rule {
         }
     }
 
-    /// Decimal places the benchmark publishes its score with.
-    pub fn display_decimals(self) -> usize {
+    /// The benchmark's name as its authors write it (`SWE-fficiency`, `GSO`, `SWE-Perf`, `JETO`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Rule::Swefficiency => "SWE-fficiency",
+            Rule::Gso => "GSO",
+            Rule::Sweperf => "SWE-Perf",
+            Rule::Jeto => "JETO",
+        }
+    }
+
+    /// Short column title of the rule's score in a table, without its unit (see
+    /// [`Rule::column_with_unit`]).
+    pub fn column(self) -> &'static str {
+        match self {
+            Rule::Swefficiency => "SWE-fficiency HM of SR",
+            Rule::Gso => "GSO opt@1",
+            Rule::Sweperf => "SWE-Perf gain",
+            Rule::Jeto => "JETO",
+        }
+    }
+
+    /// Unit of the score: `"SR"` (SWE-fficiency: a harmonic mean of speedup ratios to the
+    /// expert's) or `"%"` (a percentage: of tasks for GSO and JETO, of time for SWE-Perf's gain).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Rule::Swefficiency => "SR",
+            Rule::Gso | Rule::Sweperf | Rule::Jeto => "%",
+        }
+    }
+
+    /// [`Rule::column`] with the unit where it is a percentage: `JETO %`, `GSO opt@1 %`,
+    /// `SWE-Perf gain %`, `SWE-fficiency HM of SR` (the SR is in the name).
+    pub fn column_with_unit(self) -> String {
+        match self.unit() {
+            "%" => format!("{} %", self.column()),
+            _ => self.column().to_owned(),
+        }
+    }
+
+    /// What the score counts, with its unit, in a few words (a report's legend).
+    pub fn description(self) -> &'static str {
+        match self {
+            Rule::Swefficiency => "harmonic mean of speedup / expert speedup",
+            Rule::Gso => "opt@1, % of tasks",
+            Rule::Sweperf => "mean minimal significant gain, %",
+            Rule::Jeto => "% of tasks correct and significantly faster",
+        }
+    }
+
+    /// Decimal places the benchmark publishes its score with (and reports show it with).
+    pub fn decimals(self) -> usize {
         match self {
             Rule::Swefficiency => 4,
             Rule::Gso | Rule::Sweperf | Rule::Jeto => 2,
         }
     }
+
+    /// The rules in the order etip's reports show them: etip's own (JETO) first.
+    pub const REPORT_ORDER: [Rule; 4] = [Rule::Jeto, Rule::Swefficiency, Rule::Gso, Rule::Sweperf];
 
     /// All rules.
     pub const ALL: [Rule; 4] = [Rule::Swefficiency, Rule::Gso, Rule::Sweperf, Rule::Jeto];
@@ -196,8 +248,8 @@ pub fn score(sub: &Submission, rule: Rule, params: &Params) -> Result<ScoreRow> 
     {
         row.official_score = Some(official);
         row.matches_official = Some(
-            round_half_even(row.score, rule.display_decimals())
-                == round_half_even(official, rule.display_decimals()),
+            round_half_even(row.score, rule.decimals())
+                == round_half_even(official, rule.decimals()),
         );
     }
     Ok(row)
@@ -263,6 +315,29 @@ mod tests {
         assert_eq!(round_half_even(1.35, 1), 1.4); // 1.350000000000000088...
         assert_eq!(round_half_even(0.125, 2), 0.12);
         assert_eq!(round_half_even(0.375, 2), 0.38);
+    }
+
+    #[test]
+    fn rule_metadata() {
+        let columns: Vec<String> = Rule::REPORT_ORDER
+            .iter()
+            .map(|r| r.column_with_unit())
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                "JETO %",
+                "SWE-fficiency HM of SR",
+                "GSO opt@1 %",
+                "SWE-Perf gain %"
+            ]
+        );
+        let decimals: Vec<usize> = Rule::ALL.iter().map(|r| r.decimals()).collect();
+        assert_eq!(decimals, [4, 2, 2, 2]);
+        for rule in Rule::ALL {
+            assert!(Rule::REPORT_ORDER.contains(&rule));
+            assert!(!rule.title().is_empty() && !rule.description().is_empty());
+        }
     }
 
     #[test]

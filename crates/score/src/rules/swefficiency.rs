@@ -5,7 +5,7 @@ use super::{Params, Rule, ScoreRow, task_at, total_of};
 use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::Submission;
-use etip_core::results::TaskResult;
+use etip_records::results::TaskResult;
 use serde_json::json;
 
 /// SWE-fficiency's floor on each SR inside the harmonic mean.
@@ -24,7 +24,7 @@ pub fn speedups_of(task: &TaskResult) -> (Option<f64>, Option<f64>) {
     if task.speedup.is_some() || task.gold_speedup.is_some() || task.tests.is_empty() {
         return (task.speedup, task.gold_speedup);
     }
-    let total = |f: fn(&etip_core::results::TestRuns) -> &Vec<f64>| -> Option<f64> {
+    let total = |f: fn(&etip_records::results::TestRuns) -> &Vec<f64>| -> Option<f64> {
         task.tests.iter().map(|t| mean(f(t))).sum::<Option<f64>>()
     };
     let base = total(|t| &t.base);

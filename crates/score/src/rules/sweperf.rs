@@ -10,7 +10,7 @@ use super::{Params, Rule, ScoreRow, task_at, total_of};
 use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Submission};
-use etip_core::results::{TaskResult, TestRuns};
+use etip_records::results::{TaskResult, TestRuns};
 use etip_stats::sweperf_delta;
 use serde_json::json;
 

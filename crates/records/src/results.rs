@@ -14,7 +14,7 @@
 //! | JETO | `correct` and per-test runs `base`, `patched` paired by round |
 //!
 //! ```
-//! use etip_core::results::TaskResult;
+//! use etip_records::results::TaskResult;
 //! let line = r#"{"instance_id":"demo-1","correct":true,"speedup":2.0,"gold_speedup":4.0}"#;
 //! let task: TaskResult = serde_json::from_str(line).unwrap();
 //! assert_eq!(task.speedup_ratio(), Some(0.5));
@@ -90,7 +90,7 @@ pub struct TaskResult {
     /// The candidate's (and the reference's) reported times held against the wall time the
     /// harness measured around each test command (rules §3.8), as `etip eval` checked them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub timing: Vec<crate::measure::TimingCheck>,
+    pub timing: Vec<crate::timing::TimingCheck>,
 }
 
 /// Timed runs of one performance test on the base, patched and reference versions.
