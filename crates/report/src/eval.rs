@@ -7,6 +7,7 @@ use crate::html::escape;
 use crate::{Align, HtmlReport, Table};
 use etip_core::category::{Category, TestCategory};
 use etip_records::results::{TaskResult, TestRuns};
+use etip_score::rules::Rule;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -23,14 +24,6 @@ pub struct Score {
     pub success: usize,
 }
 
-/// The rules in the order the reports show them, with their units.
-pub const RULES: [(&str, &str); 4] = [
-    ("jeto", "% of tasks correct and significantly faster"),
-    ("swefficiency", "harmonic mean of speedup / expert speedup"),
-    ("gso", "opt@1, % of tasks"),
-    ("sweperf", "mean minimal significant gain, %"),
-];
-
 /// Scores `results.jsonl` under every rule through the score library (what `etip score` prints);
 /// a rule that does not apply is left out with its reason.
 pub fn scores(results: &Path) -> (Vec<Score>, Vec<String>) {
@@ -40,10 +33,8 @@ pub fn scores(results: &Path) -> (Vec<Score>, Vec<String>) {
         Ok(l) => l.submissions,
         Err(e) => return (out, vec![e.to_string()]),
     };
-    for (name, _) in RULES {
-        let Ok(rule) = name.parse::<etip_score::rules::Rule>() else {
-            continue;
-        };
+    for rule in Rule::REPORT_ORDER {
+        let name = rule.name();
         match etip_score::rules::score_all(&subs, rule, &etip_score::rules::Params::default()) {
             Ok(rows) => out.extend(rows.into_iter().map(|r| Score {
                 rule: name.to_string(),
@@ -136,27 +127,29 @@ pub fn category_table(results: &[TaskResult]) -> Table {
     t
 }
 
-/// Short column titles of the rules' scores, with their units (the paragraph above the HTML table
-/// and [`RULES`] say what each counts).
-const RULE_COLUMNS: [(&str, &str); 4] = [
-    ("jeto", "JETO %"),
-    ("swefficiency", "SWE-fficiency HM of SR"),
-    ("gso", "GSO opt@1 %"),
-    ("sweperf", "SWE-Perf gain %"),
-];
-
 /// The scores, one row per submission (in the order they first appear) and one column per rule
 /// that scored any: the score, then the tasks and how many patches are correct (every test passed;
 /// the first rule's count). `units`: the HTML report's longer column titles
 /// with the unit of each score; the text tables stay within 120 columns without them.
 pub fn score_table(scores: &[Score], units: bool) -> Table {
-    let rules: Vec<(&str, &str)> = RULE_COLUMNS
-        .iter()
-        .filter(|(r, _)| scores.iter().any(|s| s.rule == *r))
-        .map(|(r, title)| (*r, if units { *title } else { *r }))
+    let rules: Vec<(Rule, String)> = Rule::REPORT_ORDER
+        .into_iter()
+        .filter(|r| scores.iter().any(|s| s.rule == r.name()))
+        .map(|r| {
+            let title = if units {
+                r.column_with_unit()
+            } else {
+                r.name().to_owned()
+            };
+            (r, title)
+        })
         .collect();
     let mut cols = vec![("model", Align::Left)];
-    cols.extend(rules.iter().map(|(_, title)| (*title, Align::Right)));
+    cols.extend(
+        rules
+            .iter()
+            .map(|(_, title)| (title.as_str(), Align::Right)),
+    );
     cols.extend([("tasks", Align::Right), ("correct", Align::Right)]);
     let mut t = Table::new(cols);
     let mut models: Vec<&str> = Vec::new();
@@ -166,14 +159,18 @@ pub fn score_table(scores: &[Score], units: bool) -> Table {
         }
     }
     for m in models {
-        let of = |rule: &str| scores.iter().find(|s| s.submission == m && s.rule == rule);
+        let of = |rule: Rule| {
+            scores
+                .iter()
+                .find(|s| s.submission == m && s.rule == rule.name())
+        };
         let mut row = vec![m.to_owned()];
         row.extend(rules.iter().map(|(r, _)| {
             // The decimals each benchmark publishes its score with.
-            let d = if *r == "swefficiency" { 4 } else { 2 };
-            of(r).map_or("-".into(), |s| format!("{:.d$}", s.score))
+            let d = r.decimals();
+            of(*r).map_or("-".into(), |s| format!("{:.d$}", s.score))
         }));
-        let counted = rules.iter().find_map(|(r, _)| of(r));
+        let counted = rules.iter().find_map(|(r, _)| of(*r));
         row.extend(counted.map_or_else(
             || vec!["-".into(); 2],
             |s| vec![s.tasks.to_string(), s.correct.to_string()],

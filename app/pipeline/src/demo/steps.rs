@@ -335,7 +335,7 @@ impl Demo<'_> {
                 results.display().to_string(),
             ],
         );
-        for (rule, _) in etip_report::eval::RULES {
+        for rule in etip_score::rules::Rule::REPORT_ORDER.map(|r| r.name()) {
             capture(&self.out().join(format!("scores/{rule}.json")), |w| {
                 self.host.score(rule, results, w)
             })?;

@@ -10,6 +10,7 @@ pub use html::html;
 use crate::{Align, Table};
 use etip_score::audit::{Audit, AuditParams};
 use etip_score::board::{self, Board, Role};
+use etip_score::rules::Rule;
 use std::collections::BTreeMap;
 
 /// Formats a number with `decimals` places, or `-` when absent.
@@ -21,12 +22,12 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
-/// The benchmark's name as its authors write it.
+/// The benchmark's name as its authors write it: the title of the rule of the same name for the
+/// leaderboards etip audits (SWE-fficiency, GSO); other names (etip's own results) as they are.
 pub fn benchmark_title(b: &str) -> &str {
-    match b {
-        "swefficiency" => "SWE-fficiency",
-        "gso" => "GSO",
-        other => other,
+    match b.parse::<Rule>() {
+        Ok(r @ (Rule::Swefficiency | Rule::Gso)) => r.title(),
+        _ => b,
     }
 }
 
@@ -93,8 +94,8 @@ fn rule_label(key: &str, params: &AuditParams) -> String {
     }
     match key {
         "median_sr" => "median SR".into(),
-        "gso_score" => "GSO opt@1".into(),
-        "swefficiency_hm" => "SWE-fficiency HM of SR".into(),
+        "gso_score" => Rule::Gso.column().into(),
+        "swefficiency_hm" => Rule::Swefficiency.column().into(),
         k if k.starts_with("hm_tolerance_") => "HM tol".into(),
         k if k.starts_with("gso_gate_sr_") => format!("gate≥{}", params.gso_sr_threshold),
         k => k.into(),
