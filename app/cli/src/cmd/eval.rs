@@ -5,15 +5,13 @@
 
 use super::format::{FormatArg, render};
 use super::measure::TimingArgs;
-use etip_core::instance::InstanceStatus;
 use etip_core::results::TaskResult;
-use etip_lang::labels::Labels;
-use etip_pipeline::eval::{Config, Labeler, Outcome, Predictions, Records, RunConfig};
+use etip_pipeline::eval::{Config, Outcome, Predictions, Records, RunConfig};
 use etip_pipeline::timing::TestChoice;
 use etip_pipeline::{ExecutorChoice, ExecutorKind};
 use etip_report::OutputFormat;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -125,25 +123,6 @@ impl RunArgs {
     }
 }
 
-/// The AST labels of an evaluated patch.
-// joins: eval_labels moves to the pipeline with the non-timed stages; the pipeline's eval then
-// labels by itself and this adapter goes.
-pub struct AstLabels;
-
-impl Labeler for AstLabels {
-    fn label(
-        &self,
-        status: &InstanceStatus,
-        gold: &str,
-        candidate: &str,
-        files: &Path,
-        cache: &Path,
-    ) -> anyhow::Result<Labels> {
-        super::eval_labels::label(status, gold, candidate, files, cache)
-            .map_err(|e| anyhow::anyhow!(e))
-    }
-}
-
 /// `etip eval`: agent patches, `gold` or `empty`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
     let format = OutputFormat::from(args.run.format);
@@ -158,7 +137,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         run: args.run.config(),
         records: Records::Patches,
     };
-    let outcome = etip_pipeline::eval::run(&cfg, Some(&AstLabels), &super::progress::Bar::new())?;
+    let outcome = etip_pipeline::eval::run(&cfg, true, &super::progress::Bar::new())?;
     render_outcome(&outcome, format, out)
 }
 

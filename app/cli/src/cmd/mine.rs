@@ -169,8 +169,17 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         return Ok(());
     }
     let mined = local::mine(&cfg, super::runtime, &mut Bars::default())?;
-    print_notes(&mined);
-    match a.format {
+    render_mined(&mined, a.format, stdout)
+}
+
+/// What `mine local` prints of a run: its notes on stderr, its summary on `stdout`.
+pub fn render_mined(
+    mined: &LocalMined,
+    format: Format,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
+    print_notes(mined);
+    match format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *stdout, &mined.summary)?;
             writeln!(stdout)?;

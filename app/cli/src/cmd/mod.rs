@@ -7,7 +7,6 @@ pub mod clean;
 pub mod config;
 pub mod demo;
 pub mod eval;
-pub mod eval_labels;
 pub mod executor;
 pub mod measure;
 pub mod mine;

@@ -5,7 +5,7 @@ use super::format::{FormatArg, num, render};
 use etip_pipeline::score::{self, ScoreConfig};
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::param;
-use etip_score::rules::{self, Rule};
+use etip_score::rules::{self, Rule, ScoreRow};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -85,11 +85,20 @@ impl Args {
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let rows = score::score(&args.config())?;
-    let format = OutputFormat::from(args.format);
+    render_rows(&rows, args.rule, OutputFormat::from(args.format), stdout)
+}
+
+/// The rows of a `score` run, as a table of the rule's decimals or as JSON.
+pub fn render_rows(
+    rows: &[ScoreRow],
+    rule: Rule,
+    format: OutputFormat,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
     let out = if format == OutputFormat::Json {
-        etip_report::to_json(&rows)?
+        etip_report::to_json(rows)?
     } else {
-        let decimals = args.rule.display_decimals();
+        let decimals = rule.display_decimals();
         let mut table = Table::new(vec![
             ("submission", Align::Left),
             ("rule", Align::Left),
@@ -101,7 +110,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             ("official", Align::Right),
             ("match", Align::Left),
         ]);
-        for r in &rows {
+        for r in rows {
             table.push(vec![
                 r.submission.clone(),
                 r.rule.to_string(),
