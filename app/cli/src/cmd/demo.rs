@@ -12,7 +12,7 @@ use etip_score::rules::{Rule, ScoreRow};
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::format::FormatArg;
+use super::args::OutputArgs;
 use super::mine_args::Format;
 
 #[derive(Debug, clap::Args)]
@@ -36,9 +36,8 @@ pub struct Args {
     /// Namespace of the demo's images and containers (`etip clean --namespace` removes them).
     #[arg(long, default_value = "etip-demo")]
     namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// The fixture repositories of a demo run.
@@ -105,7 +104,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let mut summary = outcome.summary;
     stdout.write_all(
         summary
-            .text(args.format.into(), outcome.seconds)?
+            .text(args.output.format.into(), outcome.seconds)?
             .as_bytes(),
     )?;
     eprintln!(

@@ -3,7 +3,8 @@
 //! original and the ground truth by `etip measure`'s protocol, categorised, labelled and written
 //! in the task-result schema that `etip score` and `etip audit` read.
 
-use super::format::{FormatArg, render};
+use super::args::{ConfigArgs, OutputArgs};
+use super::format::render;
 use super::measure::TimingArgs;
 use etip_core::results::TaskResult;
 use etip_pipeline::eval::{Config, Outcome, Predictions, Records, RunConfig};
@@ -68,9 +69,8 @@ struct RunArgs {
     /// Time limit of each step preparing a version (copy, apply, build), seconds.
     #[arg(long, default_value_t = 1800)]
     setup_timeout: u64,
-    /// The build configuration the instances were built with.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Evaluate again what this run id already evaluated.
     #[arg(long)]
     force: bool,
@@ -90,9 +90,8 @@ struct RunArgs {
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 impl RunArgs {
@@ -106,7 +105,7 @@ impl RunArgs {
             workers: self.workers,
             timing: self.timing.timing(),
             setup_timeout_secs: self.setup_timeout,
-            build_config: self.config,
+            build_config: self.config.config,
             force: self.force,
             min_free_gb: self.min_free_gb,
             reuse_containers: self.reuse_containers,
@@ -125,7 +124,7 @@ impl RunArgs {
 
 /// `etip eval`: agent patches, `gold` or `empty`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
-    let format = OutputFormat::from(args.run.format);
+    let format = OutputFormat::from(args.run.output.format);
     let cfg = Config {
         predictions: match args.predictions.as_str() {
             "gold" => Predictions::Gold,
@@ -143,7 +142,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// `etip eval-test`: generated tests.
 pub fn run_tests(a: TestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let format = OutputFormat::from(a.run.format);
+    let format = OutputFormat::from(a.run.output.format);
     let cfg = etip_pipeline::eval_test::Config {
         tests: a.tests,
         run: a.run.config(),

@@ -1,5 +1,6 @@
 //! One module per subcommand; each exposes `Args` (clap derive) and `run(args) -> anyhow::Result<()>`.
 
+pub mod args;
 pub mod base_image;
 pub mod build;
 pub mod classify;
