@@ -28,5 +28,5 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<eval::Outcom
         records: Records::Tests,
     };
     // Generated tests are not labelled against the ground truth.
-    eval::run(&eval, None, progress)
+    eval::run(&eval, false, progress)
 }

@@ -33,6 +33,26 @@ pub struct ScoreConfig {
     pub conservative: bool,
 }
 
+impl ScoreConfig {
+    /// Scores `files` under `rule` with every parameter at the rule's default (the defaults of
+    /// `etip score`'s flags).
+    pub fn new(rule: Rule, files: Vec<PathBuf>) -> ScoreConfig {
+        let defaults = Params::default();
+        ScoreConfig {
+            rule,
+            files,
+            names: Vec::new(),
+            floor: defaults.floor,
+            gso_threshold: defaults.gso_sr_threshold,
+            total_instances: None,
+            min_impr: defaults.sign.min_impr,
+            p_val: defaults.sign.p_val,
+            k: None,
+            conservative: false,
+        }
+    }
+}
+
 /// The rule's parameters of `c`, checked against their ranges (bad input otherwise).
 fn params(c: &ScoreConfig) -> anyhow::Result<Params> {
     let mut params = Params {

@@ -49,8 +49,8 @@ impl Default for Timing {
         Timing {
             rounds: 30,
             warmup: 1,
-            min_impr: 0.05,
-            p_val: 0.1,
+            min_impr: SignTestConfig::default().min_impr,
+            p_val: SignTestConfig::default().p_val,
             conservative: false,
             timer_rule: TimerRule::default(),
             min_class_ms: 10.0,

@@ -2,7 +2,8 @@
 //! [`etip_pipeline::audit`] (it writes the HTML page); its tables ([`etip_report::audit`]) are
 //! printed here as text, CSV, Markdown or JSON.
 
-use super::format::{FormatArg, render};
+use super::args::OutputArgs;
+use super::format::render;
 use etip_pipeline::audit::{self, AuditConfig, Audited};
 use etip_report::OutputFormat;
 use etip_report::audit::{glossary, tables};
@@ -45,9 +46,8 @@ pub struct Args {
     /// TOML file mapping submission names to model names: `"eval_report_x" = "x"`.
     #[arg(long, value_name = "FILE")]
     pub aliases: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: FormatArg,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Also write a self-contained HTML report with plots (per-task weight, SR distribution) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -74,7 +74,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         boards,
         params,
     } = audit::audit(&args.config())?;
-    let format = OutputFormat::from(args.format);
+    let format = OutputFormat::from(args.output.format);
     let out = match format {
         OutputFormat::Json => etip_report::to_json(&serde_json::json!({
             "boards": &boards,

@@ -1,7 +1,7 @@
 //! `etip base-image bootstrap`: the offline base image (debootstrap + import through the Docker API).
 
+use super::args::ConfigArgs;
 use etip_build::base::BaseImage;
-use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,9 +17,8 @@ enum Action {
         /// Debian suite.
         #[arg(long)]
         suite: Option<String>,
-        /// Build configuration (TOML; see harness/build/README.md).
-        #[arg(long)]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArgs,
         /// Rebuild even when an image with the same content key exists.
         #[arg(long)]
         force: bool,
@@ -34,7 +33,7 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     } = args.action;
     let cfg = etip_pipeline::base_image::Config {
         suite,
-        build_config: config,
+        build_config: config.config,
         force,
     };
     // Phases and elapsed time on stderr: above a spinner on a terminal, as plain lines otherwise

@@ -1,6 +1,7 @@
 //! `etip build`: one Docker image per ETIP (base, env and instance layers), both versions built;
 //! or, with `--executor local`, both versions built as host processes in the output folder.
 
+use super::args::ConfigArgs;
 use etip_core::instance::BuildOutcome;
 use etip_pipeline::ExecutorKind;
 use etip_pipeline::build::{Config, Outcome};
@@ -18,9 +19,8 @@ pub struct Args {
     /// Parallel builds.
     #[arg(long, default_value_t = 1)]
     workers: usize,
-    /// Build configuration (TOML; keys not set keep their defaults).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Output folder: logs/<id>/ (Dockerfiles, context summary, build log, status.json),
     /// status.jsonl, repos/ (clone cache). One build at a time writes to it.
     #[arg(long, default_value = ".etip/build")]
@@ -59,8 +59,10 @@ impl From<BuildExecutor> for ExecutorKind {
 
 pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     if args.print_config {
-        let cfg =
-            etip_pipeline::build::load_config(args.config.as_deref(), args.namespace.as_deref())?;
+        let cfg = etip_pipeline::build::load_config(
+            args.config.config.as_deref(),
+            args.namespace.as_deref(),
+        )?;
         // With what "auto" finds on this machine, credentials masked.
         write!(
             stdout,
@@ -76,7 +78,7 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
         etips,
         id: args.id,
         workers: args.workers,
-        build_config: args.config,
+        build_config: args.config.config,
         out: args.out,
         namespace: args.namespace,
         executor: args.executor.into(),

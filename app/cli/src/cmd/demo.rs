@@ -2,16 +2,18 @@
 //! [`etip_pipeline::demo`]); here the arguments, the output of each step as its command prints
 //! it, and the summary.
 
-use clap::Parser;
 use etip_build::base::BaseImage;
-use etip_pipeline::demo::{self, MineStep};
-use etip_pipeline::eval::Labeler;
+use etip_pipeline::demo;
+use etip_pipeline::mine::local::LocalMined;
+use etip_pipeline::progress::PhaseProgress;
 use etip_pipeline::{build, eval, measure};
 use etip_report::OutputFormat;
+use etip_score::rules::{Rule, ScoreRow};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use super::format::FormatArg;
+use super::args::OutputArgs;
+use super::mine_args::Format;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,9 +36,8 @@ pub struct Args {
     /// Namespace of the demo's images and containers (`etip clean --namespace` removes them).
     #[arg(long, default_value = "etip-demo")]
     namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// The fixture repositories of a demo run.
@@ -57,42 +58,20 @@ impl From<Langs> for demo::Langs {
     }
 }
 
-/// Parses a command line of one subcommand (without `etip` and the subcommand's name).
-// joins: only for `mine` and `score`, until they are pipeline stages with typed configurations.
-#[derive(Parser)]
-#[command(no_binary_name = true)]
-struct Argv<T: clap::Args> {
-    #[command(flatten)]
-    inner: T,
-}
-
-fn parse<T: clap::Args>(argv: &[String]) -> anyhow::Result<T> {
-    Argv::<T>::try_parse_from(argv)
-        .map(|a| a.inner)
-        .map_err(|e| anyhow::anyhow!("the demo made a command line etip refuses: {e}"))
-}
-
-/// Each step's output as its command prints it; mining and scoring through their commands.
+/// Each step's output as its command prints it.
 struct CliHost;
 
 impl demo::Host for CliHost {
-    fn mine(&self, step: &MineStep, out: &mut dyn Write) -> anyhow::Result<()> {
-        super::mine::run(parse(&step.argv())?, out)
+    fn phases(&self) -> Box<dyn PhaseProgress + '_> {
+        Box::new(super::progress::Bars::default())
     }
 
-    fn score(&self, rule: &str, results: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
-        let argv: Vec<String> = vec![
-            "--rule".into(),
-            rule.into(),
-            "--format".into(),
-            "json".into(),
-            results.display().to_string(),
-        ];
-        super::score::run(parse(&argv)?, out)
+    fn mine(&self, mined: &LocalMined, out: &mut dyn Write) -> anyhow::Result<()> {
+        super::mine::render_mined(mined, Format::Text, out)
     }
 
-    fn labeler(&self) -> &dyn Labeler {
-        &super::eval::AstLabels
+    fn score(&self, rule: Rule, rows: &[ScoreRow], out: &mut dyn Write) -> anyhow::Result<()> {
+        super::score::render_rows(rows, rule, OutputFormat::Json, out)
     }
 
     fn base_image(&self, img: &BaseImage, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -125,7 +104,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let mut summary = outcome.summary;
     stdout.write_all(
         summary
-            .text(args.format.into(), outcome.seconds)?
+            .text(args.output.format.into(), outcome.seconds)?
             .as_bytes(),
     )?;
     eprintln!(

@@ -3,17 +3,16 @@
 //! original and the ground truth by `etip measure`'s protocol, categorised, labelled and written
 //! in the task-result schema that `etip score` and `etip audit` read.
 
-use super::format::{FormatArg, render};
+use super::args::{ConfigArgs, OutputArgs};
+use super::format::render;
 use super::measure::TimingArgs;
-use etip_core::instance::InstanceStatus;
-use etip_lang::labels::Labels;
-use etip_pipeline::eval::{Config, Labeler, Outcome, Predictions, Records, RunConfig};
+use etip_pipeline::eval::{Config, Outcome, Predictions, Records, RunConfig};
 use etip_pipeline::timing::TestChoice;
 use etip_pipeline::{ExecutorChoice, ExecutorKind};
 use etip_records::results::TaskResult;
 use etip_report::OutputFormat;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -70,9 +69,8 @@ struct RunArgs {
     /// Time limit of each step preparing a version (copy, apply, build), seconds.
     #[arg(long, default_value_t = 1800)]
     setup_timeout: u64,
-    /// The build configuration the instances were built with.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Evaluate again what this run id already evaluated.
     #[arg(long)]
     force: bool,
@@ -92,9 +90,8 @@ struct RunArgs {
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 impl RunArgs {
@@ -108,7 +105,7 @@ impl RunArgs {
             workers: self.workers,
             timing: self.timing.timing(),
             setup_timeout_secs: self.setup_timeout,
-            build_config: self.config,
+            build_config: self.config.config,
             force: self.force,
             min_free_gb: self.min_free_gb,
             reuse_containers: self.reuse_containers,
@@ -125,28 +122,9 @@ impl RunArgs {
     }
 }
 
-/// The AST labels of an evaluated patch.
-// joins: eval_labels moves to the pipeline with the non-timed stages; the pipeline's eval then
-// labels by itself and this adapter goes.
-pub struct AstLabels;
-
-impl Labeler for AstLabels {
-    fn label(
-        &self,
-        status: &InstanceStatus,
-        gold: &str,
-        candidate: &str,
-        files: &Path,
-        cache: &Path,
-    ) -> anyhow::Result<Labels> {
-        super::eval_labels::label(status, gold, candidate, files, cache)
-            .map_err(|e| anyhow::anyhow!(e))
-    }
-}
-
 /// `etip eval`: agent patches, `gold` or `empty`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
-    let format = OutputFormat::from(args.run.format);
+    let format = OutputFormat::from(args.run.output.format);
     let cfg = Config {
         predictions: match args.predictions.as_str() {
             "gold" => Predictions::Gold,
@@ -158,13 +136,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         run: args.run.config(),
         records: Records::Patches,
     };
-    let outcome = etip_pipeline::eval::run(&cfg, Some(&AstLabels), &super::progress::Bar::new())?;
+    let outcome = etip_pipeline::eval::run(&cfg, true, &super::progress::Bar::new())?;
     render_outcome(&outcome, format, out)
 }
 
 /// `etip eval-test`: generated tests.
 pub fn run_tests(a: TestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let format = OutputFormat::from(a.run.format);
+    let format = OutputFormat::from(a.run.output.format);
     let cfg = etip_pipeline::eval_test::Config {
         tests: a.tests,
         run: a.run.config(),

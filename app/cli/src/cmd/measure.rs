@@ -1,8 +1,9 @@
 //! `etip measure`: time the tests of built ETIPs in warmed, order-alternated rounds and say which
 //! ETIPs are executable and which test classes detect their improvement.
 
+use super::args::{ConfigArgs, OutputArgs, SignArgs};
 use super::executor::ExecutorArg;
-use super::format::{FormatArg, num, render};
+use super::format::{num, render};
 use etip_measure::protocol::Order;
 use etip_pipeline::ExecutorChoice;
 use etip_pipeline::measure::{Config, Outcome};
@@ -24,53 +25,44 @@ pub enum OrderArg {
 }
 
 /// What `etip measure` and `etip eval` share: the rounds, the verdicts' parameters, the sessions'
-/// limits and CPUs.
+/// limits and CPUs. The defaults are the pipeline's ([`Timing::default`]).
 #[derive(Debug, clap::Args)]
 pub struct TimingArgs {
     /// Timed rounds (warm-up excluded).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = Timing::default().rounds)]
     pub rounds: usize,
     /// Warm-up rounds, discarded.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = Timing::default().warmup)]
     pub warmup: usize,
-    /// Minimum relative improvement for a round to count as a win.
-    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
-          value_parser = |s: &str| param::MIN_IMPR.parse(s))]
-    pub min_impr: f64,
-    /// Significance threshold of the sign test (strict: p < p-val).
-    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
-          value_parser = |s: &str| param::P_VAL.parse(s))]
-    pub p_val: f64,
-    /// JETO's conservative setting (min-impr 0.1, p-val 0.05).
-    #[arg(long)]
-    pub conservative: bool,
+    #[command(flatten)]
+    pub sign: SignArgs,
     /// The sign test's pair rule: `resolution` (pairs whose two times are at or below the report's
     /// resolution are ties; etip's default) or `literal` (JETO's: a pair (0, 0) is a win for both).
-    #[arg(long, default_value = "resolution", value_parser = |s: &str| s.parse::<TimerRule>())]
+    #[arg(long, default_value_t = Timing::default().timer_rule, value_parser = |s: &str| s.parse::<TimerRule>())]
     pub timer_rule: TimerRule,
     /// Classes whose median time is below this (milliseconds) in both versions are `too_fast`.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = Timing::default().min_class_ms)]
     pub min_class_ms: f64,
     /// How much more time per round (median) a version's reports may say it saved than the wall
     /// clock around its test command saw, in milliseconds; beyond it and beyond
     /// --timing-tolerance-share the run is `timing_inconsistent` (rules §3.8).
-    #[arg(long, default_value_t = etip_measure::consistency::DEFAULT_TOLERANCE_SECS * 1000.0,
+    #[arg(long, default_value_t = Timing::default().timing_tolerance_ms,
           value_parser = |s: &str| param::TIMING_TOLERANCE_MS.parse(s))]
     pub timing_tolerance_ms: f64,
     /// The same tolerance as a share of the original's test command time (the larger applies).
-    #[arg(long, default_value_t = etip_measure::consistency::DEFAULT_TOLERANCE_SHARE,
+    #[arg(long, default_value_t = Timing::default().timing_tolerance_share,
           value_parser = |s: &str| param::TIMING_TOLERANCE_SHARE.parse(s))]
     pub timing_tolerance_share: f64,
     /// Significance threshold of the signed-rank test on how far the rounds' reports claim more
     /// saving than the wall clock saw (strict; rules §3.8).
-    #[arg(long, default_value_t = etip_measure::consistency::DEFAULT_TIMING_P_VAL,
+    #[arg(long, default_value_t = Timing::default().timing_p_val,
           value_parser = |s: &str| param::P_VAL.parse(s))]
     pub timing_p_val: f64,
     /// Memory limit of each session in MB.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = Timing::default().memory_mb)]
     pub memory: u64,
     /// Time limit of each version's test command in a round, seconds.
-    #[arg(long, default_value_t = 1800)]
+    #[arg(long, default_value_t = Timing::default().round_timeout_secs)]
     pub round_timeout: u64,
     /// CPUs the sessions may use (e.g. `2-3`); default: whole physical cores, one left to the
     /// system on machines with more than two.
@@ -117,9 +109,8 @@ pub struct Args {
     /// Where the tests run.
     #[arg(long, value_enum, default_value_t = ExecutorArg::Auto)]
     executor: ExecutorArg,
-    /// The build configuration the instances were built with (Maven arguments, test_args).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// State store (rounds as they complete; a re-run resumes). Default: <out>/state.sqlite.
     #[arg(long)]
     state: Option<PathBuf>,
@@ -129,9 +120,8 @@ pub struct Args {
     /// Namespace label of the session containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 impl TimingArgs {
@@ -140,9 +130,9 @@ impl TimingArgs {
         Timing {
             rounds: self.rounds,
             warmup: self.warmup,
-            min_impr: self.min_impr,
-            p_val: self.p_val,
-            conservative: self.conservative,
+            min_impr: self.sign.min_impr,
+            p_val: self.sign.p_val,
+            conservative: self.sign.conservative,
             timer_rule: self.timer_rule,
             min_class_ms: self.min_class_ms,
             timing_tolerance_ms: self.timing_tolerance_ms,
@@ -175,7 +165,7 @@ impl Args {
                 kind: self.executor.into(),
                 namespace: self.namespace,
             },
-            build_config: self.config,
+            build_config: self.config.config,
             state: self.state,
             force: self.force,
         }
@@ -183,7 +173,7 @@ impl Args {
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
-    let format = OutputFormat::from(args.format);
+    let format = OutputFormat::from(args.output.format);
     let outcome = etip_pipeline::measure::run(&args.config(), &super::progress::Bar::new())?;
     render_outcome(&outcome, format, stdout)
 }

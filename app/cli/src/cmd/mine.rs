@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use etip_mine_git::{Explanation, Summary};
 use etip_pipeline::mine::local::{self, LocalConfig, LocalMined};
 
-use super::mine_args::{Format, LangArg, PathArgs, worker_command};
+use super::mine_args::{Format, LangArg, PathArgs, SummaryArgs, worker_command};
 use super::progress::Bars;
 
 /// Mine history for ETIP candidates.
@@ -42,13 +42,13 @@ pub struct LocalArgs {
     #[arg(long, value_enum)]
     pub lang: LangArg,
     /// Keep commits authored on or after DATE (YYYY-MM-DD or RFC 3339); `none` for no lower bound.
-    #[arg(long, default_value = "2015-01-01", value_name = "DATE")]
+    #[arg(long, default_value = local::SINCE, value_name = "DATE")]
     pub since: String,
     /// Keep commits authored before the end of DATE (YYYY-MM-DD, inclusive) or before an RFC 3339 instant.
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
     /// Reject commits changing more than N files.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(long, default_value_t = local::MAX_FILES, value_name = "N")]
     pub max_files: usize,
     /// Branch or revision to walk (default: HEAD, the default branch of a mirror).
     #[arg(long, value_name = "NAME")]
@@ -66,9 +66,8 @@ pub struct LocalArgs {
     /// SQLite state file that makes the run resumable (default: <out>.state.sqlite).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
-    /// Summary format on stdout.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    #[command(flatten)]
+    pub summary: SummaryArgs,
     /// Explain why one commit is kept or rejected, instead of mining.
     #[arg(long, value_name = "SHA")]
     pub explain: Option<String>,
@@ -106,7 +105,7 @@ pub struct LocalArgs {
     #[arg(long, default_value = etip_github::API, value_name = "URL")]
     pub github_api: String,
     /// The API answers' cache (SQLite, by URL): a re-run spends no rate limit on them.
-    #[arg(long, default_value = ".etip/github-cache.sqlite", value_name = "FILE")]
+    #[arg(long, default_value = local::GITHUB_CACHE, value_name = "FILE")]
     pub github_cache: PathBuf,
 }
 
@@ -159,7 +158,7 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let cfg = a.config();
     if let Some(rev) = &a.explain {
         let e = local::explain(&cfg, rev)?;
-        match a.format {
+        match a.summary.format {
             Format::Json => {
                 serde_json::to_writer_pretty(&mut *stdout, &e)?;
                 writeln!(stdout)?;
@@ -169,8 +168,17 @@ fn local(a: LocalArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
         return Ok(());
     }
     let mined = local::mine(&cfg, super::runtime, &mut Bars::default())?;
-    print_notes(&mined);
-    match a.format {
+    render_mined(&mined, a.summary.format, stdout)
+}
+
+/// What `mine local` prints of a run: its notes on stderr, its summary on `stdout`.
+pub fn render_mined(
+    mined: &LocalMined,
+    format: Format,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
+    print_notes(mined);
+    match format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *stdout, &mined.summary)?;
             writeln!(stdout)?;

@@ -27,6 +27,14 @@ pub enum Format {
     Json,
 }
 
+/// How `mine local` and `mine github` print their summary.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct SummaryArgs {
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
 /// Rule 1's path policy, shared by `mine local` and `mine github` (docs/rules.md §2.2).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct PathArgs {

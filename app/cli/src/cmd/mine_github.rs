@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use etip_pipeline::mine::github::{self, BuildTools, GithubConfig, GithubSummary};
 
 use super::classify::LlmArgs;
-use super::mine_args::{Format, LangArg, PathArgs, worker_command};
+use super::mine_args::{Format, LangArg, PathArgs, SummaryArgs, worker_command};
 use super::progress::Bars;
 
 #[derive(Debug, clap::Args)]
@@ -57,9 +57,8 @@ pub struct GithubArgs {
     /// GitHub's API base URL (GitHub Enterprise, or a test server) [default: https://api.github.com].
     #[arg(long, value_name = "URL")]
     pub github_api: Option<String>,
-    /// Summary format on stdout.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    #[command(flatten)]
+    pub summary: SummaryArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -107,7 +106,7 @@ impl GithubArgs {
 
 pub fn run(a: GithubArgs, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let summary = github::mine(&a.config(), super::runtime, &mut Bars::default())?;
-    print_summary(&summary, a.format, stdout)
+    print_summary(&summary, a.summary.format, stdout)
 }
 
 fn print_summary(s: &GithubSummary, format: Format, w: &mut dyn Write) -> anyhow::Result<()> {

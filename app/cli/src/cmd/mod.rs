@@ -1,5 +1,6 @@
 //! One module per subcommand; each exposes `Args` (clap derive) and `run(args) -> anyhow::Result<()>`.
 
+pub mod args;
 pub mod base_image;
 pub mod build;
 pub mod classify;
@@ -7,7 +8,6 @@ pub mod clean;
 pub mod config;
 pub mod demo;
 pub mod eval;
-pub mod eval_labels;
 pub mod executor;
 pub mod measure;
 pub mod mine;

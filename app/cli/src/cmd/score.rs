@@ -1,11 +1,12 @@
 //! `etip score`: score submissions under a benchmark's rule. The stage is
 //! [`etip_pipeline::score`]; its rows are printed here.
 
-use super::format::{FormatArg, num, render};
+use super::args::{OutputArgs, SignArgs};
+use super::format::{num, render};
 use etip_pipeline::score::{self, ScoreConfig};
 use etip_report::{Align, OutputFormat, Table};
 use etip_score::param;
-use etip_score::rules::{self, Rule};
+use etip_score::rules::{self, Rule, ScoreRow};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -27,9 +28,8 @@ pub struct Args {
     /// Submission names, one per file in order (default: the file stems).
     #[arg(long = "name", value_name = "NAME")]
     pub names: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: FormatArg,
+    #[command(flatten)]
+    pub output: OutputArgs,
     // Numeric flags: the ranges are etip_score::param's; values starting with '-' are taken as
     // values (`--floor -1`), so that the range check reports them.
     /// SWE-fficiency: floor of each SR in the harmonic mean, in (0, 1].
@@ -43,22 +43,13 @@ pub struct Args {
     /// Benchmark size N when larger than the tasks in a file (unsubmitted tasks score 0).
     #[arg(long, allow_hyphen_values = true, value_parser = param::parse_total_instances)]
     pub total_instances: Option<usize>,
-    /// JETO: minimum relative improvement of a round to count as a win, in [0, 1).
-    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true,
-          value_parser = |s: &str| param::MIN_IMPR.parse(s))]
-    pub min_impr: f64,
-    /// JETO: p-value threshold (strict), in (0, 0.5].
-    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true,
-          value_parser = |s: &str| param::P_VAL.parse(s))]
-    pub p_val: f64,
+    #[command(flatten)]
+    pub sign: SignArgs,
     /// GSO: opt@K over runs. The inputs' submissions are grouped by model (an `etip eval` output
     /// per model and `--run-id`; GSO reports named `--name model@run`), the first K runs of each
     /// in natural order of their run ids; an instance counts when any of them is opt_commit.
     #[arg(long, value_name = "K")]
     pub k: Option<usize>,
-    /// JETO: the conservative setting (min_impr 0.1, p_val 0.05); overrides --min-impr and --p-val.
-    #[arg(long)]
-    pub conservative: bool,
 }
 
 fn parse_rule(s: &str) -> Result<Rule, String> {
@@ -75,21 +66,35 @@ impl Args {
             floor: self.floor,
             gso_threshold: self.gso_threshold,
             total_instances: self.total_instances,
-            min_impr: self.min_impr,
-            p_val: self.p_val,
+            min_impr: self.sign.min_impr,
+            p_val: self.sign.p_val,
             k: self.k,
-            conservative: self.conservative,
+            conservative: self.sign.conservative,
         }
     }
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
     let rows = score::score(&args.config())?;
-    let format = OutputFormat::from(args.format);
+    render_rows(
+        &rows,
+        args.rule,
+        OutputFormat::from(args.output.format),
+        stdout,
+    )
+}
+
+/// The rows of a `score` run, as a table of the rule's decimals or as JSON.
+pub fn render_rows(
+    rows: &[ScoreRow],
+    rule: Rule,
+    format: OutputFormat,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
     let out = if format == OutputFormat::Json {
-        etip_report::to_json(&rows)?
+        etip_report::to_json(rows)?
     } else {
-        let decimals = args.rule.decimals();
+        let decimals = rule.decimals();
         let mut table = Table::new(vec![
             ("submission", Align::Left),
             ("rule", Align::Left),
@@ -101,7 +106,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             ("official", Align::Right),
             ("match", Align::Left),
         ]);
-        for r in &rows {
+        for r in rows {
             table.push(vec![
                 r.submission.clone(),
                 r.rule.to_string(),

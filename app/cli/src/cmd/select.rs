@@ -2,8 +2,9 @@
 //! the tests that execute the changed code (`selection.jsonl`), for `etip measure --tests
 //! covering`.
 
+use super::args::{ConfigArgs, OutputArgs};
 use super::executor::ExecutorArg;
-use super::format::{FormatArg, num, render};
+use super::format::{num, render};
 use etip_core::selection::TestSelection;
 use etip_pipeline::ExecutorChoice;
 use etip_pipeline::select::{Config, Outcome};
@@ -33,18 +34,16 @@ pub struct Args {
     /// Where the tests run.
     #[arg(long, value_enum, default_value_t = ExecutorArg::Auto)]
     executor: ExecutorArg,
-    /// The build configuration the instances were built with (test_args, Maven arguments).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Select again even when a stored selection matches.
     #[arg(long)]
     force: bool,
     /// Namespace label of the session containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
-    /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
@@ -58,11 +57,11 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
             kind: args.executor.into(),
             namespace: args.namespace,
         },
-        build_config: args.config,
+        build_config: args.config.config,
         force: args.force,
     };
     let outcome = etip_pipeline::select::run(&cfg, &super::progress::Bar::new())?;
-    render_outcome(&outcome, OutputFormat::from(args.format), stdout)
+    render_outcome(&outcome, OutputFormat::from(args.output.format), stdout)
 }
 
 /// The summary on stdout, the counts on stderr.

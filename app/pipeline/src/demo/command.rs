@@ -3,6 +3,7 @@
 
 use crate::ExecutorKind;
 use crate::eval::{self, Predictions, RunConfig};
+use crate::mine::local::LocalConfig;
 use crate::{build, eval_test, measure};
 use std::path::Path;
 
@@ -10,40 +11,31 @@ fn s(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// `etip mine local` of one fixture repository.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MineStep {
-    pub repo: std::path::PathBuf,
-    pub language: String,
-    pub repo_name: String,
-    pub out: std::path::PathBuf,
-}
-
-impl MineStep {
-    /// The arguments after `etip mine`.
-    pub fn argv(&self) -> Vec<String> {
-        vec![
-            "local".into(),
-            "--repo".into(),
-            s(&self.repo),
-            "--lang".into(),
-            self.language.clone(),
-            "--since".into(),
-            "none".into(),
-            "--repo-name".into(),
-            self.repo_name.clone(),
-            "--jobs".into(),
-            "1".into(),
-            "--out".into(),
-            s(&self.out),
-        ]
+/// `etip mine local --repo R --lang L --since S --repo-name N --jobs J --out O`.
+pub(super) fn mine(cfg: &LocalConfig) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "mine".into(),
+        "local".into(),
+        "--repo".into(),
+        s(&cfg.repo),
+        "--lang".into(),
+        cfg.lang.as_str().into(),
+        "--since".into(),
+        cfg.since.clone(),
+    ];
+    if let Some(name) = &cfg.repo_name {
+        v.extend(["--repo-name".into(), name.clone()]);
     }
+    if let Some(jobs) = cfg.jobs {
+        v.extend(["--jobs".into(), jobs.to_string()]);
+    }
+    v.extend(["--out".into(), s(&cfg.out)]);
+    v
 }
 
-pub(super) fn mine(step: &MineStep) -> Vec<String> {
-    let mut v = vec!["mine".to_string()];
-    v.extend(step.argv());
-    v
+/// `etip score --rule RULE RESULTS`: one line for the scores of every rule.
+pub(super) fn score(results: &Path) -> Vec<String> {
+    vec!["score".into(), "--rule".into(), "RULE".into(), s(results)]
 }
 
 pub(super) fn build(cfg: &build::Config) -> Vec<String> {

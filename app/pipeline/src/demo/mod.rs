@@ -8,17 +8,16 @@ mod command;
 mod files;
 mod steps;
 
-pub use command::MineStep;
-
 use crate::InputError;
-use crate::eval::Labeler;
-use crate::progress::Progress;
+use crate::mine::local::LocalMined;
+use crate::progress::{PhaseProgress, Progress};
 use crate::{build, eval, measure};
 use etip_build::base::BaseImage;
 use etip_fixtures::Kind;
+use etip_score::rules::{Rule, ScoreRow};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// The marker that says a folder is a demo folder (the demo writes only into such folders).
@@ -68,18 +67,14 @@ pub struct Outcome {
 }
 
 /// What the demo needs from the program that runs it: each step's printed output, written into
-/// the step's file as the command prints it, and the stages that are not in the pipeline yet.
+/// the step's file as the step's command prints it, and the reporter of the mining phases.
 pub trait Host: Sync {
-    // joins: `mine local` moves to the pipeline (non-timed stages); the demo then calls it
-    // with a typed configuration.
-    /// Runs `etip mine` as `step` says, printing what it prints to `out`.
-    fn mine(&self, step: &MineStep, out: &mut dyn Write) -> anyhow::Result<()>;
-    // joins: `score` moves to the pipeline (non-timed stages).
-    /// Runs `etip score --rule RULE --format json RESULTS`, printing to `out`.
-    fn score(&self, rule: &str, results: &Path, out: &mut dyn Write) -> anyhow::Result<()>;
-    // joins: the eval AST labels move to the pipeline (eval_labels).
-    /// The labels of agent patches.
-    fn labeler(&self) -> &dyn Labeler;
+    /// The reporter of the mining step's phases (the commits of each history).
+    fn phases(&self) -> Box<dyn PhaseProgress + '_>;
+    /// What `etip mine local` prints.
+    fn mine(&self, mined: &LocalMined, out: &mut dyn Write) -> anyhow::Result<()>;
+    /// What `etip score --rule RULE --format json` prints.
+    fn score(&self, rule: Rule, rows: &[ScoreRow], out: &mut dyn Write) -> anyhow::Result<()>;
     /// What `etip base-image bootstrap` prints.
     fn base_image(&self, img: &BaseImage, out: &mut dyn Write) -> anyhow::Result<()>;
     /// What `etip build` prints; an error when the build failed as a run.

@@ -1,14 +1,17 @@
 //! The demo's steps in order, each printing its header and the command that repeats it, then
 //! calling its stage with the output captured in the step's file.
 
-use super::command::{self, MineStep};
+use super::command;
 use super::files::{capture, join_candidates, repo, sample_predictions, sample_tests};
 use super::{Config, Host};
 use crate::eval::{Predictions, Records, RunConfig};
 use crate::executor::{ExecutorChoice, ExecutorKind};
+use crate::mine::local::{self, LocalConfig};
 use crate::progress::Progress;
+use crate::score::{self, ScoreConfig};
 use crate::timing::{TestChoice, Timing};
 use crate::{base_image, build, eval, eval_test, measure};
+use etip_core::Language;
 use etip_core::instance::{BuildOutcome, InstanceStatus};
 use etip_fixtures::Kind;
 use etip_measure::protocol::Order;
@@ -80,20 +83,23 @@ impl Demo<'_> {
         for (kind, dir, _) in repos {
             let file = out.join("mine").join(format!("{}.jsonl", kind.language()));
             std::fs::create_dir_all(out.join("mine"))?;
-            let step = MineStep {
-                repo: dir.clone(),
-                language: kind.language().into(),
-                repo_name: format!("etip-demo/textutil-{}", kind.language()),
-                out: file.clone(),
+            let cfg = LocalConfig {
+                since: "none".into(),
+                repo_name: Some(format!("etip-demo/textutil-{}", kind.language())),
+                jobs: Some(1),
+                ..LocalConfig::new(dir.clone(), language(*kind), file.clone())
             };
             self.begin(
                 &format!("mine the {} history", kind.language()),
-                &command::mine(&step),
+                &command::mine(&cfg),
             );
             let text = capture(
                 &out.join("mine")
                     .join(format!("{}.summary.txt", kind.language())),
-                |w| self.host.mine(&step, w),
+                |w| {
+                    let mined = local::mine(&cfg, crate::runtime::get, &mut *self.host.phases())?;
+                    self.host.mine(&mined, w)
+                },
             )?;
             self.show(&text);
             candidate_files.push(file);
@@ -248,7 +254,7 @@ impl Demo<'_> {
     fn eval_step(&mut self, title: &str, cfg: &eval::Config, log: &str) -> anyhow::Result<()> {
         self.begin(title, &command::eval(cfg));
         capture(&self.out().join(log), |w| {
-            let outcome = eval::run(cfg, Some(self.host.labeler()), self.progress)?;
+            let outcome = eval::run(cfg, true, self.progress)?;
             self.host.eval(&outcome, w)
         })?;
         Ok(())
@@ -328,16 +334,13 @@ impl Demo<'_> {
     pub fn score(&mut self, results: &Path) -> anyhow::Result<()> {
         self.begin(
             "score the eval run under every rule, write the report",
-            &[
-                "score".into(),
-                "--rule".into(),
-                "RULE".into(),
-                results.display().to_string(),
-            ],
+            &command::score(results),
         );
-        for rule in etip_score::rules::Rule::REPORT_ORDER.map(|r| r.name()) {
-            capture(&self.out().join(format!("scores/{rule}.json")), |w| {
-                self.host.score(rule, results, w)
+        for rule in etip_score::rules::Rule::REPORT_ORDER {
+            let name = rule.name();
+            let cfg = ScoreConfig::new(rule, vec![results.to_path_buf()]);
+            capture(&self.out().join(format!("scores/{name}.json")), |w| {
+                self.host.score(rule, &score::score(&cfg)?, w)
             })?;
         }
         Ok(())
@@ -352,6 +355,14 @@ fn patches(predictions: Predictions, run: RunConfig) -> eval::Config {
         allow_test_changes: false,
         run,
         records: Records::Patches,
+    }
+}
+
+/// The language of a fixture repository.
+fn language(kind: Kind) -> Language {
+    match kind {
+        Kind::Maven => Language::Java,
+        Kind::Python => Language::Python,
     }
 }
 

@@ -13,7 +13,6 @@ mod results;
 mod worker;
 
 pub use etip_report::eval::Records;
-pub use worker::Labeler;
 
 use crate::disk::DiskGuard;
 use crate::executor::{ExecutorChoice, Workload};
@@ -230,12 +229,9 @@ fn disk_guard(run: &RunConfig, data_root: Option<PathBuf>) -> DiskGuard {
     disk
 }
 
-/// Evaluates the predictions of `cfg`; `labeler` labels agent patches against the ground truth.
-pub fn run(
-    cfg: &Config,
-    labeler: Option<&dyn Labeler>,
-    progress: &dyn Progress,
-) -> anyhow::Result<Outcome> {
+/// Evaluates the predictions of `cfg`; with `labels`, agent patches are labelled against the
+/// ground truth ([`crate::labels`]).
+pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     check(cfg)?;
     let statuses = statuses(&cfg.run)?;
     // One run per output folder (eval keeps its state there): the second is refused (exit 2).
@@ -254,7 +250,7 @@ pub fn run(
         cfg: &eval,
         logs: &cfg.run.out.join("logs"),
         cache: &cache,
-        labeler,
+        labels,
         progress,
     };
     progress.start(Some(todo.len() as u64));

@@ -10,24 +10,8 @@ use etip_core::instance::InstanceStatus;
 use etip_eval::evaluate::{CHANGED_FILES, EvalConfig, EvalProgress, evaluate};
 use etip_eval::predictions::Kind;
 use etip_exec::executor::Executor;
-use etip_lang::labels::Labels;
 use etip_records::results::TaskResult;
 use std::path::Path;
-
-/// Compares a candidate patch with the ground truth: `exact_match` and `same_location`.
-pub trait Labeler: Sync {
-    /// The labels of `candidate` (a patch that applied) on `status`, whose candidate files are
-    /// under `files` ([`CHANGED_FILES`] of the job's log folder); `cache`: where remote sources
-    /// are cloned.
-    fn label(
-        &self,
-        status: &InstanceStatus,
-        gold: &str,
-        candidate: &str,
-        files: &Path,
-        cache: &Path,
-    ) -> anyhow::Result<Labels>;
-}
 
 /// Reports an evaluation's stages and rounds as the message of `progress`.
 struct Reporter<'a> {
@@ -56,7 +40,8 @@ pub(super) struct Context<'a> {
     pub cfg: &'a EvalConfig,
     pub logs: &'a Path,
     pub cache: &'a Path,
-    pub labeler: Option<&'a dyn Labeler>,
+    /// Label agent patches against the ground truth ([`crate::labels`]).
+    pub labels: bool,
     pub progress: &'a dyn Progress,
 }
 
@@ -110,13 +95,16 @@ pub(super) fn run_job(job: &Job, status: &InstanceStatus, cx: &Context<'_>) -> T
 
 /// Sets the result's `exact_match` and `same_location` (a failure is logged, not fatal).
 fn label(job: &Job, status: &InstanceStatus, cx: &Context<'_>, dir: &Path, r: &mut TaskResult) {
-    let Some(labeler) = cx.labeler else {
+    if !cx.labels {
         return;
-    };
+    }
     let cand = job.prediction.patch.as_deref().unwrap_or("");
     let labelled = etip_eval::gold::patch(status, cx.cache)
         .map_err(|e| anyhow::anyhow!(e))
-        .and_then(|gold| labeler.label(status, &gold, cand, &dir.join(CHANGED_FILES), cx.cache));
+        .and_then(|gold| {
+            crate::labels::label(status, &gold, cand, &dir.join(CHANGED_FILES), cx.cache)
+                .map_err(anyhow::Error::from)
+        });
     match labelled {
         Ok(l) => {
             r.exact_match = Some(l.exact_match);

@@ -63,6 +63,43 @@ pub struct LocalConfig {
     pub worker: Option<WorkerCommand>,
 }
 
+/// The default of `since`: commits authored from 2015 on.
+pub const SINCE: &str = "2015-01-01";
+/// The default of `max_files`.
+pub const MAX_FILES: usize = 20;
+/// The default of `github_cache`.
+pub const GITHUB_CACHE: &str = ".etip/github-cache.sqlite";
+
+impl LocalConfig {
+    /// Mines `repo` in `lang` into `out`, every other setting at its default (the defaults of
+    /// `etip mine local`'s flags), the workers as threads of this process.
+    pub fn new(repo: PathBuf, lang: Language, out: PathBuf) -> LocalConfig {
+        LocalConfig {
+            repo,
+            lang,
+            since: SINCE.into(),
+            until: None,
+            max_files: MAX_FILES,
+            branch: None,
+            jobs: None,
+            jobs_force: false,
+            out,
+            state: None,
+            semantic: true,
+            paths: PathOptions::default(),
+            whole_file_semantic: false,
+            repo_name: None,
+            jira_projects: Vec::new(),
+            classify: false,
+            llm: LlmOptions::default(),
+            issues: false,
+            github_api: etip_github::API.into(),
+            github_cache: GITHUB_CACHE.into(),
+            worker: None,
+        }
+    }
+}
+
 /// What a `mine local` run returns.
 #[derive(Debug)]
 pub struct LocalMined {
