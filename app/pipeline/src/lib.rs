@@ -48,6 +48,7 @@ pub mod score;
 pub mod select;
 pub mod services;
 pub mod timing;
+mod units;
 
 pub use error::{InputError, input_error};
 pub use executor::{ExecutorChoice, ExecutorKind};
