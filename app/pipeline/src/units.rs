@@ -101,10 +101,13 @@ impl<T> InOrder<T> {
     /// that never reported) are emitted too.
     pub(crate) fn finish(mut self, emit: &mut dyn FnMut(&T)) -> Vec<T> {
         for slot in &mut self.slots {
-            if let Slot::Ready(t) = std::mem::replace(slot, Slot::Skipped) {
-                emit(&t);
-                *slot = Slot::Emitted(t);
-            }
+            *slot = match std::mem::replace(slot, Slot::Skipped) {
+                Slot::Ready(t) => {
+                    emit(&t);
+                    Slot::Emitted(t)
+                }
+                other => other,
+            };
         }
         self.slots
             .into_iter()
