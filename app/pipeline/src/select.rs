@@ -211,7 +211,6 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         .into_iter()
         .map(|(s, _)| s)
         .collect();
-    drop(emit);
     if let Some(e) = failure {
         return Err(e);
     }

@@ -86,17 +86,6 @@ impl<T> InOrder<T> {
         }
     }
 
-    /// The records emitted so far, in input order.
-    pub(crate) fn emitted(&self) -> Vec<&T> {
-        self.slots
-            .iter()
-            .filter_map(|s| match s {
-                Slot::Emitted(t) => Some(t),
-                _ => None,
-            })
-            .collect()
-    }
-
     /// Every record, in input order: the run is over, so those still held back (behind a unit
     /// that never reported) are emitted too.
     pub(crate) fn finish(mut self, emit: &mut dyn FnMut(&T)) -> Vec<T> {
@@ -133,7 +122,6 @@ mod tests {
         assert_eq!(seen, ["a"]);
         order.skip(1, &mut |t| seen.push(*t));
         assert_eq!(seen, ["a", "c"]);
-        assert_eq!(order.emitted(), [&"a", &"c"]);
         order.put(3, "d", &mut |t| seen.push(*t));
         assert_eq!(order.finish(&mut |t| seen.push(*t)), ["a", "c", "d"]);
         assert_eq!(seen, ["a", "c", "d"]);
