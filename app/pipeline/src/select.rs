@@ -167,6 +167,31 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         progress,
         halt: &halt,
     };
+    let selections = select_units(
+        cfg,
+        &units,
+        &mut ledger,
+        &runner,
+        &mut stored,
+        &file,
+        progress,
+    )?;
+    progress.end();
+    Ok(Outcome { selections, file })
+}
+
+/// Runs the selection units on the command's backend; reports and writes the selections in the
+/// order of the statuses.
+fn select_units(
+    cfg: &Config,
+    units: &[WorkUnit],
+    ledger: &mut MemoryLedger,
+    runner: &Runner<'_>,
+    stored: &mut BTreeMap<String, TestSelection>,
+    file: &std::path::Path,
+    progress: &dyn Progress,
+) -> anyhow::Result<Vec<TestSelection>> {
+    let halt = runner.halt;
     let mut order: InOrder<(TestSelection, bool)> = InOrder::new(units.len());
     let mut failure: Option<anyhow::Error> = None;
     // Reported and written in the order of the statuses; the file after every ETIP, so a later
@@ -178,30 +203,30 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         });
         stored.insert(s.id.clone(), s.clone());
         if failure.is_none()
-            && let Err(e) = write_selections(&file, &stored)
+            && let Err(e) = write_selections(file, stored)
         {
             halt.set(e.to_string());
             failure = Some(e);
         }
     };
     let ran = cfg.backend().backend().run(
-        &units,
-        &runner,
-        &mut ledger,
+        units,
+        runner,
+        ledger,
         etip_core::cancel::process(),
         &mut |event| {
             let (unit, output, reused) = match event {
                 UnitEvent::Reused(u, o) => (u, o, true),
                 UnitEvent::Finished(u, o) => (u, o, false),
                 UnitEvent::Failed(u, _) => {
-                    if let Some(i) = position(&units, u) {
+                    if let Some(i) = position(units, u) {
                         order.skip(i, &mut emit);
                     }
                     return;
                 }
                 UnitEvent::Started(_) => return,
             };
-            if let (Some(i), Ok(s)) = (position(&units, unit), output.read::<TestSelection>()) {
+            if let (Some(i), Ok(s)) = (position(units, unit), output.read::<TestSelection>()) {
                 order.put(i, (s, reused), &mut emit);
             }
         },
@@ -215,8 +240,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         return Err(e);
     }
     ran.context("running the selections")?;
-    progress.end();
-    Ok(Outcome { selections, file })
+    Ok(selections)
 }
 
 /// Writes every selection (this run's and earlier runs') to `file`.

@@ -288,47 +288,18 @@ pub fn run(
         halt: &halt,
     };
     progress.start(Some((units.len() - reusable) as u64));
-    let mut results: Vec<Option<TaskResult>> = vec![None; jobs.len()];
-    let mut failure: Option<anyhow::Error> = None;
     let mut ledger = units::EvalLedger {
         store: &mut store,
         run_id: &cfg.run.run_id,
     };
-    let ran = cfg.run.backend().backend().run(
-        &units,
-        &runner,
-        &mut ledger,
-        etip_core::cancel::process(),
-        &mut |event| {
-            let (unit, output, new) = match event {
-                UnitEvent::Reused(u, o) => (u, o, false),
-                UnitEvent::Finished(u, o) => (u, o, true),
-                UnitEvent::Failed(u, e) => match e.record() {
-                    Some(o) => (u, o, true),
-                    None => return,
-                },
-                UnitEvent::Started(_) => return,
-            };
-            let (Some(i), Ok(r)) = (position(&units, unit), output.read::<TaskResult>()) else {
-                return;
-            };
-            if new {
-                let job = &jobs[i];
-                progress.done(Done::Evaluated {
-                    instance: &statuses[job.status].id,
-                    model: &job.prediction.model,
-                    result: &r,
-                });
-            }
-            results[i] = Some(r);
-            if new
-                && failure.is_none()
-                && let Err(e) = results::write(&cfg.run.out, cfg.records, &others, &results)
-            {
-                failure = Some(e);
-            }
-        },
-    );
+    let recording = Recording {
+        cfg,
+        jobs: &jobs,
+        statuses: &statuses,
+        others: &others,
+        progress,
+    };
+    let (results, failure, ran) = recording.run(&units, &runner, &mut ledger);
     progress.end();
     if let Some(e) = failure {
         return Err(e.context("recording the results"));
@@ -343,6 +314,77 @@ pub fn run(
         file: cfg.run.out.join("results.jsonl"),
         records: cfg.records,
     })
+}
+
+/// What the coordinating thread does with the units' events: reports the new results and
+/// rewrites the outputs after each.
+struct Recording<'a> {
+    cfg: &'a Config,
+    jobs: &'a [jobs::Job],
+    statuses: &'a [InstanceStatus],
+    others: &'a [TaskResult],
+    progress: &'a dyn Progress,
+}
+
+impl Recording<'_> {
+    /// Runs `units` on the command's backend: the results by job, the first failure to write
+    /// the outputs, and how the backend ended.
+    fn run(
+        &self,
+        units: &[etip_core::unit::WorkUnit],
+        runner: &units::Runner<'_>,
+        ledger: &mut units::EvalLedger<'_>,
+    ) -> (
+        Vec<Option<TaskResult>>,
+        Option<anyhow::Error>,
+        Result<etip_core::unit::RunSummary, etip_core::unit::BackendError>,
+    ) {
+        let (cfg, jobs, statuses, others, progress) = (
+            self.cfg,
+            self.jobs,
+            self.statuses,
+            self.others,
+            self.progress,
+        );
+        let mut results: Vec<Option<TaskResult>> = vec![None; jobs.len()];
+        let mut failure: Option<anyhow::Error> = None;
+        let ran = cfg.run.backend().backend().run(
+            units,
+            runner,
+            ledger,
+            etip_core::cancel::process(),
+            &mut |event| {
+                let (unit, output, new) = match event {
+                    UnitEvent::Reused(u, o) => (u, o, false),
+                    UnitEvent::Finished(u, o) => (u, o, true),
+                    UnitEvent::Failed(u, e) => match e.record() {
+                        Some(o) => (u, o, true),
+                        None => return,
+                    },
+                    UnitEvent::Started(_) => return,
+                };
+                let (Some(i), Ok(r)) = (position(units, unit), output.read::<TaskResult>()) else {
+                    return;
+                };
+                if new {
+                    let job = &jobs[i];
+                    progress.done(Done::Evaluated {
+                        instance: &statuses[job.status].id,
+                        model: &job.prediction.model,
+                        result: &r,
+                    });
+                }
+                results[i] = Some(r);
+                if new
+                    && failure.is_none()
+                    && let Err(e) = results::write(&cfg.run.out, cfg.records, others, &results)
+                {
+                    failure = Some(e);
+                }
+            },
+        );
+        (results, failure, ran)
+    }
 }
 
 /// The run id's stored results, by submission and instance (key, result), and those of
