@@ -4,7 +4,7 @@
 //! coordinator (the calling thread) consults and writes the ledger, hands units to `workers`
 //! threads and reports every event, so the ledger (a SQLite store) is only ever used from one
 //! thread. `build`, `select`, `measure`, `eval` and `eval-test` all run their units through the
-//! backend of [`BackendChoice::backend`] (see [`crate::units`]). A cluster backend implements the
+//! backend of [`BackendChoice::backend`] (see `crate::units`). A cluster backend implements the
 //! same [`Backend`] trait: it ships each [`WorkUnit`](etip_core::unit::WorkUnit) as JSON to a
 //! node whose `etip` runs it with the same [`UnitRunner`](etip_core::unit::UnitRunner), and
 //! records the returned output in the same ledger; its variant goes here, and nothing in the

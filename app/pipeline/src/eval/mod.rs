@@ -6,7 +6,7 @@
 //!
 //! The output folder holds `results.jsonl`, `summary.json`, `report.html`, `logs/<etip>/<model>/`
 //! and `state.sqlite`; a re-run with the same run id skips what is done. Each prediction is a work
-//! unit ([`units`]) run on the command's backend, `--workers` at a time; the run stops starting
+//! unit (`units`) run on the command's backend, `--workers` at a time; the run stops starting
 //! units when the disk is short or a signal arrives.
 
 mod jobs;

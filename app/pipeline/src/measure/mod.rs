@@ -5,7 +5,7 @@
 //! after every ETIP), `logs/<id>/` and, unless another is named, the state store whose rounds let
 //! a re-run resume. One run at a time writes to a folder.
 //!
-//! Each ETIP is a work unit ([`units`]) run on the command's backend with the state store as its
+//! Each ETIP is a work unit (`units`) run on the command's backend with the state store as its
 //! ledger: a measurement done under the same key is reused; one that ended in an engine error is
 //! run again. Inside a unit the rounds stay the finer record: a killed ETIP resumes from its
 //! stored rounds, and a store written before work units existed is resumed the same way.
