@@ -195,3 +195,95 @@ impl UnitRunner for Runner<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etip_core::unit::UnitState;
+
+    const STATUS: &str = r#"{"id":"x","language":"python","outcome":"failed","base_commit":"a","patched_commit":"b","original_dir":"/work/original","patched_dir":"/work/patched","build_secs":1.0}"#;
+
+    fn unit(model: &str, key: &str) -> WorkUnit {
+        let status: InstanceStatus = serde_json::from_str(STATUS).unwrap();
+        let spec = Spec {
+            status,
+            prediction: Prediction::empty("x"),
+            decided: None,
+        };
+        let mut spec = serde_json::to_value(&spec).unwrap();
+        spec["prediction"]["model"] = model.into();
+        let instance = serde_json::to_string(&["run", model, "x"]).unwrap();
+        WorkUnit::new(Stage::Eval, instance, spec, serde_json::json!({}), key)
+    }
+
+    fn result(model: &str, category: &str) -> TaskResult {
+        TaskResult {
+            instance_id: "x".into(),
+            model: Some(model.into()),
+            category: Some(category.into()),
+            ..TaskResult::default()
+        }
+    }
+
+    /// The `eval_results` rows of the run, by submission and instance, as `run` reads them.
+    fn stored(store: &Store) -> BTreeMap<(String, String), (String, String)> {
+        store
+            .eval_results("run")
+            .unwrap()
+            .into_iter()
+            .map(|e| ((e.model, e.instance), (e.key, e.payload)))
+            .collect()
+    }
+
+    #[test]
+    fn a_store_from_before_work_units_is_folded_in_and_harness_errors_run_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        // What the previous etip left: eval_results only.
+        for (model, category) in [("done", "correct_faster"), ("broken", "error")] {
+            let json = serde_json::to_string(&result(model, category)).unwrap();
+            store.record_eval("run", model, "x", "k", &json).unwrap();
+        }
+        let units = [unit("done", "k"), unit("broken", "k"), unit("new", "k")];
+        let old = stored(&store);
+        assert_eq!(prepare(&mut store, &units, &old, false).unwrap(), 1);
+        let done = store.work_unit(&units[0].id()).unwrap().unwrap();
+        assert_eq!(done.state, UnitState::Done);
+        let kept: TaskResult = done.output.unwrap().read().unwrap();
+        assert_eq!(kept.category.as_deref(), Some("correct_faster"));
+        assert!(store.work_unit(&units[1].id()).unwrap().is_none());
+        // A second call finds the folded unit in the ledger; another key is not reused.
+        assert_eq!(prepare(&mut store, &units, &old, false).unwrap(), 1);
+        let changed = [unit("done", "k2")];
+        assert_eq!(prepare(&mut store, &changed, &old, false).unwrap(), 0);
+        // --force forgets it.
+        assert_eq!(prepare(&mut store, &units, &old, true).unwrap(), 0);
+        assert!(store.work_unit(&units[0].id()).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_ledger_keeps_eval_results_with_a_harness_errors_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        let (ok, broken) = (unit("m", "k"), unit("b", "k"));
+        let mut ledger = EvalLedger {
+            store: &mut store,
+            run_id: "run",
+        };
+        ledger.start(&ok).unwrap();
+        let output = UnitOutput::of(&result("m", "correct_faster")).unwrap();
+        ledger.finish(&ok, &output).unwrap();
+        ledger.start(&broken).unwrap();
+        let record = UnitOutput::of(&result("b", "error")).unwrap();
+        let error = UnitError::infrastructure_with("the engine went away", record);
+        ledger.fail(&broken, &error).unwrap();
+        let rows = stored(&store);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[&("b".to_string(), "x".to_string())].0, "k");
+        let b = store.work_unit(&broken.id()).unwrap().unwrap();
+        assert_eq!(b.state, UnitState::Failed);
+        // The failed one is not folded back in: it runs again.
+        let units = [ok, broken];
+        assert_eq!(prepare(&mut store, &units, &rows, false).unwrap(), 1);
+    }
+}
