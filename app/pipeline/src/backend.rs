@@ -1,18 +1,17 @@
 //! The backends that run a command's work units, chosen once per command.
 //!
-//! [`Threads`] runs units on worker threads of this process: the coordinator (the calling thread)
-//! consults and writes the ledger, hands units to `workers` threads over a channel and reports
-//! every event, so the ledger (a SQLite store) is only ever used from one thread. A cluster
-//! backend implements the same [`Backend`] trait: it ships each [`WorkUnit`] as JSON to a node
-//! whose `etip` runs it with the same [`UnitRunner`], and records the returned output in the same
-//! ledger.
+//! [`Threads`] (`etip_core::unit::Threads`) runs units on worker threads of this process: the
+//! coordinator (the calling thread) consults and writes the ledger, hands units to `workers`
+//! threads and reports every event, so the ledger (a SQLite store) is only ever used from one
+//! thread. `build`, `select`, `measure`, `eval` and `eval-test` all run their units through the
+//! backend of [`BackendChoice::backend`] (see `crate::units`). A cluster backend implements the
+//! same [`Backend`] trait: it ships each [`WorkUnit`](etip_core::unit::WorkUnit) as JSON to a
+//! node whose `etip` runs it with the same [`UnitRunner`](etip_core::unit::UnitRunner), and
+//! records the returned output in the same ledger; its variant goes here, and nothing in the
+//! stages changes.
 
-use etip_core::cancel::CancelToken;
-use etip_core::unit::{
-    Backend, BackendError, Ledger, RunSummary, UnitError, UnitEvent, UnitOutput, UnitRunner,
-    WorkUnit,
-};
-use std::sync::mpsc;
+use etip_core::unit::Backend;
+pub use etip_core::unit::Threads;
 
 /// Which backend runs the units of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,127 +29,13 @@ impl BackendChoice {
     }
 }
 
-/// Runs units on `workers` threads of this process.
-#[derive(Debug, Clone, Copy)]
-pub struct Threads {
-    workers: usize,
-}
-
-impl Threads {
-    /// At least one worker.
-    pub fn new(workers: usize) -> Threads {
-        Threads {
-            workers: workers.max(1),
-        }
-    }
-}
-
-/// What a worker sends back: the unit's index and its result.
-type Done = (usize, Result<UnitOutput, UnitError>);
-
-impl Backend for Threads {
-    fn name(&self) -> &'static str {
-        "threads"
-    }
-
-    fn run(
-        &self,
-        units: &[WorkUnit],
-        runner: &dyn UnitRunner,
-        ledger: &mut dyn Ledger,
-        cancel: &CancelToken,
-        events: &mut dyn FnMut(UnitEvent<'_>),
-    ) -> Result<RunSummary, BackendError> {
-        let mut summary = RunSummary::default();
-        // Reuse first: what the ledger holds under the same key never reaches a worker.
-        let mut todo = Vec::new();
-        for (i, unit) in units.iter().enumerate() {
-            match ledger.unit(&unit.id())? {
-                Some(record) => match record.reusable_for(unit) {
-                    Some(output) => {
-                        events(UnitEvent::Reused(unit, output));
-                        summary.reused += 1;
-                    }
-                    None => todo.push(i),
-                },
-                None => todo.push(i),
-            }
-        }
-        let workers = self.workers.min(todo.len()).max(1);
-        std::thread::scope(|scope| -> Result<(), BackendError> {
-            // Both channels belong to this closure: whichever way it returns, the work channel
-            // closes and the workers end, so the scope never waits on an idle worker.
-            let (work_tx, work_rx) = crossbeam_channel::unbounded::<usize>();
-            let (done_tx, done_rx) = mpsc::channel::<Done>();
-            for _ in 0..workers {
-                let work_rx = work_rx.clone();
-                let done_tx = done_tx.clone();
-                scope.spawn(move || {
-                    for i in work_rx.iter() {
-                        let result = if cancel.is_cancelled() {
-                            Err(UnitError::Cancelled)
-                        } else {
-                            runner.run(&units[i], cancel)
-                        };
-                        if done_tx.send((i, result)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(done_tx);
-            let mut queued = todo.into_iter();
-            let mut in_flight = 0;
-            // Keep every worker busy, no more: a unit is started in the ledger only when a worker
-            // is free to take it, so a cancellation leaves the rest pending.
-            loop {
-                while in_flight < workers && !cancel.is_cancelled() {
-                    let Some(i) = queued.next() else { break };
-                    ledger.start(&units[i])?;
-                    events(UnitEvent::Started(&units[i]));
-                    if work_tx.send(i).is_err() {
-                        return Err(BackendError::Backend {
-                            backend: "threads",
-                            detail: "every worker thread ended early".into(),
-                        });
-                    }
-                    in_flight += 1;
-                }
-                if in_flight == 0 {
-                    break;
-                }
-                let Ok((i, result)) = done_rx.recv() else {
-                    return Err(BackendError::Backend {
-                        backend: "threads",
-                        detail: "a worker thread ended without reporting its unit".into(),
-                    });
-                };
-                in_flight -= 1;
-                let unit = &units[i];
-                match result {
-                    Ok(output) => {
-                        ledger.finish(unit, &output)?;
-                        summary.ran += 1;
-                        events(UnitEvent::Finished(unit, &output));
-                    }
-                    Err(error) => {
-                        ledger.fail(unit, &error)?;
-                        summary.failed += 1;
-                        events(UnitEvent::Failed(unit, &error));
-                    }
-                }
-            }
-            summary.not_started = queued.count();
-            Ok(())
-        })?;
-        Ok(summary)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use etip_core::unit::{Stage, UnitState};
+    use etip_core::cancel::CancelToken;
+    use etip_core::unit::{
+        RunSummary, Stage, UnitError, UnitEvent, UnitOutput, UnitRunner, UnitState, WorkUnit,
+    };
     use etip_store::Store;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,11 +2,18 @@
 //! with [`ExecutorKind::Local`], both versions built as host processes in the output folder.
 //! The output folder holds `status.jsonl`, `logs/<id>/` and the clone cache; one build at a time
 //! writes to it.
+//!
+//! Each ETIP is a work unit ([`etip_build::units`]) run on the command's backend
+//! ([`Config::backend`]): its output is the ETIP's status. The ledger is kept in memory: a build's
+//! lasting record is its images, tagged by content key, so a build run again finds its layers in
+//! the engine (reported `reused`) and an image removed since is built again.
 
+use crate::backend::BackendChoice;
 use crate::executor::{Builders, ExecutorKind};
 use crate::output::{Named, distinct};
 use crate::progress::{Done, Progress};
 use crate::{InputError, records};
+use anyhow::Context as _;
 use etip_build::config::BuildConfig;
 use etip_build::{EtipInput, Event};
 use etip_core::instance::{FailureKind, InstanceStatus};
@@ -30,6 +37,15 @@ pub struct Config {
     pub namespace: Option<String>,
     /// Docker (images) or local (host processes, Python only).
     pub executor: ExecutorKind,
+}
+
+impl Config {
+    /// The backend of the builds: `workers` threads.
+    pub fn backend(&self) -> BackendChoice {
+        BackendChoice::Threads {
+            workers: self.workers,
+        }
+    }
 }
 
 /// What the build did: one status per ETIP, in the order of the input.
@@ -93,15 +109,24 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     let _lock = crate::output::lock_folder(&cfg.out, "--out")?;
     let builders = Builders::new(cfg.executor, build, &cfg.out, progress)?;
     progress.start(Some(etips.len() as u64));
-    let statuses = builders.build_all(&etips, cfg.workers, &|ev: &Event| match ev {
+    let backend = cfg.backend().backend();
+    let on_event = |ev: &Event| match ev {
         Event::Started { id } => progress.message(&format!("{id}: preparing")),
         Event::Layer { id, kind, reused } => progress.message(&format!(
             "{id}: {kind:?} layer {}",
             if *reused { "reused" } else { "built" }
         )),
         Event::Finished(status) => progress.done(Done::Built(status)),
-    });
+    };
+    let (statuses, ran) = etip_build::units::run(
+        backend.as_ref(),
+        builders.one(),
+        &etips,
+        etip_core::cancel::process(),
+        &on_event,
+    );
     progress.end();
+    ran.context("running the builds")?;
     tracing::info!(etips = statuses.len(), "build finished");
     Ok(Outcome {
         statuses,

@@ -6,9 +6,10 @@
 use crate::InputError;
 use crate::progress::Progress;
 use anyhow::Context;
+use etip_build::Builder;
 use etip_build::config::BuildConfig;
 use etip_build::local::LocalBuilder;
-use etip_build::{Builder, EtipInput, Event};
+use etip_build::units::BuildOne;
 use etip_core::instance::InstanceStatus;
 use etip_exec::executor::Executor;
 use serde::{Deserialize, Serialize};
@@ -184,16 +185,11 @@ impl Builders {
         }
     }
 
-    /// Builds every ETIP with `workers` at once; `on` sees each event.
-    pub fn build_all(
-        &self,
-        etips: &[EtipInput],
-        workers: usize,
-        on: &(dyn Fn(&Event) + Sync),
-    ) -> Vec<InstanceStatus> {
+    /// The builder that runs `build`'s units.
+    pub fn one(&self) -> &dyn BuildOne {
         match self {
-            Builders::Docker(b) => b.build_all(etips, workers, on),
-            Builders::Local(b) => b.build_all(etips, workers, on),
+            Builders::Docker(b) => b.as_ref(),
+            Builders::Local(b) => b.as_ref(),
         }
     }
 }

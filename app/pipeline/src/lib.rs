@@ -9,8 +9,8 @@
 //! Work is described as units ([`etip_core::unit`]) run by a backend chosen once per command
 //! ([`backend::BackendChoice`]; worker threads of this process today) and recorded in the store's
 //! ledger, so that a finished unit is never run twice and an interrupted one runs again. Build,
-//! measure and eval still run their own worker loops with their own resume records; they move onto
-//! the backend one by one.
+//! select, measure, eval and eval-test all run their units on that one backend loop; `units`
+//! holds what they share (content keys, the halt of a stage's remaining units, input order).
 //!
 //! This is the only crate that joins the miners (`miners/`) and the harness (`harness/`). Like
 //! gitoxide's `gitoxide-core`, it reports failures as error chains (`anyhow`) that carry the
@@ -48,6 +48,7 @@ pub mod score;
 pub mod select;
 pub mod services;
 pub mod timing;
+mod units;
 
 pub use error::{InputError, input_error};
 pub use executor::{ExecutorChoice, ExecutorKind};

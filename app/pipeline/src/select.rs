@@ -2,14 +2,27 @@
 //! tests that execute the changed code (`selection.jsonl`), for `measure` with
 //! [`TestChoice::Covering`](crate::timing::TestChoice). A stored selection with the same image
 //! and settings is reused; the file is rewritten after every ETIP.
+//!
+//! Each ETIP is a work unit (id `select:<id>`, key [`etip_select::selection_key`], output its
+//! [`TestSelection`]) run on the command's backend, one at a time. The ledger is kept in memory,
+//! folded from `selection.jsonl`: a stored selection under the same key is reused unless it
+//! failed or `--force` is given; a failed selection (an engine error, a build that failed) is a
+//! record of the file like any other and is selected again next time, as before.
 
+use crate::backend::BackendChoice;
 use crate::executor::{ExecutorChoice, Workload};
 use crate::output::{Named, distinct};
 use crate::progress::{Done, Progress};
+use crate::units::{Halt, InOrder};
 use crate::{InputError, records};
 use anyhow::Context;
+use etip_core::cancel::CancelToken;
+use etip_core::instance::InstanceStatus;
 use etip_core::selection::{SelectionOutcome, TestSelection};
-use etip_exec::executor::Resources;
+use etip_core::unit::{
+    MemoryLedger, Stage, UnitError, UnitEvent, UnitOutput, UnitRunner, WorkUnit, position,
+};
+use etip_exec::executor::{Executor, Resources};
 use etip_select::{SelectConfig, select_one};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -54,6 +67,62 @@ impl Outcome {
     }
 }
 
+impl Config {
+    /// The backend of the selections: one ETIP at a time (the coverage runs take the machine).
+    pub fn backend(&self) -> BackendChoice {
+        BackendChoice::Threads { workers: 1 }
+    }
+}
+
+/// Runs one selection unit: the coverage runs of the ETIP of the unit's spec.
+struct Runner<'a> {
+    executor: &'a dyn Executor,
+    select: &'a SelectConfig,
+    progress: &'a dyn Progress,
+    halt: &'a Halt,
+}
+
+impl UnitRunner for Runner<'_> {
+    fn run(&self, unit: &WorkUnit, _cancel: &CancelToken) -> Result<UnitOutput, UnitError> {
+        if let Some(why) = self.halt.reason() {
+            return Err(UnitError::infrastructure(format!("not selected: {why}")));
+        }
+        let status: InstanceStatus =
+            serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
+        self.progress
+            .message(&format!("{}: coverage runs", status.id));
+        UnitOutput::of(&select_one(self.executor, &status, self.select, None))
+    }
+}
+
+/// One unit per ETIP, and the ledger that reuses the stored selections.
+fn units(
+    statuses: &[InstanceStatus],
+    select: &SelectConfig,
+    stored: &BTreeMap<String, TestSelection>,
+) -> anyhow::Result<(Vec<WorkUnit>, MemoryLedger)> {
+    let mut ledger = MemoryLedger::new();
+    let mut units = Vec::new();
+    for status in statuses {
+        let unit = WorkUnit::new(
+            Stage::Select,
+            status.id.clone(),
+            serde_json::to_value(status)?,
+            serde_json::json!({}),
+            etip_select::selection_key(status, select),
+        );
+        if let Some(p) = stored.get(&status.id)
+            && !select.force
+            && p.outcome != SelectionOutcome::Failed
+            && p.key == unit.key
+        {
+            ledger.fold(&unit, UnitOutput::of(p)?);
+        }
+        units.push(unit);
+    }
+    Ok((units, ledger))
+}
+
 /// Selects the covering tests of every ETIP of `cfg.etips`.
 pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     if cfg.timeout_secs == 0 || cfg.memory_mb < 64 {
@@ -90,31 +159,99 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         force: cfg.force,
     };
     progress.start(Some(statuses.len() as u64));
-    let mut selections = Vec::new();
-    for status in &statuses {
-        progress.message(&format!("{}: coverage runs", status.id));
-        let previous = stored.get(&status.id);
-        let reused = previous.is_some_and(|p| {
-            !cfg.force
-                && p.outcome != SelectionOutcome::Failed
-                && p.key == etip_select::selection_key(status, &select)
-        });
-        let s = select_one(ex.executor.as_ref(), status, &select, previous);
-        progress.done(Done::Selected {
-            selection: &s,
-            reused,
-        });
-        stored.insert(s.id.clone(), s.clone());
-        selections.push(s);
-        // Written after every ETIP, so a later failure loses nothing.
-        let mut text = String::new();
-        for s in stored.values() {
-            text.push_str(&serde_json::to_string(s)?);
-            text.push('\n');
-        }
-        crate::output::write(&file, &text)
-            .with_context(|| format!("writing {}", file.display()))?;
-    }
+    let (units, mut ledger) = units(&statuses, &select, &stored)?;
+    let halt = Halt::default();
+    let runner = Runner {
+        executor: ex.executor.as_ref(),
+        select: &select,
+        progress,
+        halt: &halt,
+    };
+    let selections = select_units(
+        cfg,
+        &units,
+        &mut ledger,
+        &runner,
+        &mut stored,
+        &file,
+        progress,
+    )?;
     progress.end();
     Ok(Outcome { selections, file })
+}
+
+/// Runs the selection units on the command's backend; reports and writes the selections in the
+/// order of the statuses.
+fn select_units(
+    cfg: &Config,
+    units: &[WorkUnit],
+    ledger: &mut MemoryLedger,
+    runner: &Runner<'_>,
+    stored: &mut BTreeMap<String, TestSelection>,
+    file: &std::path::Path,
+    progress: &dyn Progress,
+) -> anyhow::Result<Vec<TestSelection>> {
+    let halt = runner.halt;
+    let mut order: InOrder<(TestSelection, bool)> = InOrder::new(units.len());
+    let mut failure: Option<anyhow::Error> = None;
+    // Reported and written in the order of the statuses; the file after every ETIP, so a later
+    // failure loses nothing.
+    let mut emit = |(s, reused): &(TestSelection, bool)| {
+        progress.done(Done::Selected {
+            selection: s,
+            reused: *reused,
+        });
+        stored.insert(s.id.clone(), s.clone());
+        if failure.is_none()
+            && let Err(e) = write_selections(file, stored)
+        {
+            halt.set(e.to_string());
+            failure = Some(e);
+        }
+    };
+    let ran = cfg.backend().backend().run(
+        units,
+        runner,
+        ledger,
+        etip_core::cancel::process(),
+        &mut |event| {
+            let (unit, output, reused) = match event {
+                UnitEvent::Reused(u, o) => (u, o, true),
+                UnitEvent::Finished(u, o) => (u, o, false),
+                UnitEvent::Failed(u, _) => {
+                    if let Some(i) = position(units, u) {
+                        order.skip(i, &mut emit);
+                    }
+                    return;
+                }
+                UnitEvent::Started(_) => return,
+            };
+            if let (Some(i), Ok(s)) = (position(units, unit), output.read::<TestSelection>()) {
+                order.put(i, (s, reused), &mut emit);
+            }
+        },
+    );
+    let selections = order
+        .finish(&mut emit)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    ran.context("running the selections")?;
+    Ok(selections)
+}
+
+/// Writes every selection (this run's and earlier runs') to `file`.
+fn write_selections(
+    file: &std::path::Path,
+    stored: &BTreeMap<String, TestSelection>,
+) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for s in stored.values() {
+        text.push_str(&serde_json::to_string(s)?);
+        text.push('\n');
+    }
+    crate::output::write(file, &text).with_context(|| format!("writing {}", file.display()))
 }

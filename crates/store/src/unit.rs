@@ -150,6 +150,14 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets unit `id` (`--force`): it runs again whatever its key.
+    pub fn forget_work_unit(&mut self, id: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute("DELETE FROM work_units WHERE id = ?1", [id])
+            .map_err(q("forget work unit"))?;
+        Ok(())
+    }
+
     /// Every unit of `stage` in the ledger, by id.
     pub fn work_units(&self, stage: Stage) -> Result<Vec<UnitRecord>, StoreError> {
         let ids: Vec<String> = {
@@ -243,6 +251,16 @@ mod tests {
         // A new key is a new unit of work: its attempts start again.
         let r = s.start_work_unit(&unit("k2")).unwrap();
         assert_eq!((r.attempts, r.key.as_str()), (1, "k2"));
+    }
+
+    #[test]
+    fn a_forgotten_unit_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("state.sqlite")).unwrap();
+        s.start_work_unit(&unit("k1")).unwrap();
+        s.forget_work_unit("measure:etip-1").unwrap();
+        assert!(s.work_unit("measure:etip-1").unwrap().is_none());
+        s.forget_work_unit("measure:etip-1").unwrap();
     }
 
     #[test]

@@ -2,13 +2,13 @@
 
 use crate::BuildError;
 use etip_core::instance::Language;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 
 /// One ETIP to build: a line of `etips.jsonl` (the miner's `candidates.jsonl` works too: other
 /// fields are ignored).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EtipInput {
     pub id: String,
     pub language: Language,

@@ -13,7 +13,8 @@
 //! Tags are content keys (`<ns>/env:<lang>-<repo>-<key>`, `<ns>/instance:<id>-<key>`), so an
 //! unchanged spec is never rebuilt. Each instance gets a log folder with its Dockerfiles, a context
 //! summary, the build log and `status.json` ([`etip_core::instance::InstanceStatus`]). Failures are
-//! recorded with a reason and the batch goes on.
+//! recorded with a reason and the batch goes on. A batch is a set of work units ([`units`]) run by
+//! a backend of `etip_core::unit`: each ETIP is one unit, its output the status.
 //!
 //! A source repository of the user's is only read ([`git`]): missing commits come from its origin
 //! through etip's cache clone. etip writes only into its output folder and replaces only its own
@@ -44,6 +45,7 @@ pub mod network;
 pub mod output;
 pub mod spec;
 mod toolchain;
+pub mod units;
 
 pub use etip_toolchain::detect;
 pub use input::{EtipInput, is_null_commit};
@@ -228,30 +230,54 @@ impl Builder {
         Ok(self.rt.block_on(self.engine.clean(&filter))?)
     }
 
-    /// Builds every ETIP with `workers` parallel workers; statuses come back in input order and are
-    /// also appended to `<out>/status.jsonl`.
+    /// Builds every ETIP with `workers` parallel workers (the [`etip_core::unit::Threads`]
+    /// backend, see [`units`]); statuses come back in input order and are also appended to
+    /// `<out>/status.jsonl`. A signal ([`etip_core::cancel::process`]) stops starting builds.
     pub fn build_all(
         &self,
         etips: &[EtipInput],
         workers: usize,
         on_event: &(dyn Fn(&Event) + Sync),
     ) -> Vec<InstanceStatus> {
-        batch(etips, workers, on_event, &|etip| {
-            self.build_one(etip, on_event)
-        })
+        let backend = etip_core::unit::Threads::new(workers);
+        let (statuses, ran) = units::run(
+            &backend,
+            self,
+            etips,
+            etip_core::cancel::process(),
+            on_event,
+        );
+        if let Err(e) = ran {
+            tracing::error!("the builds stopped early: {e}");
+        }
+        statuses
     }
 
-    /// Builds one ETIP and records its status (never fails: failures are in the status). The
-    /// log folder `<out>/logs/<slug>/` gets the build's files; etip replaces only its own files
-    /// there (see [`output`]) and records an instance whose folder is not usable as failed.
+    /// Builds one ETIP and records its status in its log folder and `<out>/status.jsonl` (never
+    /// fails: failures are in the status). The log folder `<out>/logs/<slug>/` gets the build's
+    /// files; etip replaces only its own files there (see [`output`]) and records an instance
+    /// whose folder is not usable as failed.
     pub fn build_one(
         &self,
         etip: &EtipInput,
         on_event: &(dyn Fn(&Event) + Sync),
     ) -> InstanceStatus {
+        let status = self.build(etip, on_event);
+        list(&self.out, &status, on_event);
+        status
+    }
+
+    /// Builds one ETIP and records its status in its log folder only: the caller lists it in
+    /// `<out>/status.jsonl` (a batch does so on its coordinating thread, see [`units`]).
+    pub fn build(&self, etip: &EtipInput, on_event: &(dyn Fn(&Event) + Sync)) -> InstanceStatus {
         record(&self.out, etip, on_event, |dir, status, log| {
             self.build_inner(etip, dir, status, log, on_event)
         })
+    }
+
+    /// The output folder.
+    pub fn out(&self) -> &Path {
+        &self.out
     }
 
     /// Steps 1–4 of one instance (see [`layers`]); fills `status` as they go.
@@ -342,59 +368,9 @@ pub(crate) fn sources(
     }
 }
 
-/// Builds every ETIP of a batch with `workers` parallel workers (`one` builds one); statuses come
-/// back in input order. An id names a log folder and an image: a repeated id is not built (it
-/// would replace the first one's log folder while that builds).
-pub(crate) fn batch(
-    etips: &[EtipInput],
-    workers: usize,
-    on_event: &(dyn Fn(&Event) + Sync),
-    one: &(dyn Fn(&EtipInput) -> InstanceStatus + Sync),
-) -> Vec<InstanceStatus> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<InstanceStatus>>> = Mutex::new(vec![None; etips.len()]);
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
-    let repeated: Vec<Option<usize>> = etips
-        .iter()
-        .enumerate()
-        .map(|(i, e)| match first_of.get(e.id.as_str()) {
-            Some(&first) => Some(first),
-            None => {
-                first_of.insert(&e.id, i);
-                None
-            }
-        })
-        .collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers.max(1).min(etips.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let Some(etip) = etips.get(i) else { break };
-                    let status = match repeated[i] {
-                        Some(first) => refuse_repeated(etip, first, on_event),
-                        None => one(etip),
-                    };
-                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(status);
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
-}
-
 /// The status of an ETIP whose id an earlier ETIP of the batch has (nothing is built or written
 /// to the log folder, which is the first one's).
-fn refuse_repeated(
-    etip: &EtipInput,
-    first: usize,
-    on_event: &(dyn Fn(&Event) + Sync),
-) -> InstanceStatus {
+pub(crate) fn refuse_repeated(etip: &EtipInput, first: usize) -> InstanceStatus {
     let mut status = new_status(etip);
     let f = Failure::new(
         FailureKind::Input,
@@ -407,12 +383,12 @@ fn refuse_repeated(
     status.reason = Some(f.reason);
     status.failure = Some(f.kind);
     status.detail = Some(f.detail);
-    on_event(&Event::Finished(Box::new(status.clone())));
     status
 }
 
 /// Builds one ETIP with `inner` (given its log folder, its status to fill and its log) and records
-/// the status in the log folder and `<out>/status.jsonl`; never fails: failures are in the status.
+/// the status in the log folder (not yet in `<out>/status.jsonl`: [`list`] does, on the thread
+/// that coordinates the batch); never fails: failures are in the status.
 pub(crate) fn record(
     out: &Path,
     etip: &EtipInput,
@@ -448,17 +424,22 @@ pub(crate) fn record(
             let _ = std::fs::write(dir.join("status.json"), json + "\n");
         }
     }
-    if let Ok(line) = serde_json::to_string(&status)
-        && let Err(e) = output::append_status(out, &line)
-    {
-        tracing::warn!("status of {} not recorded: {e}", etip.id);
-    }
-    on_event(&Event::Finished(Box::new(status.clone())));
     status
 }
 
+/// Appends `status` to `<out>/status.jsonl` (a failure is logged: the log folder holds it too) and
+/// reports it finished.
+pub(crate) fn list(out: &Path, status: &InstanceStatus, on_event: &(dyn Fn(&Event) + Sync)) {
+    if let Ok(line) = serde_json::to_string(status)
+        && let Err(e) = output::append_status(out, &line)
+    {
+        tracing::warn!("status of {} not recorded: {e}", status.id);
+    }
+    on_event(&Event::Finished(Box::new(status.clone())));
+}
+
 /// The status of an instance before its build: failed until it is built.
-fn new_status(etip: &EtipInput) -> InstanceStatus {
+pub(crate) fn new_status(etip: &EtipInput) -> InstanceStatus {
     InstanceStatus {
         id: etip.id.clone(),
         language: etip.language,

@@ -16,7 +16,7 @@
 use crate::config::BuildConfig;
 use crate::context::ContextError;
 use crate::failure::{Failure, LayerFailure, classify_env_failure, classify_instance_failure};
-use crate::{EtipInput, Event, batch, layers, record, spec};
+use crate::{EtipInput, Event, layers, record, spec};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language};
 use etip_docker::EngineError;
 use std::path::{Path, PathBuf};
@@ -54,18 +54,20 @@ impl LocalBuilder {
         LocalBuilder { cfg, out }
     }
 
-    /// Builds every ETIP with `workers` parallel workers; statuses come back in input order and
-    /// are also appended to `<out>/status.jsonl`.
-    pub fn build_all(
-        &self,
-        etips: &[EtipInput],
-        workers: usize,
-        on_event: &(dyn Fn(&Event) + Sync),
-    ) -> Vec<InstanceStatus> {
-        batch(etips, workers, on_event, &|etip| {
-            record(&self.out, etip, on_event, |dir, status, log| {
-                self.build_inner(etip, dir, status, log)
-            })
+    /// The build configuration.
+    pub fn config(&self) -> &BuildConfig {
+        &self.cfg
+    }
+
+    /// The output folder.
+    pub fn out(&self) -> &Path {
+        &self.out
+    }
+
+    /// Builds one ETIP and records its status in its log folder (see [`crate::units::BuildOne`]).
+    pub fn build(&self, etip: &EtipInput, on_event: &(dyn Fn(&Event) + Sync)) -> InstanceStatus {
+        record(&self.out, etip, on_event, |dir, status, log| {
+            self.build_inner(etip, dir, status, log)
         })
     }
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// One prediction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Prediction {
     pub instance_id: String,
     pub model: String,
@@ -20,7 +20,7 @@ pub struct Prediction {
 }
 
 /// Where a prediction comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// A submission's patch: untrusted, checked before anything runs.
     Agent,

@@ -159,8 +159,9 @@ pub fn check_feasible(n: usize, p: f64) -> Result<(), MeasureError> {
     Ok(())
 }
 
-/// The store key of an ETIP's rounds: everything that shapes a round.
-fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> (String, String) {
+/// The store key of an ETIP's rounds (everything that shapes a round), and its parameters as
+/// JSON text.
+pub fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> (String, String) {
     let order = match cfg.protocol.order {
         Order::Alternate => "alternate".to_string(),
         Order::Random { seed } => format!("random:{seed}"),

@@ -5,23 +5,28 @@
 //! machinery.
 //!
 //! The output folder holds `results.jsonl`, `summary.json`, `report.html`, `logs/<etip>/<model>/`
-//! and `state.sqlite`; a re-run with the same run id skips what is done. Workers take the jobs
-//! one at a time; the run stops early when the disk is short or a signal arrives.
+//! and `state.sqlite`; a re-run with the same run id skips what is done. Each prediction is a work
+//! unit (`units`) run on the command's backend, `--workers` at a time; the run stops starting
+//! units when the disk is short or a signal arrives.
 
 mod jobs;
 mod results;
+mod units;
 mod worker;
 
 pub use etip_report::eval::Records;
 
+use crate::backend::BackendChoice;
 use crate::disk::DiskGuard;
 use crate::executor::{ExecutorChoice, Workload};
 use crate::progress::{Done, Progress};
 use crate::timing::{TestChoice, Timing, pinning};
+use crate::units::Halt;
 use crate::{InputError, records};
 use anyhow::Context as _;
 use etip_core::category::Category;
 use etip_core::instance::InstanceStatus;
+use etip_core::unit::{Stage, UnitEvent, position};
 use etip_eval::evaluate::EvalConfig;
 use etip_measure::measure::{MeasureConfig, Tests};
 use etip_measure::protocol::{Order, ProtocolConfig};
@@ -29,8 +34,6 @@ use etip_records::results::TaskResult;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What is evaluated.
@@ -84,6 +87,15 @@ pub struct Config {
     pub run: RunConfig,
     /// Agent patches or generated tests.
     pub records: Records,
+}
+
+impl RunConfig {
+    /// The backend of the evaluations: `workers` threads.
+    pub fn backend(&self) -> BackendChoice {
+        BackendChoice::Threads {
+            workers: self.workers,
+        }
+    }
 }
 
 /// The results of this call's predictions (those stored from an earlier call included).
@@ -244,36 +256,53 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
     let disk = disk_guard(&cfg.run, ex.data_root.clone());
     let (cpuset, notes) = pinning(cfg.run.timing.cpus.as_deref(), ex.executor.info().can_pin)?;
     let eval = eval_config(cfg, cpuset, notes)?;
-    let (todo, shared) = plan(cfg, &jobs, &statuses, &eval, store, progress)?;
-    let cx = worker::Context {
-        executor: ex.executor.as_ref(),
-        cfg: &eval,
-        logs: &cfg.run.out.join("logs"),
-        cache: &cache,
-        labels,
-        progress,
+    let stage = match cfg.records {
+        Records::Patches => Stage::Eval,
+        Records::Tests => Stage::EvalTest,
     };
-    progress.start(Some(todo.len() as u64));
-    let pool = Pool {
-        jobs: &jobs,
-        todo: &todo,
-        statuses: &statuses,
-        shared: &shared,
+    let units = units::units(stage, &cfg.run.run_id, &jobs, &statuses, &eval)?;
+    let mut store = store;
+    let (stored, others) = stored(cfg, &store, &jobs)?;
+    let reusable = units::prepare(&mut store, &units, &stored, cfg.run.force)?;
+    if reusable > 0 {
+        progress.note(&format!(
+            "{reusable} prediction(s) already evaluated in run {} (--force to redo)",
+            cfg.run.run_id
+        ));
+    }
+    let halt = Halt::default();
+    let runner = units::Runner {
+        cx: worker::Context {
+            executor: ex.executor.as_ref(),
+            cfg: &eval,
+            logs: &cfg.run.out.join("logs"),
+            cache: &cache,
+            labels,
+            progress,
+        },
         disk: &disk,
+        halt: &halt,
+    };
+    progress.start(Some((units.len() - reusable) as u64));
+    let mut ledger = units::EvalLedger {
+        store: &mut store,
         run_id: &cfg.run.run_id,
     };
-    let stop = pool.run(cfg.run.workers, &cx);
+    let recording = Recording {
+        cfg,
+        jobs: &jobs,
+        statuses: &statuses,
+        others: &others,
+        progress,
+    };
+    let (results, failure, ran) = recording.run(&units, &runner, &mut ledger);
     progress.end();
-    if let Some(e) = stop.failure {
+    if let Some(e) = failure {
         return Err(e.context("recording the results"));
     }
-    let results = shared
-        .results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-    results::write(&cfg.run.out, shared.records, &shared.others, &results)
-        .context("writing the results")?;
-    if let Some(why) = stop.low_disk {
+    ran.context("recording the results")?;
+    results::write(&cfg.run.out, cfg.records, &others, &results).context("writing the results")?;
+    if let Some(why) = halt.reason() {
         anyhow::bail!("{why}; the evaluations finished so far are in results.jsonl");
     }
     Ok(Outcome {
@@ -283,15 +312,88 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
     })
 }
 
-/// The jobs to run (index, key) and the shared state with the stored results of the run id.
-fn plan<'a>(
+/// What the coordinating thread does with the units' events: reports the new results and
+/// rewrites the outputs after each.
+struct Recording<'a> {
     cfg: &'a Config,
+    jobs: &'a [jobs::Job],
+    statuses: &'a [InstanceStatus],
+    others: &'a [TaskResult],
+    progress: &'a dyn Progress,
+}
+
+impl Recording<'_> {
+    /// Runs `units` on the command's backend: the results by job, the first failure to write
+    /// the outputs, and how the backend ended.
+    fn run(
+        &self,
+        units: &[etip_core::unit::WorkUnit],
+        runner: &units::Runner<'_>,
+        ledger: &mut units::EvalLedger<'_>,
+    ) -> (
+        Vec<Option<TaskResult>>,
+        Option<anyhow::Error>,
+        Result<etip_core::unit::RunSummary, etip_core::unit::BackendError>,
+    ) {
+        let (cfg, jobs, statuses, others, progress) = (
+            self.cfg,
+            self.jobs,
+            self.statuses,
+            self.others,
+            self.progress,
+        );
+        let mut results: Vec<Option<TaskResult>> = vec![None; jobs.len()];
+        let mut failure: Option<anyhow::Error> = None;
+        let ran = cfg.run.backend().backend().run(
+            units,
+            runner,
+            ledger,
+            etip_core::cancel::process(),
+            &mut |event| {
+                let (unit, output, new) = match event {
+                    UnitEvent::Reused(u, o) => (u, o, false),
+                    UnitEvent::Finished(u, o) => (u, o, true),
+                    UnitEvent::Failed(u, e) => match e.record() {
+                        Some(o) => (u, o, true),
+                        None => return,
+                    },
+                    UnitEvent::Started(_) => return,
+                };
+                let (Some(i), Ok(r)) = (position(units, unit), output.read::<TaskResult>()) else {
+                    return;
+                };
+                if new {
+                    let job = &jobs[i];
+                    progress.done(Done::Evaluated {
+                        instance: &statuses[job.status].id,
+                        model: &job.prediction.model,
+                        result: &r,
+                    });
+                }
+                results[i] = Some(r);
+                if new
+                    && failure.is_none()
+                    && let Err(e) = results::write(&cfg.run.out, cfg.records, others, &results)
+                {
+                    failure = Some(e);
+                }
+            },
+        );
+        (results, failure, ran)
+    }
+}
+
+/// The run id's stored results, by submission and instance (key, result), and those of
+/// predictions this call does not evaluate (kept in results.jsonl), in the order stored.
+#[allow(clippy::type_complexity)]
+fn stored(
+    cfg: &Config,
+    store: &etip_store::Store,
     jobs: &[jobs::Job],
-    statuses: &[InstanceStatus],
-    eval: &EvalConfig,
-    store: etip_store::Store,
-    progress: &dyn Progress,
-) -> anyhow::Result<(Vec<(usize, String)>, results::Shared<'a>)> {
+) -> anyhow::Result<(
+    BTreeMap<(String, String), (String, String)>,
+    Vec<TaskResult>,
+)> {
     let mut stored: BTreeMap<(String, String), (String, String)> = BTreeMap::new();
     let mut order = Vec::new();
     for e in store.eval_results(&cfg.run.run_id)? {
@@ -308,103 +410,5 @@ fn plan<'a>(
         .filter_map(|k| stored.get(k))
         .filter_map(|(_, payload)| serde_json::from_str(payload).ok())
         .collect();
-    let mut results: Vec<Option<TaskResult>> = vec![None; jobs.len()];
-    let mut todo = Vec::new();
-    for (i, job) in jobs.iter().enumerate() {
-        let k = jobs::key(&statuses[job.status], &job.prediction, eval);
-        let again = stored
-            .get(&(
-                job.prediction.model.clone(),
-                job.prediction.instance_id.clone(),
-            ))
-            .filter(|(sk, _)| *sk == k && !cfg.run.force)
-            .and_then(|(_, payload)| serde_json::from_str::<TaskResult>(payload).ok())
-            .filter(|r| r.category.as_deref() != Some(Category::Error.name()));
-        match again {
-            Some(r) => results[i] = Some(r),
-            None => todo.push((i, k)),
-        }
-    }
-    let skipped = jobs.len() - todo.len();
-    if skipped > 0 {
-        progress.note(&format!(
-            "{skipped} prediction(s) already evaluated in run {} (--force to redo)",
-            cfg.run.run_id
-        ));
-    }
-    let shared = results::Shared {
-        store: Mutex::new(store),
-        results: Mutex::new(results),
-        others,
-        out: &cfg.run.out,
-        records: cfg.records,
-    };
-    Ok((todo, shared))
-}
-
-/// The workers' loop over the jobs to run.
-struct Pool<'a> {
-    jobs: &'a [jobs::Job],
-    todo: &'a [(usize, String)],
-    statuses: &'a [InstanceStatus],
-    shared: &'a results::Shared<'a>,
-    disk: &'a DiskGuard,
-    run_id: &'a str,
-}
-
-/// Why the workers stopped early.
-#[derive(Default)]
-struct Stop {
-    /// Recording a result failed.
-    failure: Option<anyhow::Error>,
-    /// The disk is short of the minimum free space.
-    low_disk: Option<String>,
-}
-
-impl Pool<'_> {
-    /// Runs the jobs on `workers` threads.
-    fn run(&self, workers: usize, cx: &worker::Context<'_>) -> Stop {
-        let next = AtomicUsize::new(0);
-        let stop: Mutex<Stop> = Mutex::new(Stop::default());
-        std::thread::scope(|scope| {
-            for _ in 0..workers.min(self.todo.len().max(1)) {
-                scope.spawn(|| self.work(&next, &stop, cx));
-            }
-        });
-        stop.into_inner().unwrap_or_default()
-    }
-
-    /// One worker: takes the next job until none is left or the run must stop.
-    fn work(&self, next: &AtomicUsize, stop: &Mutex<Stop>, cx: &worker::Context<'_>) {
-        loop {
-            let n = next.fetch_add(1, Ordering::SeqCst);
-            let Some((i, k)) = self.todo.get(n) else {
-                break;
-            };
-            let job = &self.jobs[*i];
-            let status = &self.statuses[job.status];
-            if let Err(why) = self.disk.check() {
-                // Stops the run: every later evaluation would fail the same way.
-                if let Ok(mut s) = stop.lock() {
-                    s.low_disk.get_or_insert(why.to_string());
-                }
-                break;
-            }
-            let r = worker::run_job(job, status, cx);
-            if etip_docker::interrupted() {
-                // Stopped by a signal: this result says nothing about the patch.
-                break;
-            }
-            cx.progress.done(Done::Evaluated {
-                instance: &status.id,
-                model: &job.prediction.model,
-                result: &r,
-            });
-            if let Err(e) = self.shared.done(*i, r, k, self.run_id)
-                && let Ok(mut s) = stop.lock()
-            {
-                s.failure.get_or_insert(e);
-            }
-        }
-    }
+    Ok((stored, others))
 }

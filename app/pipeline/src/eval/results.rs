@@ -8,41 +8,6 @@ use etip_core::category::Category;
 use etip_records::results::TaskResult;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
-
-/// What the workers share.
-pub(super) struct Shared<'a> {
-    pub store: Mutex<etip_store::Store>,
-    /// Results of this call's predictions, by job.
-    pub results: Mutex<Vec<Option<TaskResult>>>,
-    /// Results of the run's earlier calls for other predictions (kept in results.jsonl).
-    pub others: Vec<TaskResult>,
-    pub out: &'a Path,
-    pub records: Records,
-}
-
-impl Shared<'_> {
-    /// Records result `r` of job `i` in the store and rewrites the outputs.
-    pub fn done(&self, i: usize, r: TaskResult, key: &str, run_id: &str) -> anyhow::Result<()> {
-        let json = serde_json::to_string(&r)?;
-        self.store
-            .lock()
-            .map_err(|_| anyhow::anyhow!("a worker panicked"))?
-            .record_eval(
-                run_id,
-                r.model.as_deref().unwrap_or(""),
-                &r.instance_id,
-                key,
-                &json,
-            )?;
-        let mut all = self
-            .results
-            .lock()
-            .map_err(|_| anyhow::anyhow!("a worker panicked"))?;
-        all[i] = Some(r);
-        write(self.out, self.records, &self.others, &all)
-    }
-}
 
 /// Writes results.jsonl (every result of the run: earlier calls' and this one's), summary.json
 /// and report.html.

@@ -2,13 +2,12 @@
 //! timed on original and reference), labelled against the ground truth, its result written to
 //! the job's log folder.
 
-use super::jobs::Job;
 use crate::output::write as write_atomic;
 use crate::progress::Progress;
 use etip_core::category::Category;
 use etip_core::instance::InstanceStatus;
 use etip_eval::evaluate::{CHANGED_FILES, EvalConfig, EvalProgress, evaluate};
-use etip_eval::predictions::Kind;
+use etip_eval::predictions::{Kind, Prediction};
 use etip_exec::executor::Executor;
 use etip_records::results::TaskResult;
 use std::path::Path;
@@ -45,32 +44,38 @@ pub(super) struct Context<'a> {
     pub progress: &'a dyn Progress,
 }
 
-/// Evaluates one job and labels it.
-pub(super) fn run_job(job: &Job, status: &InstanceStatus, cx: &Context<'_>) -> TaskResult {
+/// Evaluates one prediction and labels it; `decided`: the result's detail when it is known
+/// before anything runs (a harness error).
+pub(super) fn run_job(
+    prediction: &Prediction,
+    decided: Option<&str>,
+    status: &InstanceStatus,
+    cx: &Context<'_>,
+) -> TaskResult {
     let dir = cx
         .logs
         .join(etip_build::instance::log_slug(&status.id))
-        .join(etip_build::instance::log_slug(&job.prediction.model));
-    if let Some(why) = &job.decided {
+        .join(etip_build::instance::log_slug(&prediction.model));
+    if let Some(why) = decided {
         return TaskResult {
             instance_id: status.id.clone(),
-            model: Some(job.prediction.model.clone()),
+            model: Some(prediction.model.clone()),
             run_id: cx.cfg.run_id.clone(),
             category: Some(Category::Error.name().into()),
-            detail: Some(why.clone()),
+            detail: Some(why.to_string()),
             ..TaskResult::default()
         };
     }
     let _ = std::fs::remove_dir_all(&dir);
     let progress = Reporter {
         progress: cx.progress,
-        what: format!("{} / {}", status.id, job.prediction.model),
+        what: format!("{} / {}", status.id, prediction.model),
     };
-    if job.prediction.kind == Kind::Test {
+    if prediction.kind == Kind::Test {
         let r = etip_eval::generated::evaluate_test(
             cx.executor,
             status,
-            &job.prediction,
+            prediction,
             cx.cfg,
             Some(&dir),
             &progress,
@@ -81,24 +86,30 @@ pub(super) fn run_job(job: &Job, status: &InstanceStatus, cx: &Context<'_>) -> T
     let mut r = evaluate(
         cx.executor,
         status,
-        &job.prediction,
+        prediction,
         cx.cfg,
         Some(&dir),
         &progress,
     );
-    if r.apply.is_some() || job.prediction.kind == Kind::Gold && r.correct.is_some() {
-        label(job, status, cx, &dir, &mut r);
+    if r.apply.is_some() || prediction.kind == Kind::Gold && r.correct.is_some() {
+        label(prediction, status, cx, &dir, &mut r);
     }
     keep(&dir, &r);
     r
 }
 
 /// Sets the result's `exact_match` and `same_location` (a failure is logged, not fatal).
-fn label(job: &Job, status: &InstanceStatus, cx: &Context<'_>, dir: &Path, r: &mut TaskResult) {
+fn label(
+    prediction: &Prediction,
+    status: &InstanceStatus,
+    cx: &Context<'_>,
+    dir: &Path,
+    r: &mut TaskResult,
+) {
     if !cx.labels {
         return;
     }
-    let cand = job.prediction.patch.as_deref().unwrap_or("");
+    let cand = prediction.patch.as_deref().unwrap_or("");
     let labelled = etip_eval::gold::patch(status, cx.cache)
         .map_err(|e| anyhow::anyhow!(e))
         .and_then(|gold| {

@@ -4,15 +4,20 @@
 //! The output folder holds `measurements.jsonl`, `executable.jsonl`, `report.html` (rewritten
 //! after every ETIP), `logs/<id>/` and, unless another is named, the state store whose rounds let
 //! a re-run resume. One run at a time writes to a folder.
+//!
+//! Each ETIP is a work unit (`units`) run on the command's backend with the state store as its
+//! ledger: a measurement done under the same key is reused; one that ended in an engine error is
+//! run again. Inside a unit the rounds stay the finer record: a killed ETIP resumes from its
+//! stored rounds, and a store written before work units existed is resumed the same way.
 
 mod paths;
 mod tests;
+mod units;
 
 use crate::executor::{ExecutorChoice, Workload};
-use crate::progress::{Done, Progress};
+use crate::progress::Progress;
 use crate::timing::{TestChoice, Timing, pinning};
 use crate::{InputError, records};
-use anyhow::Context;
 use etip_measure::measure::{MeasureConfig, MeasureProgress, Tests};
 use etip_measure::protocol::{Order, ProtocolConfig};
 use etip_records::measure::Measurement;
@@ -98,7 +103,7 @@ fn sequential(cfg: &Config) -> Result<Option<SequentialDesign>, InputError> {
 }
 
 /// Reports the measure loop's events to `progress`.
-struct Reporter<'a>(&'a dyn Progress);
+pub(super) struct Reporter<'a>(&'a dyn Progress);
 
 impl MeasureProgress for Reporter<'_> {
     fn etip_started(&self, id: &str) {
@@ -113,9 +118,7 @@ impl MeasureProgress for Reporter<'_> {
         }
     }
 
-    fn etip_finished(&self, m: &Measurement) {
-        self.0.done(Done::Measured(m));
-    }
+    // Finished measurements are reported by the coordinating thread, in input order.
 }
 
 /// Measures every ETIP of `cfg.etips`; the outputs are written after each.
@@ -161,20 +164,15 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     };
     progress.start(Some(statuses.len() as u64));
     let reporter = Reporter(progress);
-    let mut measurements: Vec<Measurement> = Vec::new();
-    for status in &statuses {
-        let m = etip_measure::measure::measure_one(
-            ex.executor.as_ref(),
-            &mut store,
-            status,
-            &measure,
-            &reporter,
-        )
-        .with_context(|| format!("measuring {}", status.id))?;
-        measurements.push(m);
-        // Written after every ETIP, so a later failure loses nothing.
-        paths::write_outputs(&cfg.out, &measurements)?;
-    }
+    let measuring = units::Measuring {
+        cfg,
+        executor: ex.executor.as_ref(),
+        measure: &measure,
+        state: &state,
+        reporter: &reporter,
+        progress,
+    };
+    let measurements = measuring.run(&statuses, &mut store)?;
     progress.end();
     Ok(Outcome {
         measurements,

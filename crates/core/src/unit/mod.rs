@@ -14,7 +14,13 @@
 //!
 //! What a stage finds out about an instance (the build failed, the ETIP is not executable, the
 //! patch does not apply) is the unit's *output*, not a failure: the unit is done. [`UnitError`] is
-//! for what says nothing about the instance.
+//! for what says nothing about the instance; an infrastructure failure may still carry the stage's
+//! record of the attempt (an evaluation that ended in a harness error), which the stage shows in
+//! this run's outputs and the ledger never reuses.
+//!
+//! [`Threads`] runs units on worker threads of this process; [`MemoryLedger`] is a ledger kept
+//! in memory for the stages whose lasting record is elsewhere (`build`'s content-keyed images,
+//! `select`'s `selection.jsonl`) and for library callers without a store.
 //!
 //! ```
 //! use etip_core::unit::{Stage, WorkUnit};
@@ -24,6 +30,12 @@
 //! let back: WorkUnit = serde_json::from_str(&serde_json::to_string(&unit).unwrap()).unwrap();
 //! assert_eq!(back, unit);
 //! ```
+
+mod memory;
+mod threads;
+
+pub use memory::MemoryLedger;
+pub use threads::Threads;
 
 use crate::cancel::CancelToken;
 use serde::{Deserialize, Serialize};
@@ -130,9 +142,14 @@ pub enum UnitError {
     /// The run was cancelled before or while the unit ran.
     #[error("cancelled")]
     Cancelled,
-    /// The harness could not run the unit (engine, disk, time limit of the harness).
+    /// The harness could not run the unit (engine, disk, time limit of the harness). `record` is
+    /// the stage's record of the failed attempt, when it has one: shown in this run's outputs,
+    /// never reused (the unit runs again next time).
     #[error("{detail}")]
-    Infrastructure { detail: String },
+    Infrastructure {
+        detail: String,
+        record: Option<UnitOutput>,
+    },
     /// The stage's record could not be turned into JSON or back.
     #[error("unit record: {0}")]
     Record(#[source] serde_json::Error),
@@ -143,8 +160,36 @@ impl UnitError {
     pub fn infrastructure(err: impl std::fmt::Display) -> UnitError {
         UnitError::Infrastructure {
             detail: err.to_string(),
+            record: None,
         }
     }
+
+    /// An infrastructure failure whose attempt still left the stage's `record` (kept in this
+    /// run's outputs, run again next time).
+    pub fn infrastructure_with(err: impl std::fmt::Display, record: UnitOutput) -> UnitError {
+        UnitError::Infrastructure {
+            detail: err.to_string(),
+            record: Some(record),
+        }
+    }
+
+    /// The stage's record of the failed attempt, if it left one.
+    pub fn record(&self) -> Option<&UnitOutput> {
+        match self {
+            UnitError::Infrastructure { record, .. } => record.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// The position in `units` of `unit`, an element of that slice (as every [`UnitEvent`] of
+/// [`Backend::run`] names it): how a stage puts each unit's output back in input order.
+pub fn position(units: &[WorkUnit], unit: &WorkUnit) -> Option<usize> {
+    let size = std::mem::size_of::<WorkUnit>();
+    let start = units.as_ptr() as usize;
+    let at = unit as *const WorkUnit as usize;
+    let offset = at.checked_sub(start)?;
+    (offset % size == 0 && offset / size < units.len()).then_some(offset / size)
 }
 
 /// Where a unit stands in a ledger.
@@ -252,7 +297,8 @@ pub trait Backend: Sync {
     /// The backend's name in outputs (`threads`, `swarm`).
     fn name(&self) -> &'static str;
     /// Runs `units` through `runner`, recording each in `ledger` and reporting each to `events`
-    /// (on the calling thread). Stops starting units once `cancel` is set.
+    /// (on the calling thread; every event names an element of `units`, see [`position`]). Stops
+    /// starting units once `cancel` is set.
     fn run(
         &self,
         units: &[WorkUnit],
@@ -294,6 +340,26 @@ mod tests {
         assert_eq!(record.reusable_for(&unit("other")), None);
         record.state = UnitState::Running;
         assert_eq!(record.reusable_for(&unit("k")), None);
+    }
+
+    #[test]
+    fn a_unit_is_found_by_its_place_in_the_slice() {
+        let units = vec![unit("a"), unit("a"), unit("b")];
+        assert_eq!(position(&units, &units[1]), Some(1));
+        assert_eq!(position(&units, &units[2]), Some(2));
+        let elsewhere = unit("a");
+        assert_eq!(position(&units, &elsewhere), None);
+        assert_eq!(position(&units[..1], &units[2]), None);
+    }
+
+    #[test]
+    fn an_infrastructure_failure_may_keep_its_record() {
+        let record = UnitOutput::of(&serde_json::json!({"category": "error"})).unwrap();
+        let e = UnitError::infrastructure_with("the engine went away", record.clone());
+        assert_eq!(e.to_string(), "the engine went away");
+        assert_eq!(e.record(), Some(&record));
+        assert_eq!(UnitError::infrastructure("disk").record(), None);
+        assert_eq!(UnitError::Cancelled.record(), None);
     }
 
     #[test]
