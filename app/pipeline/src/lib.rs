@@ -17,8 +17,11 @@
 //! libraries' typed errors; [`InputError`] marks the failures a user caused with bad input (the
 //! binary exits with 2 for those, 1 for every other failure).
 //!
-//! The stages here so far: [`mine::local`], [`mine::github`], [`classify`], [`score`], [`audit`]
-//! and the AST [`labels`] of evaluated patches; [`config`] writes the configuration file. The
+//! The stages: [`mine::local`], [`mine::github`], [`classify`], [`build`], [`select`],
+//! [`measure`], [`eval`], [`eval_test`], [`score`], [`audit`] and [`demo`], which runs them all on
+//! the embedded fixtures; [`base_image`] and [`clean`] manage etip's images, [`config`] writes the
+//! configuration file, and the AST [`labels`] of evaluated patches join the miners' syntax with
+//! the harness. The executor is chosen in one place, [`executor`]. The
 //! rules every stage follows for the files it writes and reads are [`output`] and [`input`]; a
 //! stage reports how far it is through [`progress::Progress`] and reaches networks through
 //! [`services`].
