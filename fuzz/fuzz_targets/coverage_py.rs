@@ -24,6 +24,6 @@ fuzz_target!(|data: &[u8]| {
             }
             assert!(cov.tests.keys().all(|t| !t.is_empty()), "a test without a name");
         }
-        Err(e) => etip_fuzz::check_error("coverage_py", &e),
+        Err(e) => etip_fuzz::check_error("coverage_py", &e.to_string()),
     }
 });

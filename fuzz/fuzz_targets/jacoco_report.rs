@@ -25,6 +25,6 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(seen.len(), list.len(), "{file}: a range twice in a row");
             }
         }
-        Err(e) => etip_fuzz::check_error("jacoco_report", &e),
+        Err(e) => etip_fuzz::check_error("jacoco_report", &e.to_string()),
     }
 });
