@@ -92,25 +92,26 @@ fn jdk_from_jvm_config(text: &str) -> Option<String> {
     None
 }
 
-/// A minimal XML element tree, enough for reading pom.xml.
+/// A minimal XML element tree, enough for reading pom.xml and Maven's toolchains.xml.
 #[derive(Debug, Default, Clone)]
-struct Element {
-    name: String,
-    text: String,
-    children: Vec<Element>,
+pub(crate) struct Element {
+    pub(crate) name: String,
+    pub(crate) text: String,
+    pub(crate) children: Vec<Element>,
 }
 
 impl Element {
-    fn child(&self, name: &str) -> Option<&Element> {
+    pub(crate) fn child(&self, name: &str) -> Option<&Element> {
         self.children.iter().find(|c| c.name == name)
     }
 
-    fn path(&self, names: &[&str]) -> Option<&Element> {
+    pub(crate) fn path(&self, names: &[&str]) -> Option<&Element> {
         names.iter().try_fold(self, |e, n| e.child(n))
     }
 }
 
-fn parse_xml(text: &str) -> Option<Element> {
+/// Parses an XML document and returns its root element named `root` (`project`, `toolchains`).
+pub(crate) fn parse_xml_root(text: &str, root: &str) -> Option<Element> {
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_str(text);
     let mut stack: Vec<Element> = vec![Element::default()];
@@ -143,8 +144,8 @@ fn parse_xml(text: &str) -> Option<Element> {
             _ => {}
         }
     }
-    let root = stack.pop()?;
-    root.children.into_iter().find(|c| c.name == "project")
+    let top = stack.pop()?;
+    top.children.into_iter().find(|c| c.name == root)
 }
 
 /// Expands `${name}` references from `props` (repeatedly, to a fixed depth).
@@ -163,7 +164,7 @@ fn expand(value: &str, props: &HashMap<String, String>) -> String {
 }
 
 fn jdk_from_pom(text: &str) -> Option<Request> {
-    let project = parse_xml(text)?;
+    let project = parse_xml_root(text, "project")?;
     let mut props: HashMap<String, String> = HashMap::new();
     if let Some(p) = project.child("properties") {
         for c in &p.children {
@@ -212,7 +213,8 @@ fn jdk_from_pom(text: &str) -> Option<Request> {
     None
 }
 
-/// Detects the Python version a repository asks for.
+/// Detects the Python version a repository asks for: `.python-version` first, then the
+/// requirement of its packaging metadata ([`detect_python_requires`]).
 pub fn detect_python(read: &dyn Fn(&str) -> Option<String>) -> Option<Request> {
     if let Some(text) = read(".python-version")
         && let Some(v) = text.lines().map(str::trim).find(|l| !l.is_empty())
@@ -222,6 +224,13 @@ pub fn detect_python(read: &dyn Fn(&str) -> Option<String>) -> Option<Request> {
             source: ".python-version".into(),
         });
     }
+    detect_python_requires(read)
+}
+
+/// The Python requirement of a project's packaging metadata, the versions it installs on:
+/// `pyproject.toml` (`project.requires-python`, then Poetry's `python`, as PEP 440), `setup.cfg`
+/// (`python_requires`), then `setup.py` (`python_requires="..."`).
+pub fn detect_python_requires(read: &dyn Fn(&str) -> Option<String>) -> Option<Request> {
     if let Some(text) = read("pyproject.toml")
         && let Ok(doc) = toml::from_str::<toml::Table>(&text)
     {
@@ -275,14 +284,27 @@ pub fn detect_python(read: &dyn Fn(&str) -> Option<String>) -> Option<Request> {
     None
 }
 
+/// Poetry's constraint syntax as PEP 440: `^3.9` → `>=3.9,<4`, `~3.6` → `>=3.6,<3.7`, and each
+/// alternative of `^2.7 || ^3.5` on its own (kept joined by `||`, which [`python_satisfies`] reads).
 fn poetry_to_pep440(v: &str) -> String {
+    if v.contains("||") {
+        let parts: Vec<String> = v.split("||").map(poetry_to_pep440).collect();
+        return parts.join(" || ");
+    }
     let v = v.trim();
     if let Some(rest) = v.strip_prefix('^') {
+        let rest = rest.trim();
         let major = rest.split('.').next().unwrap_or(rest);
         let next = major.parse::<u32>().map(|m| m + 1).unwrap_or(4);
         format!(">={rest},<{next}")
     } else if let Some(rest) = v.strip_prefix('~').filter(|r| !r.starts_with('=')) {
-        format!("~={rest}")
+        let rest = rest.trim();
+        let nums: Vec<u32> = rest.split('.').map_while(|p| p.parse().ok()).collect();
+        match nums.as_slice() {
+            [major] => format!(">={rest},<{}", major + 1),
+            [major, minor, ..] => format!(">={rest},<{major}.{}", minor + 1),
+            [] => format!("~={rest}"),
+        }
     } else {
         v.to_string()
     }
@@ -297,13 +319,22 @@ fn version_tuple(v: &str) -> Option<Vec<u64>> {
 }
 
 /// Whether Python `candidate` (`"3.11"`) satisfies `request`: an exact version (`"3.11.4"`,
-/// compared at major.minor) or a PEP 440 specifier set (`">=3.8,<4"`, `"~=3.9"`, `"==3.*"`).
-/// Versions are compared at major.minor precision.
+/// compared at major.minor), a PEP 440 specifier set (`">=3.8,<4"`, `"~=3.9"`, `"==3.*"`), `*`
+/// (any version) or alternatives joined by `||` (as Poetry writes them). Versions are compared at
+/// major.minor precision.
 pub fn python_satisfies(candidate: &str, request: &str) -> bool {
     let Some(cand) = version_tuple(candidate) else {
         return false;
     };
+    if request.contains("||") {
+        return request
+            .split("||")
+            .any(|alt| python_satisfies(candidate, alt));
+    }
     let request = request.trim();
+    if request == "*" {
+        return true;
+    }
     if request.starts_with(|c: char| c.is_ascii_digit()) {
         return version_tuple(request).is_some_and(|r| r == cand);
     }
@@ -443,6 +474,19 @@ mod tests {
             ("setup.cfg", "python_requires=>=3"),
         ]);
         assert_eq!(detect_python(&f).unwrap().value, "3.12.1");
+        assert_eq!(detect_python_requires(&f).unwrap().value, ">=3");
+    }
+
+    #[test]
+    fn poetry_constraints() {
+        assert_eq!(poetry_to_pep440("~3.6"), ">=3.6,<3.7");
+        assert_eq!(poetry_to_pep440("~3"), ">=3,<4");
+        assert_eq!(poetry_to_pep440("~=3.6"), "~=3.6");
+        assert_eq!(poetry_to_pep440("^2.7 || ^3.5"), ">=2.7,<3 || >=3.5,<4");
+        assert!(python_satisfies("2.7", ">=2.7,<3 || >=3.5,<4"));
+        assert!(!python_satisfies("3.4", ">=2.7,<3 || >=3.5,<4"));
+        assert!(python_satisfies("3.9", ">=2.7,<3 || >=3.5,<4"));
+        assert!(python_satisfies("3.9", "*"));
     }
 
     #[test]
