@@ -6,6 +6,8 @@
 //! - [`policy`]: which changed paths are code, which are set aside (documentation, changelogs,
 //!   metadata) and which disqualify a commit;
 //! - [`detect`]: the JDK or Python version a repository asks for, read from its files;
+//! - [`era`]: the interpreter of a commit's time: the Python versions a commit supports, when each
+//!   was released, and the configured Python (or JDK) to build it with;
 //! - [`descriptors`]: which files the env layer needs to resolve dependencies;
 //! - [`testcmd`]: the test command of a version (Maven Surefire, pytest) and where its XML reports land.
 //!
@@ -18,6 +20,7 @@
 
 pub mod descriptors;
 pub mod detect;
+pub mod era;
 pub mod paths;
 pub mod policy;
 pub mod testcmd;
