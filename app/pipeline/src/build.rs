@@ -16,7 +16,7 @@ use crate::{InputError, records};
 use anyhow::Context as _;
 use etip_build::config::BuildConfig;
 use etip_build::{EtipInput, Event};
-use etip_core::instance::{FailureKind, InstanceStatus};
+use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -54,6 +54,9 @@ pub struct Outcome {
     pub statuses: Vec<InstanceStatus>,
     /// The folder of the build logs.
     pub logs: PathBuf,
+    /// The yield per repository and year of the base commit ([`yield_table`]), also in
+    /// `<out>/yield.json`.
+    pub yields: Vec<YieldRow>,
 }
 
 impl Outcome {
@@ -128,8 +131,106 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     progress.end();
     ran.context("running the builds")?;
     tracing::info!(etips = statuses.len(), "build finished");
+    let yields = yield_table(&statuses);
+    write_yield(&cfg.out, &yields)?;
     Ok(Outcome {
         statuses,
         logs: cfg.out.join("logs"),
+        yields,
     })
+}
+
+/// One row of a build's yield table: the ETIPs of one repository whose base commit is of one
+/// year, how many built (and passed their smoke check), and why the others did not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct YieldRow {
+    /// The repository (the statuses' `source`; `"?"` when a status has none).
+    pub repository: String,
+    /// The base commit's year (UTC), `None` when the build never read the commit.
+    pub year: Option<i32>,
+    /// Built or reused: both versions built and passed their smoke check.
+    pub built: usize,
+    pub tried: usize,
+    /// Failure kind (`environment_incomplete`, ...) → count, for the ones that did not build.
+    pub failures: std::collections::BTreeMap<String, usize>,
+}
+
+/// The yield of a build per repository and year of the base commit, oldest year first: what
+/// a repository's history gives.
+pub fn yield_table(statuses: &[InstanceStatus]) -> Vec<YieldRow> {
+    let mut rows: std::collections::BTreeMap<(String, Option<i32>), YieldRow> = Default::default();
+    for s in statuses {
+        let repository = s.source.clone().unwrap_or_else(|| "?".into());
+        let year = s.commit_time.and_then(|t| {
+            time::OffsetDateTime::from_unix_timestamp(t)
+                .ok()
+                .map(|d| d.year())
+        });
+        let row = rows
+            .entry((repository.clone(), year))
+            .or_insert_with(|| YieldRow {
+                repository,
+                year,
+                built: 0,
+                tried: 0,
+                failures: Default::default(),
+            });
+        row.tried += 1;
+        if s.outcome == BuildOutcome::Failed {
+            let kind = s
+                .failure
+                .and_then(|k| serde_json::to_value(k).ok())
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            *row.failures.entry(kind).or_default() += 1;
+        } else {
+            row.built += 1;
+        }
+    }
+    rows.into_values().collect()
+}
+
+/// The yield table as text: a line per repository and year, then each repository's total.
+pub fn yield_text(rows: &[YieldRow]) -> String {
+    let mut out = String::from(
+        "yield (built and smoke-checked / tried) by repository and year of the base commit:\n",
+    );
+    let mut repos: Vec<&str> = rows.iter().map(|r| r.repository.as_str()).collect();
+    repos.dedup();
+    for repo in repos {
+        out.push_str(&format!("  {repo}\n"));
+        let (mut built, mut tried) = (0, 0);
+        for r in rows.iter().filter(|r| r.repository == repo) {
+            built += r.built;
+            tried += r.tried;
+            let year = r.year.map_or("????".to_string(), |y| y.to_string());
+            let failures: Vec<String> =
+                r.failures.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            out.push_str(&format!(
+                "    {year}  {:>4}/{:<4} {}\n",
+                r.built,
+                r.tried,
+                failures.join(", ")
+            ));
+        }
+        let pct = if tried == 0 {
+            0.0
+        } else {
+            100.0 * built as f64 / tried as f64
+        };
+        out.push_str(&format!("    all   {built:>4}/{tried:<4} ({pct:.0}%)\n"));
+    }
+    out
+}
+
+/// The file of `<out>` the yield table is written to (JSON rows).
+pub const YIELD_FILE: &str = "yield.json";
+
+/// Writes the yield table of `outcome` to `<out>/yield.json` (replaced atomically).
+pub fn write_yield(out: &Path, rows: &[YieldRow]) -> anyhow::Result<PathBuf> {
+    let path = out.join(YIELD_FILE);
+    let text = serde_json::to_string_pretty(rows)?;
+    etip_core::atomic::write(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
 }

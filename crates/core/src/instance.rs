@@ -18,6 +18,24 @@ pub struct Toolchain {
     pub source: String,
     /// Build tool: `"./mvnw"`, `"mvn"` or `"pip"`.
     pub build_tool: String,
+    /// Why this version, in one sentence (empty in statuses written before etip chose by the
+    /// commit's time).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
+    /// What the commit's files say of the versions it supports (`"setup.py: classifiers: 2.7, 3.4"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    /// The version first chosen, when its smoke check failed as an interpreter incompatibility
+    /// and this older one was tried instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<String>,
+    /// The dependency date of the env layer (ISO 8601), when the dependencies were resolved as
+    /// of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deps_as_of: Option<String>,
+    /// Requirements installed from releases after the dependency date, because none was before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relaxed: Vec<String>,
 }
 
 /// Kind of image layer.
@@ -52,7 +70,12 @@ pub enum FailureKind {
     Clone,
     Checkout,
     NoBaseImage,
+    /// The project needs a Python or JDK that no configured image provides (the detail names it
+    /// and the registry image that would).
+    InterpreterUnavailable,
     DependencyResolution,
+    /// A requirement has no release before the dependency date, and was not relaxed.
+    DependencyUnavailableBefore,
     /// The patched tree needs an artifact the original does not, and the env layer (resolved
     /// from the original's build descriptors) does not hold it.
     DependencyMissing,
@@ -74,6 +97,8 @@ impl FailureKind {
             FailureKind::Clone => "clone failed",
             FailureKind::Checkout => "checkout failed",
             FailureKind::NoBaseImage => "no base image",
+            FailureKind::InterpreterUnavailable => "interpreter unavailable",
+            FailureKind::DependencyUnavailableBefore => "dependency unavailable before the date",
             FailureKind::DependencyResolution => "dependency resolution failed",
             FailureKind::DependencyMissing => "dependency missing",
             FailureKind::EnvironmentIncomplete => "environment incomplete",
@@ -125,6 +150,10 @@ pub struct InstanceStatus {
     pub layers: Vec<Layer>,
     pub base_commit: String,
     pub patched_commit: String,
+    /// When the base commit was committed (unix seconds): the time whose toolchain and
+    /// dependencies the build used, and the year of the build's yield table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_time: Option<i64>,
     /// The repository the trees came from (a local folder or a git URL): `etip eval` reads the
     /// ground-truth patch from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,9 @@
-//! The offline base image: `debootstrap` from the machine's Debian mirror, imported through the
-//! Docker API, tagged `etip/base:<suite>-<key>` where the key hashes suite, packages, mirror and
-//! recipe version — so it is built once per machine and reused afterwards.
+//! The offline base images: `debootstrap` of a Debian suite from the machine's mirror, imported
+//! through the Docker API, tagged `etip/base:<suite>-<key>` where the key hashes suite, packages,
+//! mirror and recipe version — so each suite's image is built once per machine and reused
+//! afterwards. The suites differ in their interpreters and JDKs (bullseye: Python 3.9, JDK 11
+//! and 17; bookworm: 3.11, 17; trixie: 3.13, 21 and 25): the toolchain tables of the build
+//! configuration name the suite that provides each version.
 
 use crate::config::BootstrapConfig;
 use bytes::Bytes;
@@ -57,9 +60,13 @@ pub struct BaseImage {
     pub tag: String,
     pub image_id: String,
     pub key: String,
+    /// The Debian suite it was bootstrapped from.
+    pub suite: String,
     /// False when the image existed already (nothing was built).
     pub built: bool,
     pub secs: f64,
+    /// The image's size as the engine reports it.
+    pub size_bytes: i64,
 }
 
 /// Reads the mirror of `suite` from the machine's apt sources (deb822 `URIs:` line), falling back
@@ -91,26 +98,26 @@ fn mirror_from_sources(text: &str, suite: &str) -> Option<String> {
     first
 }
 
-/// The content key and full tag of the base image for `cfg` (does not touch the engine).
-pub fn base_tag(cfg: &BootstrapConfig) -> Result<(String, String), BootstrapError> {
-    let mirror = if cfg.mirror.is_empty() {
-        machine_mirror(&cfg.suite).ok_or(BootstrapError::NoMirror)?
+/// The Debian mirror `suite` is bootstrapped from.
+fn mirror_of(cfg: &BootstrapConfig, suite: &str) -> Result<String, BootstrapError> {
+    if cfg.mirror.is_empty() {
+        machine_mirror(suite).ok_or(BootstrapError::NoMirror)
     } else {
-        cfg.mirror.clone()
-    };
-    let mut packages = cfg.packages.clone();
-    packages.sort();
-    packages.dedup();
+        Ok(cfg.mirror.clone())
+    }
+}
+
+/// The content key and full tag of `suite`'s base image (does not touch the engine).
+pub fn base_tag(cfg: &BootstrapConfig, suite: &str) -> Result<(String, String), BootstrapError> {
+    let mirror = mirror_of(cfg, suite)?;
+    let packages = cfg.packages_of(suite);
     let mut h = Sha256::new();
-    for part in [RECIPE_VERSION, &cfg.suite, &mirror, &packages.join(",")] {
+    for part in [RECIPE_VERSION, suite, &mirror, &packages.join(",")] {
         h.update(part.as_bytes());
         h.update([0]);
     }
     let key = hex::encode(h.finalize())[..12].to_string();
-    Ok((
-        key.clone(),
-        format!("{}:{}-{key}", cfg.repository, cfg.suite),
-    ))
+    Ok((key.clone(), format!("{}:{suite}-{key}", cfg.repository)))
 }
 
 fn is_root() -> bool {
@@ -184,15 +191,16 @@ impl Drop for FileLock {
 
 static IN_PROCESS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// Returns the base image for `cfg`, bootstrapping and importing it when it does not exist yet.
+/// Returns the base image of `suite`, bootstrapping and importing it when it does not exist yet.
 /// `on_line` receives progress lines (debootstrap output, import status).
 pub async fn bootstrap(
     engine: &Engine,
     cfg: &BootstrapConfig,
+    suite: &str,
     force: bool,
     on_line: &mut (dyn FnMut(&str) + Send),
 ) -> Result<BaseImage, BootstrapError> {
-    let (key, tag) = base_tag(cfg)?;
+    let (key, tag) = base_tag(cfg, suite)?;
     // The image as it exists (checked again once the locks are held: another build may have
     // made it meanwhile).
     let existing = || async {
@@ -202,8 +210,10 @@ pub async fn bootstrap(
                 tag: tag.clone(),
                 image_id: img.id,
                 key: key.clone(),
+                suite: suite.to_string(),
                 built: false,
                 secs: 0.0,
+                size_bytes: img.size,
             }),
         })
     };
@@ -220,11 +230,7 @@ pub async fn bootstrap(
     if !is_root() {
         return Err(BootstrapError::NotRoot);
     }
-    let mirror = if cfg.mirror.is_empty() {
-        machine_mirror(&cfg.suite).ok_or(BootstrapError::NoMirror)?
-    } else {
-        cfg.mirror.clone()
-    };
+    let mirror = mirror_of(cfg, suite)?;
     let tmp = tempfile::Builder::new()
         .prefix("etip-rootfs-")
         .tempdir_in("/var/tmp")
@@ -232,13 +238,12 @@ pub async fn bootstrap(
         .map_err(io("creating a temporary directory for the rootfs"))?;
     let rootfs = tmp.path().join("rootfs");
     on_line(&format!(
-        "debootstrap {} into {} from {mirror}",
-        cfg.suite,
+        "debootstrap {suite} into {} from {mirror}",
         rootfs.display()
     ));
     let rootfs_for_thread = rootfs.clone();
-    let suite = cfg.suite.clone();
-    let packages = cfg.packages.join(",");
+    let suite_arg = suite.to_string();
+    let packages = cfg.packages_of(suite).join(",");
     let mirror_for_thread = mirror.clone();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let runner = std::thread::spawn(
@@ -246,7 +251,7 @@ pub async fn bootstrap(
             let mut child = Command::new(debootstrap)
                 .arg("--variant=minbase")
                 .arg(format!("--include={packages}"))
-                .arg(&suite)
+                .arg(&suite_arg)
                 .arg(&rootfs_for_thread)
                 .arg(&mirror_for_thread)
                 .stdout(Stdio::piped())
@@ -285,7 +290,7 @@ pub async fn bootstrap(
         .map_err(io("running debootstrap"))?;
     if code != Some(0) {
         return Err(BootstrapError::Debootstrap {
-            suite: cfg.suite.clone(),
+            suite: suite.to_string(),
             mirror,
             code,
             tail: tail.join("\n"),
@@ -299,7 +304,7 @@ pub async fn bootstrap(
         format!(
             "LABEL {LABEL_MANAGED}=true {LABEL_KIND}=base {LABEL_NAMESPACE}={} etip.key={key} etip.suite={}",
             cfg.repository.split('/').next().unwrap_or("etip"),
-            cfg.suite
+            suite
         ),
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8"
             .to_string(),
@@ -309,12 +314,15 @@ pub async fn bootstrap(
         .import_rootfs(stream, repo, tag_part, changes)
         .await?;
     drop(tmp);
+    let size_bytes = engine.image(&tag).await?.map(|i| i.size).unwrap_or(0);
     Ok(BaseImage {
         tag,
         image_id,
         key,
+        suite: suite.to_string(),
         built: true,
         secs: start.elapsed().as_secs_f64(),
+        size_bytes,
     })
 }
 
@@ -548,16 +556,27 @@ mod tests {
             mirror: "http://m.example/debian".into(),
             ..Default::default()
         };
-        let (k1, t1) = base_tag(&cfg).unwrap();
+        let (k1, t1) = base_tag(&cfg, "bookworm").unwrap();
         assert!(t1.starts_with("etip/base:bookworm-"));
         cfg.packages.reverse();
         assert_eq!(
-            base_tag(&cfg).unwrap().0,
+            base_tag(&cfg, "bookworm").unwrap().0,
             k1,
             "package order does not matter"
         );
         cfg.packages.push("curl".into());
-        assert_ne!(base_tag(&cfg).unwrap().0, k1);
+        assert_ne!(base_tag(&cfg, "bookworm").unwrap().0, k1);
+        let (k2, t2) = base_tag(&cfg, "trixie").unwrap();
+        assert!(t2.starts_with("etip/base:trixie-") && k2 != k1);
+        // A suite's own packages change its key only.
+        let (kb, kt) = (base_tag(&cfg, "bookworm").unwrap().0, k2);
+        cfg.suites
+            .get_mut("trixie")
+            .unwrap()
+            .packages
+            .push("pypy3".into());
+        assert_eq!(base_tag(&cfg, "bookworm").unwrap().0, kb);
+        assert_ne!(base_tag(&cfg, "trixie").unwrap().0, kt);
     }
     #[test]
     fn progress_reports_each_phase_once_then_heartbeats() {

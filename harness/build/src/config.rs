@@ -11,14 +11,21 @@
 //!
 //! [bootstrap]
 //! repository = "etip/base"     # tag etip/base:<suite>-<content key>
-//! suite = "bookworm"
-//! packages = ["openjdk-17-jdk-headless", "maven", ...]
+//! suite = "bookworm"            # the suite of "bootstrap" and of `etip base-image bootstrap`
+//! packages = ["maven", "python3", ...]   # in every suite's image
 //! mirror = ""                   # empty: the URIs of /etc/apt/sources.list.d/debian.sources
+//! [bootstrap.suites]            # a suite's own packages (its JDKs), added to `packages`
+//! bullseye = { packages = ["openjdk-11-jdk-headless", "openjdk-17-jdk-headless"] }
+//! bookworm = { packages = ["openjdk-17-jdk-headless"] }
+//! trixie = { packages = ["openjdk-21-jdk-headless", "openjdk-25-jdk-headless"] }
 //!
+//! # The toolchain tables: which image provides a JDK or a Python. "bootstrap:<suite>" is the
+//! # bootstrapped image of that suite ("bootstrap": of `bootstrap.suite`); any other value is an
+//! # image reference, e.g. "eclipse-temurin:{jdk}-jdk" or "python:{version}" with a registry.
 //! [java]
-//! default_jdk = "17"
-//! allow_newer_jdk = false       # build a JDK-11 project on the JDK-17 image
-//! base_images = { "17" = "bootstrap" }   # or "eclipse-temurin:{jdk}-jdk"; "*" matches any JDK
+//! default_jdk = "17"            # when the repository names no JDK
+//! allow_newer_jdk = true        # a JDK-8 project builds on the nearest newer JDK configured
+//! base_images = { "11" = "bootstrap:bullseye", "17" = "bootstrap:bookworm", "21" = "bootstrap:trixie", "25" = "bootstrap:trixie" }
 //! command = "auto"              # ./mvnw when present, else mvn
 //! args = ["-o", "-B", "-Dmaven.repo.local=/opt/etip/m2"]
 //! maven_opts = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"   # MAVEN_OPTS of image builds only
@@ -29,8 +36,14 @@
 //! test_args = []               # extra arguments of the timed test runs (etip measure)
 //!
 //! [python]
-//! default_version = "3.11"
-//! base_images = { "3.11" = "bootstrap" }  # or "python:{version}"
+//! default_version = "3.11"      # used when `choose = "default"`
+//! choose = "commit"             # "commit": the Python of the commit's time (declared support and
+//!                               # commit date); "default": default_version when it fits
+//! base_images = { "3.9" = "bootstrap:bullseye", "3.11" = "bootstrap:bookworm", "3.13" = "bootstrap:trixie" }
+//! deps_as_of = "commit"         # "commit": dependencies released before the base commit's date;
+//!                               # "none": today's releases; or a date "2019-06-30"
+//! relax_deps = true             # a requirement with no release before that date comes from
+//!                               # later releases (recorded) instead of failing the build
 //! deps_command = ""             # run in the env layer with the env venv active
 //! install_command = "python -m pip install --no-build-isolation --no-deps -e ."
 //! test_args = []
@@ -188,6 +201,160 @@ pub struct BootstrapConfig {
     pub packages: Vec<String>,
     /// Debian mirror; empty means "read it from the machine's apt sources".
     pub mirror: String,
+    /// Each suite's own packages (its JDKs), added to [`BootstrapConfig::packages`].
+    pub suites: BTreeMap<String, SuiteConfig>,
+}
+
+/// The packages one Debian suite's image adds to the common ones.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SuiteConfig {
+    pub packages: Vec<String>,
+}
+
+/// The Debian suites etip bootstraps by default, oldest first, each with its own packages: the
+/// JDKs Debian serves in it (bullseye: Python 3.9, JDK 11 and 17; bookworm: 3.11, JDK 17;
+/// trixie: 3.13, JDK 21 and 25).
+pub const DEFAULT_SUITES: [(&str, &[&str]); 3] = [
+    (
+        "bullseye",
+        &["openjdk-11-jdk-headless", "openjdk-17-jdk-headless"],
+    ),
+    ("bookworm", &["openjdk-17-jdk-headless"]),
+    (
+        "trixie",
+        &["openjdk-21-jdk-headless", "openjdk-25-jdk-headless"],
+    ),
+];
+
+impl BootstrapConfig {
+    /// Every package of `suite`'s image: the common ones and the suite's own, sorted, once each.
+    pub fn packages_of(&self, suite: &str) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .packages
+            .iter()
+            .chain(self.suites.get(suite).into_iter().flat_map(|s| &s.packages))
+            .cloned()
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The suites with packages of their own, then the default suite if it has none.
+    pub fn suite_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.suites.keys().cloned().collect();
+        if !names.contains(&self.suite) {
+            names.push(self.suite.clone());
+        }
+        names
+    }
+}
+
+/// Where a toolchain table entry's image comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseRef {
+    /// The bootstrapped image of a Debian suite.
+    Bootstrap(String),
+    /// An image reference (pulled when missing).
+    Image(String),
+}
+
+impl BaseRef {
+    /// Reads a `base_images` value: `"bootstrap"` (the suite `default_suite`),
+    /// `"bootstrap:<suite>"`, or an image reference.
+    pub fn parse(value: &str, default_suite: &str) -> BaseRef {
+        match value.strip_prefix(BOOTSTRAP) {
+            Some("") => BaseRef::Bootstrap(default_suite.to_string()),
+            Some(rest) if rest.starts_with(':') => BaseRef::Bootstrap(rest[1..].to_string()),
+            _ => BaseRef::Image(value.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for BaseRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BaseRef::Bootstrap(suite) => write!(f, "{BOOTSTRAP}:{suite}"),
+            BaseRef::Image(r) => f.write_str(r),
+        }
+    }
+}
+
+/// Which Python a build uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PythonChoice {
+    /// The Python of the commit's time: the newest the project declared support for and that was
+    /// released by the commit date, among the configured ones (see `etip_toolchain::era`).
+    #[default]
+    Commit,
+    /// `default_version` when it fits the project's `requires-python`, else the newest that fits.
+    Default,
+}
+
+/// Which releases of its dependencies an env layer installs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum DepsAsOf {
+    /// Releases uploaded before the base commit's date.
+    #[default]
+    Commit,
+    /// Today's releases (what the index serves now).
+    None,
+    /// Releases uploaded before this day (`YYYY-MM-DD`, UTC midnight).
+    Date(String),
+}
+
+/// A `deps_as_of` value that is neither `commit`, `none` nor a date.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("deps_as_of {:?} is not usable: \"commit\", \"none\" or a date YYYY-MM-DD", clip(.value))]
+pub struct DepsAsOfError {
+    pub value: String,
+}
+
+impl DepsAsOf {
+    pub fn as_str(&self) -> &str {
+        match self {
+            DepsAsOf::Commit => "commit",
+            DepsAsOf::None => "none",
+            DepsAsOf::Date(d) => d,
+        }
+    }
+}
+
+impl TryFrom<String> for DepsAsOf {
+    type Error = DepsAsOfError;
+
+    fn try_from(s: String) -> Result<DepsAsOf, DepsAsOfError> {
+        match s.as_str() {
+            "commit" => Ok(DepsAsOf::Commit),
+            "none" => Ok(DepsAsOf::None),
+            d if day_start(d).is_some() => Ok(DepsAsOf::Date(s)),
+            _ => Err(DepsAsOfError { value: s }),
+        }
+    }
+}
+
+/// The first second (UTC) of a day written `YYYY-MM-DD`, as unix seconds.
+pub fn day_start(day: &str) -> Option<i64> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let date = time::Date::parse(day, format).ok()?;
+    Some(date.midnight().assume_utc().unix_timestamp())
+}
+
+impl From<DepsAsOf> for String {
+    fn from(d: DepsAsOf) -> String {
+        d.as_str().to_string()
+    }
+}
+
+impl std::str::FromStr for DepsAsOf {
+    type Err = DepsAsOfError;
+
+    fn from_str(s: &str) -> Result<DepsAsOf, DepsAsOfError> {
+        DepsAsOf::try_from(s.to_string())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -213,7 +380,12 @@ pub struct JavaConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct PythonConfig {
     pub default_version: String,
+    pub choose: PythonChoice,
     pub base_images: BTreeMap<String, String>,
+    pub deps_as_of: DepsAsOf,
+    /// Install a requirement with no release before the dependency date from later releases
+    /// (recorded), instead of failing with `dependency_unavailable_before`.
+    pub relax_deps: bool,
     pub deps_command: String,
     pub install_command: String,
     /// Extra arguments of the timed pytest runs of `etip measure`.
@@ -243,7 +415,6 @@ impl Default for BootstrapConfig {
             repository: "etip/base".into(),
             suite: "bookworm".into(),
             packages: [
-                "openjdk-17-jdk-headless",
                 "maven",
                 "libsurefire-java",
                 "junit4",
@@ -264,6 +435,13 @@ impl Default for BootstrapConfig {
             .map(String::from)
             .to_vec(),
             mirror: String::new(),
+            suites: DEFAULT_SUITES
+                .iter()
+                .map(|(name, packages)| {
+                    let packages = packages.iter().map(|p| p.to_string()).collect();
+                    (name.to_string(), SuiteConfig { packages })
+                })
+                .collect(),
         }
     }
 }
@@ -272,8 +450,13 @@ impl Default for JavaConfig {
     fn default() -> Self {
         JavaConfig {
             default_jdk: "17".into(),
-            allow_newer_jdk: false,
-            base_images: BTreeMap::from([("17".into(), BOOTSTRAP.into())]),
+            allow_newer_jdk: true,
+            base_images: BTreeMap::from([
+                ("11".into(), format!("{BOOTSTRAP}:bullseye")),
+                ("17".into(), format!("{BOOTSTRAP}:bookworm")),
+                ("21".into(), format!("{BOOTSTRAP}:trixie")),
+                ("25".into(), format!("{BOOTSTRAP}:trixie")),
+            ]),
             command: "auto".into(),
             args: ["-o", "-B", "-Dmaven.repo.local=/opt/etip/m2"]
                 .map(String::from)
@@ -298,7 +481,14 @@ impl Default for PythonConfig {
     fn default() -> Self {
         PythonConfig {
             default_version: "3.11".into(),
-            base_images: BTreeMap::from([("3.11".into(), BOOTSTRAP.into())]),
+            choose: PythonChoice::Commit,
+            base_images: BTreeMap::from([
+                ("3.9".into(), format!("{BOOTSTRAP}:bullseye")),
+                ("3.11".into(), format!("{BOOTSTRAP}:bookworm")),
+                ("3.13".into(), format!("{BOOTSTRAP}:trixie")),
+            ]),
+            deps_as_of: DepsAsOf::Commit,
+            relax_deps: true,
             deps_command: String::new(),
             install_command: "python -m pip install --no-build-isolation --no-deps -e .".into(),
             test_args: Vec::new(),
@@ -473,9 +663,13 @@ impl BuildConfig {
             ("python", &self.python.base_images, "{version}"),
         ] {
             for (version, image) in images {
-                if image != BOOTSTRAP && !is_image_reference(&image.replace(var, "1")) {
+                let ok = match BaseRef::parse(image, &self.bootstrap.suite) {
+                    BaseRef::Bootstrap(suite) => is_tag(&suite) && !suite.starts_with(['.', '_']),
+                    BaseRef::Image(r) => is_image_reference(&r.replace(var, "1")),
+                };
+                if !ok {
                     problems.push(format!(
-                        "{section}.base_images.{version:?} = {image:?} is neither \"{BOOTSTRAP}\" nor an image reference (e.g. \"eclipse-temurin:{{jdk}}-jdk\")"
+                        "{section}.base_images.{version:?} = {image:?} is neither \"{BOOTSTRAP}\", \"{BOOTSTRAP}:<suite>\" nor an image reference (e.g. \"eclipse-temurin:{{jdk}}-jdk\")"
                     ));
                 }
             }
@@ -528,6 +722,20 @@ impl BootstrapConfig {
                 "bootstrap.suite {:?} is not a Debian suite name (letters, digits, `.`, `_`, `-`; starting with a letter or digit)",
                 self.suite
             ));
+        }
+        for (suite, extra) in &self.suites {
+            if !is_tag(suite) || suite.len() > 115 || suite.starts_with(['.', '_']) {
+                problems.push(format!(
+                    "bootstrap.suites: {suite:?} is not a Debian suite name"
+                ));
+            }
+            for p in &extra.packages {
+                if !is_debian_package(p) {
+                    problems.push(format!(
+                        "bootstrap.suites.{suite}.packages: {p:?} is not a Debian package name"
+                    ));
+                }
+            }
         }
         for p in &self.packages {
             if !is_debian_package(p) {

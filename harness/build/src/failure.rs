@@ -377,6 +377,27 @@ pub(crate) fn classify_env_failure(f: LayerFailure, version: &str, lang: Languag
                 ),
             }
         }
+        // A requirement had no release before the dependency date, and was not relaxed.
+        Some(spec::EXIT_UNAVAILABLE_BEFORE) => {
+            let named = log.lines().rev().find_map(|l| {
+                l.split_once(spec::UNAVAILABLE_BEFORE)
+                    .map(|(_, r)| r.trim().to_string())
+            });
+            Failure {
+                kind: FailureKind::DependencyUnavailableBefore,
+                reason: format!(
+                    "{}: {}",
+                    FailureKind::DependencyUnavailableBefore.reason(),
+                    named.as_deref().unwrap_or("a declared Python requirement")
+                ),
+                detail: format!(
+                    "env layer: nothing released before the dependency date satisfies a requirement \
+                     (python.relax_deps = true installs a later release instead; \
+                     python.deps_as_of = \"none\" installs today's)\n{e}\n{}",
+                    tail(&log, 40)
+                ),
+            }
+        }
         // The image lacks what the env layer sets up (a venv module, the configured setup).
         Some(spec::EXIT_SETUP) => Failure::new(
             FailureKind::EnvironmentIncomplete,
@@ -430,6 +451,58 @@ fn smoke_failure(e: &EngineError, log: &str, which: &str) -> Failure {
         reason: format!("{} ({which})", FailureKind::EnvironmentIncomplete.reason()),
         detail: format!("{summary}\n{e}\n{}", tail(section(log, which), 40)),
     }
+}
+
+/// What in a failed Python smoke check or build reads as the interpreter being too new for the
+/// code (a standard-library name removed in a later Python, syntax it no longer accepts), if
+/// anything: then an older interpreter is worth one more try.
+pub(crate) fn python_incompatibility(detail: &str) -> Option<&'static str> {
+    const SIGNS: [(&str, &str); 16] = [
+        (
+            "from 'collections'",
+            "an ABC imported from collections (moved to collections.abc, removed in 3.10)",
+        ),
+        (
+            "module 'collections' has no attribute",
+            "an ABC used from collections (removed in 3.10)",
+        ),
+        ("No module named 'imp'", "the imp module (removed in 3.12)"),
+        ("No module named 'distutils'", "distutils (removed in 3.12)"),
+        ("No module named 'asyncore'", "asyncore (removed in 3.12)"),
+        ("No module named 'asynchat'", "asynchat (removed in 3.12)"),
+        ("No module named 'cgi'", "cgi (removed in 3.13)"),
+        ("No module named 'pipes'", "pipes (removed in 3.13)"),
+        ("No module named 'crypt'", "crypt (removed in 3.13)"),
+        (
+            "cannot import name 'formatargspec'",
+            "inspect.formatargspec (removed in 3.11)",
+        ),
+        (
+            "has no attribute 'getargspec'",
+            "inspect.getargspec (removed in 3.11)",
+        ),
+        (
+            "cannot import name 'getargspec'",
+            "inspect.getargspec (removed in 3.11)",
+        ),
+        (
+            "has no attribute 'makeSuite'",
+            "unittest.makeSuite (removed in 3.13)",
+        ),
+        (
+            "has no attribute 'encodestring'",
+            "base64.encodestring (removed in 3.9)",
+        ),
+        (
+            "cannot import name 'escape' from 'cgi'",
+            "cgi.escape (removed in 3.8)",
+        ),
+        ("SyntaxError", "syntax the interpreter no longer accepts"),
+    ];
+    SIGNS
+        .iter()
+        .find(|(sign, _)| detail.contains(sign))
+        .map(|(_, what)| *what)
 }
 
 /// A version's failed build: what its log says went wrong, else a compile failure.

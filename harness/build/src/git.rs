@@ -299,6 +299,18 @@ impl Repo {
         Ok(entries)
     }
 
+    /// When `commit` was committed (committer date, unix seconds): the time whose interpreter and
+    /// dependency releases its build uses.
+    pub fn commit_time(&self, commit: &str) -> Result<i64, GitError> {
+        let out = self.git(&["show", "-s", "--format=%ct", commit, "--"])?;
+        let text = String::from_utf8_lossy(&out);
+        text.trim().parse().map_err(|_| GitError::Checkout {
+            repo: self.dir.display().to_string(),
+            commit: commit.into(),
+            detail: format!("no commit date in {:?}", text.trim()),
+        })
+    }
+
     /// The content of a blob.
     pub fn blob(&self, blob: &str) -> Result<Vec<u8>, GitError> {
         self.git(&["cat-file", "blob", blob])

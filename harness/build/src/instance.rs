@@ -394,6 +394,7 @@ mod tests {
             layers: vec![],
             base_commit: "a".into(),
             patched_commit: "b".into(),
+            commit_time: None,
             original_dir: s.original.tree.clone(),
             patched_dir: s.patched.tree.clone(),
             env: [

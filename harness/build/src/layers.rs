@@ -1,7 +1,7 @@
 //! The steps of one instance's build: its sources and toolchain ([`Job`]), then the base, env
 //! and instance layers (see the crate docs), each reused when its content key exists.
 
-use crate::config::BOOTSTRAP;
+use crate::config::{BaseRef, DepsAsOf};
 use crate::context::{
     ContextError, WithContext, append_bytes, append_dir, copy_tar, descriptor_changes,
     descriptor_changes_log,
@@ -32,8 +32,13 @@ pub(crate) struct Job<'a> {
     pub(crate) tree: Vec<git::TreeEntry>,
     pub(crate) version: String,
     pub(crate) requested: Option<detect::Request>,
-    /// The base image reference or [`BOOTSTRAP`].
-    pub(crate) base_ref: String,
+    /// Where the base image comes from.
+    pub(crate) base_ref: BaseRef,
+    /// Other configured versions and their images, newest first: what to try when this one
+    /// proves incompatible.
+    pub(crate) older: Vec<(String, BaseRef)>,
+    /// The date the env layer resolves dependencies as of (Python), if any.
+    pub(crate) deps_date: Option<spec::DepsDate>,
     pub(crate) ispec: instance::InstanceSpec,
     /// The build descriptors the patched commit changes ([`descriptor_changes`]).
     pub(crate) dependency_changes: Vec<String>,
@@ -131,7 +136,16 @@ pub(crate) fn prepare<'a>(
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
     let lang = etip.language;
-    let (version, requested, base_ref) = toolchain::select(cfg, lang, &read)?;
+    let time = repo.commit_time(&base_commit).map_err(checkout)?;
+    status.commit_time = Some(time);
+    let paths: Vec<&str> = tree.iter().map(|e| e.path.as_str()).collect();
+    let commit = toolchain::Commit {
+        paths: &paths,
+        read: &read,
+        time,
+    };
+    let chosen = toolchain::select(cfg, lang, &commit)?;
+    let deps_date = deps_date(cfg, lang, time);
     let tool_of = |t: &[git::TreeEntry]| match lang {
         Language::Java if cfg.java.command != "auto" => cfg.java.command.clone(),
         Language::Java if t.iter().any(|e| e.path == "mvnw") => "./mvnw".to_string(),
@@ -140,13 +154,19 @@ pub(crate) fn prepare<'a>(
     };
     status.toolchain = Some(Toolchain {
         language: lang,
-        version: version.clone(),
-        requested: requested.as_ref().map(|r| r.value.clone()),
-        source: requested
+        version: chosen.version.clone(),
+        requested: chosen.requested.as_ref().map(|r| r.value.clone()),
+        source: chosen
+            .requested
             .as_ref()
             .map(|r| r.source.clone())
             .unwrap_or_else(|| "default".into()),
         build_tool: tool_of(&tree),
+        why: chosen.why.clone(),
+        evidence: chosen.evidence.clone(),
+        replaced: None,
+        deps_as_of: deps_date.as_ref().map(|d| d.as_of.clone()),
+        relaxed: Vec::new(),
     });
     let modules = etip
         .changed_modules
@@ -175,11 +195,37 @@ pub(crate) fn prepare<'a>(
         base_commit,
         patched_commit,
         tree,
-        version,
-        requested,
-        base_ref,
+        version: chosen.version.clone(),
+        requested: chosen.requested.clone(),
+        base_ref: chosen.base.clone(),
+        older: chosen.older,
+        deps_date,
         ispec,
         dependency_changes,
+    })
+}
+
+/// The date the env layer of a Python commit of `time` resolves its dependencies as of
+/// (`python.deps_as_of`): the end of the commit's day (UTC), a configured day, or none.
+fn deps_date(
+    cfg: &crate::config::BuildConfig,
+    lang: Language,
+    time: i64,
+) -> Option<spec::DepsDate> {
+    if lang != Language::Python {
+        return None;
+    }
+    let secs = match &cfg.python.deps_as_of {
+        DepsAsOf::None => return None,
+        DepsAsOf::Commit => (time.div_euclid(86_400) + 1) * 86_400,
+        DepsAsOf::Date(d) => crate::config::day_start(d)?,
+    };
+    let when = time::OffsetDateTime::from_unix_timestamp(secs).ok()?;
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+    Some(spec::DepsDate {
+        as_of: when.format(format).ok()?,
+        relax: cfg.python.relax_deps,
     })
 }
 
@@ -362,7 +408,7 @@ impl Builder {
     ) -> Result<Layer, Failure> {
         let lang = job.lang();
         let dockerfile = spec::env_dockerfile(&base.tag);
-        let script = spec::env_script(&self.cfg, lang, &job.version);
+        let script = spec::env_script(&self.cfg, lang, &job.version, job.deps_date.as_ref());
         let settings = self.maven_settings(lang)?;
         let mut env_log = String::new();
         let (net, container) = self.env_network(lang, &base.tag, &mut env_log)?;
@@ -487,43 +533,50 @@ impl Builder {
     }
 
     /// The base layer: the bootstrapped image (built when missing) or a configured image.
-    pub(crate) fn base_layer(&self, base_ref: &str, log: &mut String) -> Result<Layer, Failure> {
+    pub(crate) fn base_layer(
+        &self,
+        base_ref: &BaseRef,
+        log: &mut String,
+    ) -> Result<Layer, Failure> {
         let engine_err = |e: String| Failure::new(FailureKind::Engine, e);
-        if base_ref == BOOTSTRAP {
-            let mut lines = Vec::new();
-            let img = self
-                .bootstrap_base(false, &mut |l: &str| lines.push(l.to_string()))
-                .map_err(|e| match e {
-                    // The engine failed, not the ETIP: a failure of the run.
-                    BuildError::Engine(_)
-                    | BuildError::Bootstrap(base::BootstrapError::Engine(_)) => {
-                        engine_err(format!("bootstrapping the base image failed: {e}"))
-                    }
-                    _ => Failure {
-                        kind: FailureKind::NoBaseImage,
-                        reason: "no base image".into(),
-                        detail: format!("bootstrapping the base image failed: {e}"),
-                    },
-                })?;
-            for l in lines {
-                log.push_str(&l);
-                log.push('\n');
+        let base_ref = match base_ref {
+            BaseRef::Image(r) => r.as_str(),
+            BaseRef::Bootstrap(suite) => {
+                let mut lines = Vec::new();
+                let img = self
+                    .bootstrap_suite(suite, false, &mut |l: &str| lines.push(l.to_string()))
+                    .map_err(|e| match e {
+                        // The engine failed, not the ETIP: a failure of the run.
+                        BuildError::Engine(_)
+                        | BuildError::Bootstrap(base::BootstrapError::Engine(_)) => {
+                            engine_err(format!("bootstrapping the base image failed: {e}"))
+                        }
+                        _ => Failure {
+                            kind: FailureKind::NoBaseImage,
+                            reason: format!("no base image of {suite}"),
+                            detail: format!("bootstrapping the {suite} base image failed: {e}"),
+                        },
+                    })?;
+                for l in lines {
+                    log.push_str(&l);
+                    log.push('\n');
+                }
+                let info = self
+                    .rt
+                    .block_on(self.engine.image(&img.tag))
+                    .map_err(|e| engine_err(e.to_string()))?
+                    .ok_or_else(|| engine_err(format!("base image {} vanished", img.tag)))?;
+                return Ok(Layer {
+                    kind: LayerKind::Base,
+                    tag: img.tag,
+                    image_id: info.id,
+                    size_bytes: info.size,
+                    layer_bytes: info.size,
+                    build_secs: img.secs,
+                    reused: !img.built,
+                });
             }
-            let info = self
-                .rt
-                .block_on(self.engine.image(&img.tag))
-                .map_err(|e| engine_err(e.to_string()))?
-                .ok_or_else(|| engine_err(format!("base image {} vanished", img.tag)))?;
-            return Ok(Layer {
-                kind: LayerKind::Base,
-                tag: img.tag,
-                image_id: info.id,
-                size_bytes: info.size,
-                layer_bytes: info.size,
-                build_secs: img.secs,
-                reused: !img.built,
-            });
-        }
+        };
         let info = self
             .rt
             .block_on(self.engine.image(base_ref))

@@ -51,7 +51,7 @@ pub use etip_toolchain::detect;
 pub use input::{EtipInput, is_null_commit};
 
 use config::BuildConfig;
-use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, LayerKind};
+use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language, LayerKind};
 use etip_docker::{CleanFilter, CleanReport, Engine, EngineError, Limits, TreeCache};
 use failure::Failure;
 use std::collections::{BTreeMap, HashMap};
@@ -185,15 +185,28 @@ impl Builder {
         self.rt.block_on(f)
     }
 
-    /// The bootstrapped base image (built when missing; cached by content key).
+    /// The bootstrapped base image of the configuration's default suite (built when missing;
+    /// cached by content key).
     pub fn bootstrap_base(
         &self,
+        force: bool,
+        on_line: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<base::BaseImage, BuildError> {
+        let suite = self.cfg.bootstrap.suite.clone();
+        self.bootstrap_suite(&suite, force, on_line)
+    }
+
+    /// The bootstrapped base image of `suite` (built when missing; cached by content key).
+    pub fn bootstrap_suite(
+        &self,
+        suite: &str,
         force: bool,
         on_line: &mut (dyn FnMut(&str) + Send),
     ) -> Result<base::BaseImage, BuildError> {
         Ok(self.rt.block_on(base::bootstrap(
             &self.engine,
             &self.cfg.bootstrap,
+            suite,
             force,
             on_line,
         ))?)
@@ -296,14 +309,64 @@ impl Builder {
                 reused,
             })
         };
-        let job = layers::prepare(&self.cfg, &self.out, etip, dir, status)?;
+        let mut job = layers::prepare(&self.cfg, &self.out, etip, dir, status)?;
+        let first = self.build_layers(&job, status, log, &layer_event);
+        let Err(failure) = first else {
+            return Ok(());
+        };
+        // An interpreter too new for the code: the next older configured one, once.
+        let sign = match failure.kind {
+            FailureKind::EnvironmentIncomplete
+            | FailureKind::OriginalCompile
+            | FailureKind::PatchedCompile
+                if job.lang() == Language::Python =>
+            {
+                failure::python_incompatibility(&failure.detail)
+            }
+            _ => None,
+        };
+        let (Some(sign), Some((older, base))) = (sign, job.older.first().cloned()) else {
+            return Err(failure);
+        };
+        log.push_str(&format!(
+            "etip: Python {} looks too new for this commit ({sign}): trying Python {older} once\n",
+            job.version
+        ));
+        if let Some(t) = status.toolchain.as_mut() {
+            t.replaced = Some(t.version.clone());
+            t.why = format!(
+                "{} Python {} failed ({sign}); the next older configured, {older}, was tried",
+                t.why, t.version
+            );
+            t.version = older.clone();
+        }
+        status.layers.clear();
+        job.version = older;
+        job.base_ref = base;
+        job.older.clear();
+        self.build_layers(&job, status, log, &layer_event)
+    }
+
+    /// The base, env and instance layers of `job`, recorded in `status`.
+    fn build_layers(
+        &self,
+        job: &layers::Job,
+        status: &mut InstanceStatus,
+        log: &mut String,
+        layer_event: &dyn Fn(LayerKind, bool),
+    ) -> Result<(), Failure> {
         let base = self.base_layer(&job.base_ref, log)?;
         layer_event(LayerKind::Base, base.reused);
         status.layers.push(base.clone());
-        let env = self.env_layer(&job, &base, log)?;
+        let env = self.env_layer(job, &base, log)?;
         layer_event(LayerKind::Env, env.reused);
         status.layers.push(env.clone());
-        let inst = self.instance_layer(&job, &base, &env, log)?;
+        if let Some(t) = status.toolchain.as_mut()
+            && t.deps_as_of.is_some()
+        {
+            t.relaxed = self.relaxed_requirements(&env.tag);
+        }
+        let inst = self.instance_layer(job, &base, &env, log)?;
         layer_event(LayerKind::Instance, inst.reused);
         status.outcome = if inst.reused {
             BuildOutcome::Reused
@@ -313,6 +376,37 @@ impl Builder {
         status.image = Some(inst.tag.clone());
         status.layers.push(inst);
         Ok(())
+    }
+
+    /// The requirements a dated env layer installed from later releases
+    /// ([`spec::ENV_AS_OF`], read from the image): `"black (black==19.3b0, uploaded before …)"`.
+    fn relaxed_requirements(&self, env_tag: &str) -> Vec<String> {
+        let run = etip_docker::RunSpec::new(env_tag, ["cat", spec::ENV_AS_OF]);
+        let Ok(out) = self.rt.block_on(self.engine.run(&run)) else {
+            return Vec::new();
+        };
+        let Ok(report) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
+            return Vec::new();
+        };
+        let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
+        report["relaxed"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let before = text(r, "before");
+                let when = if before.is_empty() {
+                    "any release".to_string()
+                } else {
+                    format!("uploaded before {before}")
+                };
+                format!(
+                    "{} ({}, {when})",
+                    text(r, "requirement"),
+                    text(r, "installed")
+                )
+            })
+            .collect()
     }
 
     /// A lock per image tag, so parallel workers never build the same layer twice.
@@ -453,6 +547,7 @@ pub(crate) fn new_status(etip: &EtipInput) -> InstanceStatus {
         layers: Vec::new(),
         base_commit: etip.base_commit.clone(),
         patched_commit: etip.patched_commit.clone(),
+        commit_time: None,
         source: Some(etip.source()),
         original_dir: spec::ORIGINAL_DIR.into(),
         patched_dir: spec::PATCHED_DIR.into(),

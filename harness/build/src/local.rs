@@ -97,6 +97,8 @@ impl LocalBuilder {
         if let Some(t) = status.toolchain.as_mut() {
             t.version = host.clone();
             t.source = format!("{} (local build: the host's python3)", t.source);
+            // The host's environment: today's releases, whatever the configuration says.
+            t.deps_as_of = None;
         }
         let root = self
             .out
@@ -110,7 +112,7 @@ impl LocalBuilder {
         let script = spec::relocate(
             &format!(
                 "{}PY={}/bin/python\n{TOOLS_STEP}",
-                spec::env_script(&self.cfg, Language::Python, &host),
+                spec::env_script(&self.cfg, Language::Python, &host, None),
                 spec::ENV_VENV
             ),
             &root_s,

@@ -117,6 +117,10 @@ pub const EXIT_SETUP: i64 = 12;
 /// pip could not install a requirement the build descriptors declare (Python env layer): the
 /// line starting with [`REQUIREMENT_FAILED`] names it (`dependency_resolution`).
 pub const EXIT_DEPENDENCY: i64 = 15;
+/// A requirement has no release before the env layer's date and was not relaxed (Python env
+/// layer, [`PYINSTALL_SCRIPT`]): the line starting with [`UNAVAILABLE_BEFORE`] names it
+/// (`dependency_unavailable_before`).
+pub const EXIT_UNAVAILABLE_BEFORE: i64 = 16;
 /// A version built but its smoke check failed (`environment_incomplete`).
 pub const EXIT_SMOKE_ORIGINAL: i64 = 13;
 pub const EXIT_SMOKE_PATCHED: i64 = 14;
@@ -289,12 +293,34 @@ pub const ENV_REQUIREMENTS: &str = "/opt/etip/requirements.txt";
 pub const ENV_LOCK: &str = "/opt/etip/env-lock.txt";
 /// Prefix of the env layer's line naming the requirement pip could not install.
 pub const REQUIREMENT_FAILED: &str = "etip: requirement not installable: ";
+/// Prefix of the env layer's line naming a requirement with no release before its date.
+pub const UNAVAILABLE_BEFORE: &str = "etip: no release before ";
+/// The script that installs the requirements as of a date (pip >= 26 `--uploaded-prior-to`,
+/// relaxing a requirement with no release before it): `harness/build/scripts/etip_pyinstall.py`.
+pub const PYINSTALL_SCRIPT: &str = include_str!("../scripts/etip_pyinstall.py");
+/// Where [`PYINSTALL_SCRIPT`] is in the env layer's context (and image).
+pub const PYINSTALL_PATH: &str = "opt/etip/scripts/etip_pyinstall.py";
+/// What [`PYINSTALL_SCRIPT`] did (kept in the image): the date, the tool, the relaxed
+/// requirements.
+pub const ENV_AS_OF: &str = "/opt/etip/deps-as-of.json";
+
+/// The date an env layer resolves its dependencies as of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DepsDate {
+    /// ISO 8601, UTC: `2015-12-02T00:00:00Z`.
+    pub as_of: String,
+    /// Relax a requirement that has no release before the date (else it fails the layer).
+    pub relax: bool,
+}
 
 /// Files of the env layer's context besides `env.sh`: (path in the context, content).
 pub fn env_context_files(lang: Language) -> Vec<(&'static str, &'static str)> {
     match lang {
         Language::Java => Vec::new(),
-        Language::Python => vec![(PYDEPS_PATH, PYDEPS_SCRIPT)],
+        Language::Python => vec![
+            (PYDEPS_PATH, PYDEPS_SCRIPT),
+            (PYINSTALL_PATH, PYINSTALL_SCRIPT),
+        ],
     }
 }
 
@@ -305,16 +331,11 @@ pub fn env_context_files(lang: Language) -> Vec<(&'static str, &'static str)> {
 /// venv then holds (pip's cache goes to `/tmp`, which the layer does not keep). A requirement
 /// pip cannot install fails the layer with [`EXIT_DEPENDENCY`].
 /// The script's hash is in the comment, so that the env key changes with it.
-fn python_env_steps() -> String {
+fn python_env_steps(date: Option<&DepsDate>) -> String {
     let pip_log = "/tmp/etip-pip.log";
-    format!(
-        r#"# etip_pydeps.py {hash}
-export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore
-export PIP_CACHE_DIR="${{PIP_CACHE_DIR:-/tmp/etip-pip-cache}}"
-PY={ENV_VENV}/bin/python
-"$PY" /{PYDEPS_PATH} /opt/etip/env-src --out-dir /opt/etip || {{ echo 'etip: reading the Python dependencies of the build descriptors failed'; exit {EXIT_SETUP}; }}
-"$PY" -m pip --version >/dev/null 2>&1 || {{ echo 'etip: pip is not available to {ENV_VENV} (is python3-pip installed?)'; exit {EXIT_SETUP}; }}
-set -- -r {ENV_REQUIREMENTS}
+    let install = match date {
+        None => format!(
+            r#"set -- -r {ENV_REQUIREMENTS}
 if [ -s /opt/etip/constraints.txt ]; then set -- "$@" -c /opt/etip/constraints.txt; fi
 echo "etip: pip install $* (into {ENV_VENV})"
 "$PY" -m pip install "$@" > {pip_log} 2>&1; rc=$?
@@ -329,7 +350,29 @@ if [ $rc -ne 0 ]; then
   exit {EXIT_DEPENDENCY}
 fi
 rm -f {pip_log}
-"$PY" -m pip freeze --all > {ENV_LOCK} || {{ echo 'etip: pip freeze failed'; exit {EXIT_SETUP}; }}
+"#
+        ),
+        Some(d) => format!(
+            r#"# etip_pyinstall.py {hash}
+echo "etip: dependencies as of {as_of}: releases uploaded before it (into {ENV_VENV})"
+touch /opt/etip/constraints.txt
+"$PY" /{PYINSTALL_PATH} {ENV_REQUIREMENTS} /opt/etip/constraints.txt {as_of} {ENV_AS_OF}{relax}; rc=$?
+rm -rf /tmp/etip-pip /tmp/etip-pip.log
+[ $rc -eq 0 ] || exit $rc
+"#,
+            hash = key(&[PYINSTALL_SCRIPT]),
+            as_of = sh_quote(&d.as_of),
+            relax = if d.relax { "" } else { " --no-relax" },
+        ),
+    };
+    format!(
+        r#"# etip_pydeps.py {hash}
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore
+export PIP_CACHE_DIR="${{PIP_CACHE_DIR:-/tmp/etip-pip-cache}}"
+PY={ENV_VENV}/bin/python
+"$PY" /{PYDEPS_PATH} /opt/etip/env-src --out-dir /opt/etip || {{ echo 'etip: reading the Python dependencies of the build descriptors failed'; exit {EXIT_SETUP}; }}
+"$PY" -m pip --version >/dev/null 2>&1 || {{ echo 'etip: pip is not available to {ENV_VENV} (is python3-pip installed?)'; exit {EXIT_SETUP}; }}
+{install}"$PY" -m pip freeze --all > {ENV_LOCK} || {{ echo 'etip: pip freeze failed'; exit {EXIT_SETUP}; }}
 echo 'etip: the env venv holds ({ENV_LOCK}):'
 sed 's/^/  /' {ENV_LOCK}
 "#,
@@ -337,17 +380,44 @@ sed 's/^/  /' {ENV_LOCK}
     )
 }
 
-/// Script of the env layer: toolchain check, toolchain setup, dependency resolution.
-pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
+/// The env layer's JDK check: the image's default `javac` is JDK `version`, or one of its other
+/// JDKs (`/usr/lib/jvm/java-<version>-*`, e.g. bullseye's 11 and 17) is made the default through
+/// Debian's alternatives (kept in the layer, so Maven and the test runs use it too); else the
+/// layer fails with [`EXIT_TOOLCHAIN`].
+fn jdk_steps(version: &str) -> String {
+    format!(
+        r#"javac_feature() {{
+  have=$(javac -version 2>&1 | sed -n 's/^javac \([0-9][0-9]*\).*/\1/p')
+  if [ "$have" = 1 ]; then have=$(javac -version 2>&1 | sed -n 's/^javac 1\.\([0-9]*\).*/\1/p'); fi
+}}
+javac_feature
+if [ "$have" != {v} ]; then
+  for home in /usr/lib/jvm/java-{v}-*; do
+    [ -x "$home/bin/javac" ] || continue
+    echo "etip: JDK {v} of this image ($home) made the default (was JDK ${{have:-none}})"
+    for tool in "$home"/bin/*; do update-alternatives --set "$(basename "$tool")" "$tool" >/dev/null 2>&1 || true; done
+    break
+  done
+  javac_feature
+fi
+if [ "$have" != {v} ]; then echo "etip: the base image provides JDK ${{have:-none}}, not JDK {v}"; exit {EXIT_TOOLCHAIN}; fi
+"#,
+        v = sh_quote(version)
+    )
+}
+
+/// Script of the env layer: toolchain check, toolchain setup, dependency resolution (Python:
+/// as of `date`, when given).
+pub fn env_script(
+    cfg: &BuildConfig,
+    lang: Language,
+    version: &str,
+    date: Option<&DepsDate>,
+) -> String {
     let mut s = String::from("#!/bin/sh\n# generated by etip: env layer\nset -u\n");
     match lang {
         Language::Java => {
-            s.push_str(&format!(
-                "have=$(javac -version 2>&1 | sed -n 's/^javac \\([0-9][0-9]*\\).*/\\1/p')\n\
-                 if [ \"$have\" = 1 ]; then have=$(javac -version 2>&1 | sed -n 's/^javac 1\\.\\([0-9]*\\).*/\\1/p'); fi\n\
-                 if [ \"$have\" != {v} ]; then echo \"etip: the base image provides JDK ${{have:-none}}, not JDK {v}\"; exit {EXIT_TOOLCHAIN}; fi\n",
-                v = sh_quote(version)
-            ));
+            s.push_str(&jdk_steps(version));
             s.push_str(&maven_opts_line(cfg));
             s.push_str("mkdir -p /opt/etip /work\n");
             for cmd in &cfg.java.env_setup {
@@ -369,7 +439,7 @@ pub fn env_script(cfg: &BuildConfig, lang: Language, version: &str) -> String {
                  mkdir -p {PYTEST_PLUGINS} && cat > {PYTEST_PLUGINS}/etip_sorted.py <<'ETIP_PLUGIN'\n{PYTEST_SORTED_PLUGIN}ETIP_PLUGIN\n",
                 v = sh_quote(version)
             ));
-            s.push_str(&python_env_steps());
+            s.push_str(&python_env_steps(date));
             if !cfg.python.deps_command.is_empty() {
                 s.push_str(&format!(
                     "cd /opt/etip/env-src && . {ENV_VENV}/bin/activate && {cmd} || {{ echo 'etip: dependency installation failed'; exit 4; }}\n",
@@ -675,7 +745,7 @@ mod tests {
         let p = instance_script(&cfg, Language::Python, &["my pkg".into()]);
         assert!(p.contains("pip install --no-build-isolation --no-deps -e ."));
         assert!(p.contains("/tmp/etip-smoke.py $1 'my pkg' -- "));
-        let e = env_script(&cfg, Language::Java, "17");
+        let e = env_script(&cfg, Language::Java, "17", None);
         assert!(e.contains("ln -s /usr/share/maven-repo /opt/etip/m2"));
         // Offline (the default `-o`), nothing is resolved in the env layer.
         assert!(e.contains("Maven runs offline"));
@@ -684,7 +754,7 @@ mod tests {
         assert!(e.contains("$M $ETIP_MAVEN_ENV_ARGS -B -Dmaven.repo.local=/opt/etip/m2 test"));
         let mut online = cfg.clone();
         online.java.args = vec!["-B".into(), "-Dmaven.repo.local=/opt/etip/m2".into()];
-        let e = env_script(&online, Language::Java, "17");
+        let e = env_script(&online, Language::Java, "17", None);
         assert!(e.contains("-B -Dmaven.repo.local=/opt/etip/m2 test -DfailIfNoTests=false"));
         assert!(!e.contains("Maven runs offline"));
     }
@@ -862,10 +932,10 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_str().unwrap().to_string();
-        let env = env_script(&BuildConfig::default(), Language::Python, "3.11");
-        assert!(env.contains(&python_env_steps()), "{env}");
+        let env = env_script(&BuildConfig::default(), Language::Python, "3.11", None);
+        assert!(env.contains(&python_env_steps(None)), "{env}");
         assert!(env.contains(&format!("# etip_pydeps.py {}", key(&[PYDEPS_SCRIPT]))));
-        let steps = python_env_steps()
+        let steps = python_env_steps(None)
             .replace("/opt/etip", &root)
             .replace("/tmp/etip-", &format!("{root}/etip-"));
         for d in ["venv/bin", "scripts", "env-src"] {
@@ -939,7 +1009,7 @@ mod tests {
         // Every generated script comes out with no container path left.
         let cfg = BuildConfig::default();
         for script in [
-            env_script(&cfg, Language::Python, "3.11"),
+            env_script(&cfg, Language::Python, "3.11", None),
             instance_script(&cfg, Language::Python, &["textutil".into()]),
             candidate_script(&cfg, Language::Python, &[], "original"),
         ] {

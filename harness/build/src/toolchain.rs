@@ -1,69 +1,193 @@
-//! Which toolchain version an instance gets and the base image that provides it.
+//! Which toolchain version an instance gets and the base image that provides it: the interpreter
+//! or JDK of the commit's time ([`etip_toolchain::era`]) among those the toolchain tables
+//! (`python.base_images`, `java.base_images`) configure.
 
-use crate::config::BuildConfig;
+use crate::config::{BaseRef, BuildConfig, PythonChoice};
 use crate::failure::Failure;
 use etip_core::instance::{FailureKind, Language};
-use etip_toolchain::detect;
+use etip_toolchain::{detect, era};
 
-/// A chosen toolchain: version, what the repository asked for (if anything), base image
-/// reference (or [`crate::config::BOOTSTRAP`]).
-pub(crate) type Choice = (String, Option<detect::Request>, String);
+/// A chosen toolchain.
+#[derive(Debug, Clone)]
+pub(crate) struct Chosen {
+    /// `"3.9"`, `"17"`.
+    pub(crate) version: String,
+    /// What the repository asked for, if anything.
+    pub(crate) requested: Option<detect::Request>,
+    pub(crate) base: BaseRef,
+    /// Why this version, in one sentence.
+    pub(crate) why: String,
+    /// What the commit's files say (`"setup.py: classifiers: 2.7, 3.4"`).
+    pub(crate) evidence: Vec<String>,
+    /// Other configured versions that fit and their images, newest first: what to try when this
+    /// one proves incompatible.
+    pub(crate) older: Vec<(String, BaseRef)>,
+}
 
-/// Chooses the toolchain version and the base image reference for a language.
+/// What the toolchain choice reads of a commit: its paths, a file reader, its date.
+pub(crate) struct Commit<'a> {
+    pub(crate) paths: &'a [&'a str],
+    pub(crate) read: &'a dyn Fn(&str) -> Option<String>,
+    /// Committer date, unix seconds.
+    pub(crate) time: i64,
+}
+
+/// Chooses the toolchain version and the base image for a language.
 pub(crate) fn select(
     cfg: &BuildConfig,
     lang: Language,
-    read: &dyn Fn(&str) -> Option<String>,
-) -> Result<Choice, Failure> {
+    commit: &Commit,
+) -> Result<Chosen, Failure> {
     match lang {
-        Language::Java => select_java(cfg, read),
-        Language::Python => select_python(cfg, read),
+        Language::Java => select_java(cfg, commit),
+        Language::Python => match cfg.python.choose {
+            PythonChoice::Commit => select_python(cfg, commit),
+            PythonChoice::Default => select_python_default(cfg, commit.read),
+        },
     }
 }
 
-fn select_java(
-    cfg: &BuildConfig,
-    read: &dyn Fn(&str) -> Option<String>,
-) -> Result<Choice, Failure> {
-    let req = detect::detect_jdk(read);
+/// The image of `version` in a toolchain table (`var` is `{jdk}` or `{version}`), the `"*"`
+/// entry standing for any version.
+fn image_of(
+    images: &std::collections::BTreeMap<String, String>,
+    version: &str,
+    var: &str,
+    default_suite: &str,
+) -> Option<BaseRef> {
+    images
+        .get(version)
+        .or_else(|| images.get("*"))
+        .map(|v| BaseRef::parse(&v.replace(var, version), default_suite))
+}
+
+fn unavailable(lang: Language, u: era::Unavailable, evidence: Vec<String>) -> Failure {
+    let (section, example) = match lang {
+        Language::Java => ("java", "eclipse-temurin:{jdk}-jdk"),
+        Language::Python => ("python", "python:{version}"),
+    };
+    let mut detail = format!(
+        "{}. With a registry, add {section}.base_images entry for it, e.g. {:?} (or \"*\" = {example:?}).",
+        u.why, u.registry_image
+    );
+    if !evidence.is_empty() {
+        detail.push_str(&format!("\nevidence: {}", evidence.join("; ")));
+    }
+    Failure {
+        kind: FailureKind::InterpreterUnavailable,
+        reason: format!("no image for {}", u.wanted),
+        detail,
+    }
+}
+
+fn evidence_lines(evidence: &[era::Evidence]) -> Vec<String> {
+    evidence
+        .iter()
+        .map(|e| format!("{}: {}", e.source, e.says))
+        .collect()
+}
+
+fn select_java(cfg: &BuildConfig, commit: &Commit) -> Result<Chosen, Failure> {
+    let req = era::jdk_evidence(commit.paths, commit.read);
+    let images = &cfg.java.base_images;
+    let suite = &cfg.bootstrap.suite;
     let want = req
         .as_ref()
         .map(|r| r.value.clone())
         .unwrap_or_else(|| cfg.java.default_jdk.clone());
-    let images = &cfg.java.base_images;
-    if let Some(img) = images.get(&want) {
-        return Ok((want.clone(), req, img.replace("{jdk}", &want)));
+    let evidence: Vec<String> = req
+        .iter()
+        .map(|r| format!("{}: {}", r.source, r.value))
+        .collect();
+    // Exactly the JDK asked for, from its own entry or the "*" entry.
+    if images.contains_key(&want) || images.contains_key("*") || !cfg.java.allow_newer_jdk {
+        let Some(base) = image_of(images, &want, "{jdk}", suite) else {
+            let u = era::Unavailable {
+                wanted: format!("JDK {want}"),
+                version: want.clone(),
+                registry_image: format!("eclipse-temurin:{want}-jdk"),
+                why: format!(
+                    "JDK {want} ({}) is not configured (java.base_images: {:?}) and java.allow_newer_jdk is off",
+                    req.as_ref().map(|r| r.source.as_str()).unwrap_or("default"),
+                    images.keys().collect::<Vec<_>>()
+                ),
+            };
+            return Err(unavailable(Language::Java, u, evidence));
+        };
+        return Ok(Chosen {
+            why: format!(
+                "JDK {want}, {}",
+                req.as_ref()
+                    .map(|r| format!("as {} asks", r.source))
+                    .unwrap_or_else(|| "the configured default".into())
+            ),
+            version: want,
+            requested: req,
+            base,
+            evidence,
+            older: Vec::new(),
+        });
     }
-    if let Some(img) = images.get("*") {
-        return Ok((want.clone(), req, img.replace("{jdk}", &want)));
-    }
-    if cfg.java.allow_newer_jdk
-        && let Ok(n) = want.parse::<u32>()
-    {
-        let newer = images
-            .iter()
-            .filter_map(|(k, v)| k.parse::<u32>().ok().map(|k| (k, v)))
-            .filter(|(k, _)| *k >= n)
-            .min_by_key(|(k, _)| *k);
-        if let Some((k, v)) = newer {
-            return Ok((k.to_string(), req, v.replace("{jdk}", &k.to_string())));
-        }
-    }
-    Err(Failure {
-        kind: FailureKind::NoBaseImage,
-        reason: format!("no base image for JDK {want}"),
-        detail: format!(
-            "JDK {want} requested by {}; configured JDKs: {:?}. Add java.base_images.\"{want}\" (e.g. \"eclipse-temurin:{{jdk}}-jdk\" with a registry) or set java.allow_newer_jdk",
-            req.as_ref().map(|r| r.source.as_str()).unwrap_or("default"),
-            images.keys().collect::<Vec<_>>()
-        ),
+    let available: Vec<String> = images.keys().cloned().collect();
+    let choice = era::choose_jdk(req.as_ref(), &cfg.java.default_jdk, &available)
+        .map_err(|u| unavailable(Language::Java, u, evidence.clone()))?;
+    let base = image_of(images, &choice.version, "{jdk}", suite)
+        .expect("choose_jdk picks a configured JDK");
+    Ok(Chosen {
+        version: choice.version,
+        requested: req,
+        base,
+        why: choice.why,
+        evidence,
+        older: Vec::new(),
     })
 }
 
-fn select_python(
+/// The Python of the commit's time ([`era::choose_python`]) among the configured ones; with a
+/// `"*"` entry every released Python 3 is available.
+fn select_python(cfg: &BuildConfig, commit: &Commit) -> Result<Chosen, Failure> {
+    let support = era::python_support(commit.paths, commit.read);
+    let images = &cfg.python.base_images;
+    let mut available: Vec<String> = images.keys().filter(|k| *k != "*").cloned().collect();
+    if images.contains_key("*") {
+        available.extend(
+            era::PYTHON_RELEASES
+                .iter()
+                .filter(|r| r.version.major == 3)
+                .map(|r| r.version.to_string()),
+        );
+        available.sort();
+        available.dedup();
+    }
+    let evidence = evidence_lines(&support.evidence);
+    let choice = era::choose_python(&support, commit.time, &available)
+        .map_err(|u| unavailable(Language::Python, u, evidence.clone()))?;
+    let base = image_of(images, &choice.version, "{version}", &cfg.bootstrap.suite)
+        .expect("choose_python picks a configured version");
+    let older = choice
+        .older
+        .into_iter()
+        .filter_map(|v| {
+            let base = image_of(images, &v, "{version}", &cfg.bootstrap.suite)?;
+            Some((v, base))
+        })
+        .collect();
+    Ok(Chosen {
+        version: choice.version,
+        requested: support.requires,
+        base,
+        why: choice.why,
+        evidence,
+        older,
+    })
+}
+
+/// `python.default_version` when it fits the project's request, else the newest configured
+/// version that does (`python.choose = "default"`).
+fn select_python_default(
     cfg: &BuildConfig,
     read: &dyn Fn(&str) -> Option<String>,
-) -> Result<Choice, Failure> {
+) -> Result<Chosen, Failure> {
     let req = detect::detect_python(read);
     let images = &cfg.python.base_images;
     let default = &cfg.python.default_version;
@@ -71,42 +195,58 @@ fn select_python(
         req.as_ref()
             .is_none_or(|r| detect::python_satisfies(v, &r.value))
     };
-    // The default first, then the newest configured version that fits.
     let mut candidates: Vec<&String> = images.keys().filter(|k| *k != "*").collect();
-    candidates.sort_by_key(|v| std::cmp::Reverse(detect_version_key(v)));
+    candidates.sort_by_key(|v| std::cmp::Reverse(version_key(v)));
     if images.contains_key(default) && fits(default) {
         candidates.insert(0, default);
     }
-    if let Some(v) = candidates.into_iter().find(|v| fits(v)) {
-        return Ok((v.clone(), req, images[v].replace("{version}", v)));
-    }
-    if let Some(img) = images.get("*") {
-        let v = match &req {
-            Some(r) if r.value.starts_with(|c: char| c.is_ascii_digit()) => {
-                r.value.split('.').take(2).collect::<Vec<_>>().join(".")
+    let chosen = candidates
+        .into_iter()
+        .find(|v| fits(v))
+        .cloned()
+        .or_else(|| {
+            images.get("*")?;
+            match &req {
+                Some(r) if r.value.starts_with(|c: char| c.is_ascii_digit()) => {
+                    Some(r.value.split('.').take(2).collect::<Vec<_>>().join("."))
+                }
+                _ if fits(default) => Some(default.clone()),
+                _ => None,
             }
-            _ if fits(default) => default.clone(),
-            _ => String::new(),
+        });
+    let evidence: Vec<String> = req
+        .iter()
+        .map(|r| format!("{}: {}", r.source, r.value))
+        .collect();
+    let Some(v) = chosen else {
+        let want = req
+            .as_ref()
+            .map(|r| r.value.clone())
+            .unwrap_or_else(|| default.clone());
+        let u = era::Unavailable {
+            wanted: format!("Python {want}"),
+            version: want.clone(),
+            registry_image: "python:{version}".into(),
+            why: format!(
+                "Python {want} requested by {}; configured versions: {:?}",
+                req.as_ref().map(|r| r.source.as_str()).unwrap_or("default"),
+                images.keys().collect::<Vec<_>>()
+            ),
         };
-        if !v.is_empty() {
-            return Ok((v.clone(), req, img.replace("{version}", &v)));
-        }
-    }
-    let want = req
-        .as_ref()
-        .map(|r| r.value.clone())
-        .unwrap_or_else(|| default.clone());
-    Err(Failure {
-        kind: FailureKind::NoBaseImage,
-        reason: format!("no base image for Python {want}"),
-        detail: format!(
-            "Python {want} requested by {}; configured versions: {:?}. Add python.base_images.\"X.Y\" (e.g. \"python:{{version}}\" with a registry)",
-            req.as_ref().map(|r| r.source.as_str()).unwrap_or("default"),
-            images.keys().collect::<Vec<_>>()
-        ),
+        return Err(unavailable(Language::Python, u, evidence));
+    };
+    let base = image_of(images, &v, "{version}", &cfg.bootstrap.suite)
+        .expect("a configured version or the \"*\" entry");
+    Ok(Chosen {
+        why: format!("Python {v}: the configured default, or the newest configured that fits"),
+        version: v,
+        requested: req,
+        base,
+        evidence,
+        older: Vec::new(),
     })
 }
 
-fn detect_version_key(v: &str) -> Vec<u64> {
+fn version_key(v: &str) -> Vec<u64> {
     v.split('.').filter_map(|p| p.parse().ok()).collect()
 }

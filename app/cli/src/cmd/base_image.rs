@@ -11,10 +11,12 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Action {
-    /// Build (once per machine: cached by content key) the offline base image with JDK 17, Maven and
-    /// Debian's Maven plugins, Python 3 with pytest, and git. Needs root and debootstrap.
+    /// Build (once per machine: cached by content key) the offline base image of a Debian suite:
+    /// its Python 3 with pytest and coverage, its JDKs (bullseye: 11 and 17, bookworm: 17,
+    /// trixie: 21 and 25), Maven with Debian's Maven plugins, and git. Needs root and debootstrap.
     Bootstrap {
-        /// Debian suite.
+        /// Debian suite (bullseye, bookworm, trixie, or `all` of the configured ones); default:
+        /// the configuration's bootstrap.suite.
         #[arg(long)]
         suite: Option<String>,
         #[command(flatten)]
@@ -38,16 +40,26 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     };
     // Phases and elapsed time on stderr: above a spinner on a terminal, as plain lines otherwise
     // (a CI log or a redirected stderr sees them too).
-    let img = etip_pipeline::base_image::run(&cfg, &super::progress::Bar::new())?;
-    render_outcome(&img, stdout)
+    let images = etip_pipeline::base_image::run(&cfg, &super::progress::Bar::new())?;
+    for img in &images {
+        render_outcome(img, stdout)?;
+    }
+    Ok(())
 }
 
-/// What was built (stderr) and the image's tag (stdout).
+/// What was built (stderr: suite, time, size) and the image's tag (stdout).
 pub fn render_outcome(img: &BaseImage, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    let size = img.size_bytes as f64 / 1e6;
     if img.built {
-        eprintln!("built {} in {:.0} s", img.tag, img.secs);
+        eprintln!(
+            "built {} ({}) in {:.0} s: {size:.0} MB",
+            img.tag, img.suite, img.secs
+        );
     } else {
-        eprintln!("{} exists (same content key): nothing to do", img.tag);
+        eprintln!(
+            "{} ({}, {size:.0} MB) exists (same content key): nothing to do",
+            img.tag, img.suite
+        );
     }
     writeln!(stdout, "{}", img.tag)?;
     Ok(())

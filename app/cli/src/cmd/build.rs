@@ -127,6 +127,7 @@ pub fn summarize(outcome: &Outcome) -> anyhow::Result<()> {
     {
         eprintln!("{}: {}", s.id, s.reason.as_deref().unwrap_or("failed"));
     }
+    eprint!("{}", etip_pipeline::build::yield_text(&outcome.yields));
     eprintln!(
         "{} built, {} reused, {} failed; logs in {}",
         count(BuildOutcome::Built),

@@ -118,8 +118,10 @@ impl Demo<'_> {
         );
         let file = self.out().join("logs/base-image.txt");
         capture(&file, |w| {
-            let img = base_image::run(&base_image::Config::default(), self.progress)?;
-            self.host.base_image(&img, w)
+            for img in base_image::run(&base_image::Config::default(), self.progress)? {
+                self.host.base_image(&img, w)?;
+            }
+            Ok(())
         })?;
         Ok(())
     }
