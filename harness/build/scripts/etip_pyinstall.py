@@ -16,8 +16,9 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
    them, and the install is tried again. Each relaxation is recorded.
 
 REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before}], note.
-Exit 0; 15 with "etip: requirement not installable: X" when pip fails on X; 16 with
-"etip: no release before AS_OF: X" when X has none and relaxing is off or did not help.
+Exit 0; 15 with "etip: requirement not installable: X" when pip fails on X (also when no
+release at all has it); 16 with "etip: no release before AS_OF: X" when only later releases have
+it and relaxing is off (or it was relaxed already).
 Standard library only, Python 3.7+.
 """
 
@@ -197,16 +198,19 @@ def main(argv):
         if req is None:
             write_report(report_path, report)
             return fail_named(out, code)
+        write_report(report_path, report)
         if not relaxing or req in tried or len(tried) >= MAX_RELAXED:
-            write_report(report_path, report)
+            # Whether a later release would do: then the date is what is missing.
+            later_code, later_out = pip(["install", "--dry-run", "--no-deps", req], env=env)
+            if later_code != 0:
+                return fail_named(later_out, later_code)
             say("no release before %s: %s" % (as_of, req))
             return EXIT_UNAVAILABLE_BEFORE
         tried.add(req)
         before = relax(req, as_of, env)
         if before is None:
-            write_report(report_path, report)
-            say("no release before %s: %s" % (as_of, req))
-            return EXIT_UNAVAILABLE_BEFORE
+            # Not even today's releases have it: not a matter of the date.
+            return fail_named(out, code)
         got = installed_version(req)
         report["relaxed"].append({"requirement": req, "installed": got, "before": before})
         say("relaxed %s: nothing released before %s; installed %s (%s)"

@@ -981,6 +981,56 @@ mod tests {
         assert!(log.contains("  requests==2.31.0"), "{log}");
     }
 
+    /// With a dependency date, the env layer installs through `etip_pyinstall.py` (its hash in
+    /// the script, so the env key changes with it, and with the date).
+    #[test]
+    fn dated_python_env_steps_name_the_date() {
+        let date = DepsDate {
+            as_of: "2015-12-02T00:00:00Z".into(),
+            relax: true,
+        };
+        let cfg = BuildConfig::default();
+        let dated = env_script(&cfg, Language::Python, "3.9", Some(&date));
+        assert!(dated.contains(&format!("# etip_pyinstall.py {}", key(&[PYINSTALL_SCRIPT]))));
+        assert!(dated.contains(&format!(
+            "/{PYINSTALL_PATH} {ENV_REQUIREMENTS} /opt/etip/constraints.txt 2015-12-02T00:00:00Z {ENV_AS_OF}; rc=$?"
+        )));
+        assert!(!dated.contains("--no-relax"));
+        assert!(dated.contains(ENV_LOCK), "the lock is still written");
+        let strict = env_script(
+            &cfg,
+            Language::Python,
+            "3.9",
+            Some(&DepsDate {
+                relax: false,
+                ..date.clone()
+            }),
+        );
+        assert!(strict.contains(" --no-relax; rc=$?"));
+        let later = env_script(
+            &cfg,
+            Language::Python,
+            "3.9",
+            Some(&DepsDate {
+                as_of: "2016-01-01T00:00:00Z".into(),
+                relax: true,
+            }),
+        );
+        assert_ne!(later, dated);
+        let undated = env_script(&cfg, Language::Python, "3.9", None);
+        assert!(!undated.contains("etip_pyinstall"));
+        assert!(env_context_files(Language::Python).contains(&(PYINSTALL_PATH, PYINSTALL_SCRIPT)));
+    }
+
+    /// A JDK other than the image's default is switched to through Debian's alternatives.
+    #[test]
+    fn jdk_steps_switch_to_another_jdk_of_the_image() {
+        let s = env_script(&BuildConfig::default(), Language::Java, "21", None);
+        assert!(s.contains("for home in /usr/lib/jvm/java-21-*; do"), "{s}");
+        assert!(s.contains("update-alternatives --set"), "{s}");
+        assert!(s.contains("not JDK 21\"; exit 3; fi"), "{s}");
+    }
+
     #[test]
     fn relocation_moves_whole_container_paths_only() {
         let r = "/home/u/out/local/x/base";

@@ -264,13 +264,15 @@ fn maven_broken_patch_is_patched_does_not_compile() {
     assert!(s.detail.as_deref().unwrap().contains("COMPILATION ERROR"));
 }
 
+/// A JDK no toolchain table entry provides (nor a newer one) is `interpreter_unavailable`, naming
+/// the registry image that would.
 #[test]
-fn missing_jdk_is_no_base_image() {
+fn missing_jdk_is_interpreter_unavailable() {
     let tb = builder("nojdk");
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("r");
     std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(repo.join(".java-version"), "11\n").unwrap();
+    std::fs::write(repo.join(".java-version"), "26\n").unwrap();
     std::fs::write(repo.join("pom.xml"), "<project/>\n").unwrap();
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")
@@ -290,11 +292,17 @@ fn missing_jdk_is_no_base_image() {
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "a"]);
     let s = tb.builder.build_one(
-        &etip("jdk11", Language::Java, &repo, "HEAD", "HEAD"),
+        &etip("jdk26", Language::Java, &repo, "HEAD", "HEAD"),
         &no_events,
     );
-    assert_eq!(s.failure, Some(FailureKind::NoBaseImage));
-    assert_eq!(s.reason.as_deref(), Some("no base image for JDK 11"));
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::InterpreterUnavailable),
+        "{s:?}"
+    );
+    assert_eq!(s.reason.as_deref(), Some("no image for JDK 26"));
+    let detail = s.detail.unwrap_or_default();
+    assert!(detail.contains("eclipse-temurin:26-jdk"), "{detail}");
 }
 
 #[test]

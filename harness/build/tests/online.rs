@@ -243,6 +243,11 @@ fn start_server(
     files
         .append_dir_all("srv/etip", online_fixtures().join("server"))
         .unwrap();
+    let pip = pip_wheel();
+    let name = pip.file_name().unwrap().to_string_lossy().into_owned();
+    files
+        .append_path_with_name(&pip, format!("srv/etip/extra-wheels/{name}"))
+        .unwrap();
     if let Some(t) = tls {
         files
             .append_path_with_name(&t.cert, "srv/etip/tls/cert.pem")
@@ -276,6 +281,32 @@ fn start_server(
             .expect("starting the test server"),
     );
     server
+}
+
+/// A wheel of pip >= 26, which the env layer installs dependencies as of a date with: the test
+/// index serves it. `scripts/test.sh` downloads it from PyPI into `$ETIP_TEST_WHEELS` (default
+/// `target/test-wheels`).
+fn pip_wheel() -> PathBuf {
+    let dir = std::env::var_os("ETIP_TEST_WHEELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-wheels"));
+    let found = std::fs::read_dir(&dir).ok().and_then(|rd| {
+        rd.flatten().map(|e| e.path()).find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("pip-"))
+                .and_then(|rest| rest.split('.').next()?.parse::<u32>().ok())
+                .is_some_and(|major| major >= 26)
+                && p.extension().is_some_and(|e| e == "whl")
+        })
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "the online tests serve a wheel of pip >= 26 and {} has none: run scripts/test.sh \
+             (it downloads one from PyPI), or `python3 -m pip download --no-deps 'pip>=26' -d {0}`",
+            dir.display()
+        )
+    })
 }
 
 fn build_log(tb: &TestBuilder, id: &str) -> String {
@@ -931,5 +962,176 @@ fn a_missing_named_network_is_an_input_failure() {
     assert!(
         detail.contains(&absent) && detail.contains("not a Docker network"),
         "{detail}"
+    );
+}
+
+/// Writes `files` into `repo` and commits them as of `when` (ISO 8601, author and committer);
+/// the commit id.
+fn commit_at(repo: &Path, when: &str, files: &[(&str, &str)], message: &str) -> String {
+    for (path, content) in files {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "etip")
+            .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
+            .env("GIT_COMMITTER_NAME", "etip")
+            .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
+            .env("GIT_AUTHOR_DATE", when)
+            .env("GIT_COMMITTER_DATE", when)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {:?}", out);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    run(&["add", "-A"]);
+    run(&["commit", "-q", "-m", message]);
+    run(&["rev-parse", "HEAD"])
+}
+
+/// A Python project of `when` depending on `dep` (a module of the test index with `VERSION`),
+/// and a commit one day later changing its code: (base, patched).
+fn dated_project(repo: &Path, when: &str, later: &str, dep: &str) -> (String, String) {
+    if !repo.exists() {
+        std::fs::create_dir_all(repo).unwrap();
+        git(repo, &["init", "-q", "-b", "main"]);
+    }
+    let module = dep.replace('-', "_");
+    let pyproject = format!(
+        "[project]\nname = \"dated-app\"\nversion = \"0.1\"\ndependencies = [\"{dep}\"]\n\n\
+         [tool.setuptools]\npackages = [\"dated\"]\n"
+    );
+    let code = format!("import {module}\n\n\ndef version():\n    return {module}.VERSION\n");
+    let test = "from dated import version\n\n\ndef test_version():\n    assert version()\n";
+    let base = commit_at(
+        repo,
+        when,
+        &[
+            ("pyproject.toml", &pyproject),
+            ("dated/__init__.py", &code),
+            ("tests/test_dated.py", test),
+        ],
+        "a project of its time",
+    );
+    let patched = commit_at(
+        repo,
+        later,
+        &[("dated/__init__.py", &format!("{code}\n\nFAST = True\n"))],
+        "a change",
+    );
+    (base, patched)
+}
+
+/// Dependencies as of the base commit's date (`python.deps_as_of = "commit"`, the default): the
+/// test index serves `etipdemo-dated` 1.0 (uploaded 2019) and 2.0 (2023), and `etipdemo-late` 1.0
+/// (2025), with PEP 700 upload times. A commit of June 2020 (built with Python 3.9, the nearest
+/// configured to its time) gets 1.0, one of 2024 (Python 3.11) gets 2.0; a commit of 2020 that
+/// needs `etipdemo-late` has it relaxed and recorded, or, with `python.relax_deps` off, fails with
+/// `dependency_unavailable_before`.
+#[test]
+fn python_dependencies_come_as_of_the_commit_date() {
+    let t0 = Instant::now();
+    let (tb, server) = online("pydated", &[], |cfg, host| {
+        cfg.network.pip_index_url = format!("http://{host}:8000/simple/");
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new, late) = (
+        tmp.path().join("old"),
+        tmp.path().join("new"),
+        tmp.path().join("late"),
+    );
+    let (o1, o2) = dated_project(
+        &old,
+        "2020-06-01T12:00:00Z",
+        "2020-06-02T12:00:00Z",
+        "etipdemo-dated",
+    );
+    let (n1, n2) = dated_project(
+        &new,
+        "2024-01-10T12:00:00Z",
+        "2024-01-11T12:00:00Z",
+        "etipdemo-dated",
+    );
+    let (l1, l2) = dated_project(
+        &late,
+        "2020-06-01T12:00:00Z",
+        "2020-06-02T12:00:00Z",
+        "etipdemo-late",
+    );
+    let statuses = tb.builder.build_all(
+        &[
+            etip("dated-old", Language::Python, &old, &o1, &o2),
+            etip("dated-new", Language::Python, &new, &n1, &n2),
+            etip("dated-late", Language::Python, &late, &l1, &l2),
+        ],
+        1,
+        &no_events,
+    );
+    for s in &statuses {
+        assert_built(&tb, s);
+    }
+    let version_in = |s: &InstanceStatus, module: &str| {
+        let python = "/opt/etip/venvs/original/bin/python";
+        let code = format!("import {module}; print({module}.VERSION)");
+        let image = s.image.as_deref().unwrap();
+        run(&tb, image, "/work/original", &[python, "-c", &code])
+            .trim()
+            .to_string()
+    };
+    let toolchain = |s: &InstanceStatus| s.toolchain.clone().unwrap();
+    assert_eq!(version_in(&statuses[0], "etipdemo_dated"), "1.0");
+    assert_eq!(toolchain(&statuses[0]).version, "3.9");
+    assert_eq!(
+        toolchain(&statuses[0]).deps_as_of.as_deref(),
+        Some("2020-06-02T00:00:00Z")
+    );
+    assert!(toolchain(&statuses[0]).relaxed.is_empty());
+    assert_eq!(version_in(&statuses[1], "etipdemo_dated"), "2.0");
+    assert_eq!(toolchain(&statuses[1]).version, "3.11");
+    assert_eq!(version_in(&statuses[2], "etipdemo_late"), "1.0");
+    let relaxed = toolchain(&statuses[2]).relaxed;
+    assert_eq!(relaxed.len(), 1, "{relaxed:?}");
+    assert!(
+        relaxed[0].starts_with("etipdemo-late (etipdemo-late==1.0"),
+        "{relaxed:?}"
+    );
+    let access = server.log();
+    assert!(
+        access.contains("\"GET /packages/pip-"),
+        "pip >= 26 came from the index:\n{access}"
+    );
+
+    // Relaxing off: the same commit fails, naming the requirement.
+    let mut cfg = tb.builder.config().clone();
+    cfg.python.relax_deps = false;
+    let out = tempfile::tempdir().unwrap();
+    let strict = Builder::new(cfg, out.path().to_path_buf(), tb.rt.handle().clone())
+        .unwrap()
+        .with_host_network(HostNetwork::default());
+    let s = strict.build_one(
+        &etip("dated-strict", Language::Python, &late, &l1, &l2),
+        &no_events,
+    );
+    assert_eq!(s.outcome, BuildOutcome::Failed, "{s:?}");
+    assert_eq!(
+        s.failure,
+        Some(FailureKind::DependencyUnavailableBefore),
+        "{s:?}"
+    );
+    assert!(
+        s.reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("etipdemo-late"),
+        "{s:?}"
+    );
+    eprintln!(
+        "python_dependencies_come_as_of_the_commit_date: {:.1} s",
+        t0.elapsed().as_secs_f64()
     );
 }
