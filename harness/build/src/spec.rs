@@ -395,6 +395,8 @@ if [ "$have" != {v} ]; then
   for home in /usr/lib/jvm/java-{v}-*; do
     [ -x "$home/bin/javac" ] || continue
     echo "etip: JDK {v} of this image ($home) made the default (was JDK ${{have:-none}})"
+    # The base image has no manual pages; the alternatives' manual-page links need the folder.
+    mkdir -p /usr/share/man/man1
     for tool in "$home"/bin/*; do update-alternatives --set "$(basename "$tool")" "$tool" >/dev/null 2>&1 || true; done
     break
   done

@@ -134,13 +134,13 @@ fn an_interpreter_too_new_for_the_code_is_replaced_once() {
     let tb = builder("pyretry");
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("old");
-    let pyproject =
-        "[project]\nname = \"old\"\nversion = \"1.0\"\n\n[tool.setuptools]\npackages = [\"old\"]\n";
+    // No version in it; a setup.py, because bullseye's pip 20.3 installs editable from one only.
+    let setup = "from setuptools import setup\n\nsetup(name='old', version='1.0', packages=['old'])\n";
     let (base, patched) = old_python(
         &repo,
         "2023-06-01T12:00:00Z",
         "2023-06-02T12:00:00Z",
-        ("pyproject.toml", pyproject),
+        ("setup.py", setup),
     );
     let s = tb.builder.build_one(
         &etip("pyretry", Language::Python, &repo, &base, &patched),
