@@ -15,12 +15,12 @@ install_missing "the Docker tests need them" debootstrap openssl
 # The HTML reports are checked as a browser draws them.
 install_missing "the HTML rendering tests need it" chromium
 
-# The online build tests serve pip >= 26 from their own package index: the env layer installs a
-# commit's dependencies as of its date with it (`--uploaded-prior-to`). Downloaded once from PyPI.
+# The online build tests serve uv from their own package index: the env layer installs a commit's
+# dependencies as of its date with it (`--exclude-newer`). Downloaded once from PyPI.
 export ETIP_TEST_WHEELS="${ETIP_TEST_WHEELS:-$PWD/target/test-wheels}"
-if ! compgen -G "$ETIP_TEST_WHEELS/pip-2[6-9]*.whl" >/dev/null; then
+if ! compgen -G "$ETIP_TEST_WHEELS/uv-*.whl" >/dev/null; then
   python3 -m pip --version >/dev/null 2>&1 || install_missing "the online build tests need it" pip3
-  python3 -m pip download --quiet --no-deps --only-binary=:all: 'pip>=26' -d "$ETIP_TEST_WHEELS"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: uv -d "$ETIP_TEST_WHEELS"
 fi
 
 cargo test --workspace --locked "$@"

@@ -26,7 +26,10 @@ except ImportError:  # Python < 3.11
         try:  # pip >= 21.2 vendors tomli
             from pip._vendor import tomli as _toml
         except ImportError:
-            _toml = None
+            try:  # older pips (Debian bullseye's 20.3) vendor toml
+                from pip._vendor import toml as _toml
+            except ImportError:
+                _toml = None
 
 DEV_NAMES = {"dev", "develop", "development"}
 TEST_PARTS = {"test", "tests", "testing"}

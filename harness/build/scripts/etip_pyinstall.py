@@ -8,17 +8,19 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
 
 1. Requirements the environment already satisfies (the base image's pytest, ...) need no index.
    When all of them are, nothing is installed: as without a date.
-2. Otherwise pip >= 26 is fetched into /tmp/etip-pip (from the configured index) and installs
-   every requirement from the releases uploaded before AS_OF (`--uploaded-prior-to`; the index
-   must serve PEP 700 upload times, as PyPI does).
-3. A requirement with no release before AS_OF is relaxed, unless --no-relax: it is installed
-   alone (`--no-deps`) from the releases before AS_OF + 1, 2 and 4 years, then from all of
-   them, and the install is tried again. Each relaxation is recorded.
+2. Otherwise uv (fetched into /tmp/etip-uv from the configured index) installs the missing ones
+   from the releases uploaded before AS_OF (`--exclude-newer`; the index must serve PEP 700
+   upload times, as PyPI does). uv rather than pip >= 26 (`--uploaded-prior-to`): pip 26 needs
+   Python 3.10, and the interpreters of older commits are older; uv also moves the date of one
+   package (`--exclude-newer-package`), which relaxing needs. The PIP_* index, trusted-host,
+   find-links and certificate settings are passed on as uv's.
+3. A requirement with no release before AS_OF (uv names it) is relaxed, unless --no-relax: its own
+   date moves to AS_OF + 1, 2 and 4 years, then to none, until the install resolves. Each
+   relaxation is recorded.
 
 REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before}], note.
-Exit 0; 15 with "etip: requirement not installable: X" when pip fails on X (also when no
-release at all has it); 16 with "etip: no release before AS_OF: X" when only later releases have
-it and relaxing is off (or it was relaxed already).
+Exit 0; 15 with "etip: requirement not installable: X" when X cannot be installed at all; 16
+with "etip: no release before AS_OF: X" when only later releases have X and relaxing is off.
 Standard library only, Python 3.7+.
 """
 
@@ -32,14 +34,15 @@ import sys
 EXIT_DEPENDENCY = 15
 EXIT_UNAVAILABLE_BEFORE = 16
 EXIT_SETUP = 12
-TOOL_DIR = "/tmp/etip-pip"
-PIP_LOG = "/tmp/etip-pip.log"
-NOT_FOUND = (
-    re.compile(r"^ERROR: No matching distribution found for (\S+)", re.M),
-    re.compile(r"^ERROR: Could not find a version that satisfies the requirement (\S+)", re.M),
-)
-MAX_RELAXED = 8
+TOOL_DIR = "/tmp/etip-uv"
+LOG = "/tmp/etip-uv.log"
+MISSING = "/tmp/etip-missing.txt"
+FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer(?:-package)?`")
+ABSENT = re.compile(r"Because (\S+) was not found in the package registry")
+NO_VERSIONS = re.compile(r"Because there are no versions of (\S+?)(?:[<>=!~ ,]|$)", re.M)
 WINDOWS_YEARS = (1, 2, 4)
+ANY_TIME = "2100-01-01T00:00:00Z"
+MAX_STEPS = 32
 
 
 def say(text):
@@ -78,51 +81,48 @@ def satisfied(line):
     return req.specifier.contains(version, prereleases=True)
 
 
-def pip(args, env=None, log=PIP_LOG):
-    """Runs `python -m pip ARGS`, its output to the log file and then to our output; returns
-    (exit code, output)."""
-    with open(log, "w") as f:
-        code = subprocess.call([sys.executable, "-m", "pip"] + args, stdout=f,
-                               stderr=subprocess.STDOUT, env=env)
-    with open(log) as f:
+def run(cmd, env=None):
+    """Runs `cmd`, its output to the log file and then to ours; (exit code, output)."""
+    with open(LOG, "w") as f:
+        code = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+    with open(LOG) as f:
         out = f.read()
     sys.stdout.write(out)
     sys.stdout.flush()
     return code, out
 
 
-def new_pip():
-    """pip >= 26 in TOOL_DIR (the environment's own pip is older); its version, or None."""
-    code, out = pip(["install", "--quiet", "--target", TOOL_DIR, "pip>=26"])
-    if code != 0:
+def pip(args):
+    return run([sys.executable, "-m", "pip"] + args)
+
+
+def uv_env():
+    """The environment of uv: the PIP_* settings the build container has, as uv's."""
+    env = dict(os.environ)
+    moves = {
+        "PIP_INDEX_URL": "UV_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL": "UV_EXTRA_INDEX_URL",
+        "PIP_TRUSTED_HOST": "UV_INSECURE_HOST",
+        "PIP_FIND_LINKS": "UV_FIND_LINKS",
+        "PIP_CERT": "SSL_CERT_FILE",
+    }
+    for pip_name, uv_name in moves.items():
+        if os.environ.get(pip_name) and not os.environ.get(uv_name):
+            env[uv_name] = os.environ[pip_name]
+    env["UV_CACHE_DIR"] = "/tmp/etip-uv-cache"
+    env["UV_NO_PROGRESS"] = "1"
+    return env
+
+
+def fetch_uv():
+    """uv from the configured index into TOOL_DIR; its path and version, or None."""
+    code, _ = pip(["install", "--quiet", "--target", TOOL_DIR, "uv"])
+    uv = os.path.join(TOOL_DIR, "bin", "uv")
+    if code != 0 or not os.path.exists(uv):
         return None
-    env = dict(os.environ, PYTHONPATH=TOOL_DIR)
-    probe = subprocess.run([sys.executable, "-m", "pip", "--version"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    probe = subprocess.run([uv, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            universal_newlines=True)
-    m = re.match(r"pip (\S+)", probe.stdout)
-    return m.group(1) if probe.returncode == 0 and m else None
-
-
-def not_found(out):
-    for pattern in NOT_FOUND:
-        m = pattern.search(out)
-        if m:
-            return m.group(1)
-    return None
-
-
-def named_failure(out):
-    """The requirement pip's failure names, as the env steps without a date read it."""
-    req = not_found(out)
-    if req:
-        return req
-    m = re.search(r"^ERROR: Cannot install (.*) because these package versions have "
-                  r"conflicting dependencies", out, re.M)
-    if m:
-        return m.group(1) + " (conflicting dependencies)"
-    collecting = re.findall(r"^Collecting (\S+)", out, re.M)
-    return collecting[-1] if collecting else None
+    return (uv, probe.stdout.strip()) if probe.returncode == 0 else None
 
 
 def later(as_of, years):
@@ -130,8 +130,7 @@ def later(as_of, years):
     return (when + datetime.timedelta(days=365 * years)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def installed_version(req):
-    name = re.split(r"[\s\[<>=!~;]", req, 1)[0]
+def installed_version(name):
     try:
         from importlib import metadata
         return "%s==%s" % (name, metadata.version(name))
@@ -139,21 +138,63 @@ def installed_version(req):
         return name
 
 
-def relax(req, as_of, env):
-    """Installs `req` alone from the first window after AS_OF that has a release; the cutoff
-    used ("" for none), or None when nothing installs."""
-    for years in WINDOWS_YEARS:
-        before = later(as_of, years)
-        code, _ = pip(["install", "--no-deps", "--uploaded-prior-to", before, req], env=env)
-        if code == 0:
-            return before
-    code, _ = pip(["install", "--no-deps", req], env=env)
-    return "" if code == 0 else None
-
-
 def write_report(path, report):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=2)
+
+
+def fail(name, code):
+    print("etip: requirement not installable: %s (exit %d)"
+          % (name or "a requirement of the requirements file", code))
+    return EXIT_DEPENDENCY
+
+
+def named(out):
+    """The package a failed resolution names, if any."""
+    for pattern in (ABSENT, NO_VERSIONS):
+        m = pattern.search(out)
+        if m:
+            return m.group(1)
+    return None
+
+
+def install_dated(uv, args, as_of, relaxing, report):
+    """uv pip install ARGS as of AS_OF, relaxing packages it names; the exit code."""
+    env = uv_env()
+    moved = {}  # package -> index into its windows
+    for _ in range(MAX_STEPS):
+        extra = []
+        for name, step in sorted(moved.items()):
+            extra += ["--exclude-newer-package", "%s=%s" % (name, window(as_of, step))]
+        cmd = [uv, "pip", "install", "--python", sys.executable, "--exclude-newer", as_of]
+        code, out = run(cmd + extra + args, env=env)
+        if code == 0:
+            for name, step in sorted(moved.items()):
+                before = window(as_of, step)
+                report["relaxed"].append({
+                    "requirement": name,
+                    "installed": installed_version(name),
+                    "before": "" if before == ANY_TIME else before,
+                })
+            return 0
+        m = FILTERED.search(out)
+        if m is None:
+            return fail(named(out), code)
+        name = m.group(1)
+        if not relaxing:
+            say("no release before %s: %s" % (as_of, name))
+            return EXIT_UNAVAILABLE_BEFORE
+        step = moved.get(name, -1) + 1
+        if step > len(WINDOWS_YEARS):
+            return fail(name, code)
+        moved[name] = step
+        say("relaxing %s: nothing fits before %s; trying releases before %s"
+            % (name, as_of, window(as_of, step)))
+    return fail(None, 1)
+
+
+def window(as_of, step):
+    return later(as_of, WINDOWS_YEARS[step]) if step < len(WINDOWS_YEARS) else ANY_TIME
 
 
 def main(argv):
@@ -165,63 +206,35 @@ def main(argv):
         return 2
     reqs, cons, as_of, report_path = args
     report = {"as_of": as_of, "tool": "", "relaxed": [], "note": ""}
-    install = ["install", "-r", reqs]
-    if os.path.getsize(cons) if os.path.exists(cons) else 0:
-        install += ["-c", cons]
+    has_constraints = os.path.exists(cons) and os.path.getsize(cons) > 0
     missing = [l for l in requirement_lines(reqs) if not satisfied(l)]
     if not missing:
         report["note"] = "every requirement was already satisfied: nothing installed"
         say("every requirement is already satisfied by the environment: no index needed")
-        code, out = pip(install)
+        code, out = pip(["install", "-r", reqs] + (["-c", cons] if has_constraints else []))
         write_report(report_path, report)
-        return 0 if code == 0 else fail_named(out, code)
+        return 0 if code == 0 else fail(named(out), code)
     say("%d requirement(s) to install as of %s: %s" % (len(missing), as_of, ", ".join(missing)))
-    version = new_pip()
-    if version is None:
-        say("pip >= 26 (for --uploaded-prior-to) is not installable from the index: "
-            "installing today's releases instead")
-        report["note"] = "pip >= 26 was not installable: today's releases"
-        code, out = pip(install)
+    with open(MISSING, "w", encoding="utf-8") as f:
+        f.write("".join(l + "\n" for l in missing))
+    install = ["-r", MISSING] + (["-c", cons] if has_constraints else [])
+    tool = fetch_uv()
+    if tool is None:
+        say("uv (for --exclude-newer) is not installable from the index: installing today's "
+            "releases instead")
+        report["note"] = "uv was not installable: today's releases"
+        code, out = pip(["install"] + install)
         write_report(report_path, report)
-        return 0 if code == 0 else fail_named(out, code)
-    report["tool"] = "pip %s --uploaded-prior-to" % version
-    env = dict(os.environ, PYTHONPATH=TOOL_DIR)
-    dated = install + ["--uploaded-prior-to", as_of]
-    say("pip %s install %s" % (version, " ".join(dated[1:])))
-    tried = set()
-    while True:
-        code, out = pip(dated, env=env)
-        if code == 0:
-            write_report(report_path, report)
-            return 0
-        req = not_found(out)
-        if req is None:
-            write_report(report_path, report)
-            return fail_named(out, code)
-        write_report(report_path, report)
-        if not relaxing or req in tried or len(tried) >= MAX_RELAXED:
-            # Whether a later release would do: then the date is what is missing.
-            later_code, later_out = pip(["install", "--dry-run", "--no-deps", req], env=env)
-            if later_code != 0:
-                return fail_named(later_out, later_code)
-            say("no release before %s: %s" % (as_of, req))
-            return EXIT_UNAVAILABLE_BEFORE
-        tried.add(req)
-        before = relax(req, as_of, env)
-        if before is None:
-            # Not even today's releases have it: not a matter of the date.
-            return fail_named(out, code)
-        got = installed_version(req)
-        report["relaxed"].append({"requirement": req, "installed": got, "before": before})
-        say("relaxed %s: nothing released before %s; installed %s (%s)"
-            % (req, as_of, got, "uploaded before " + before if before else "any release"))
-
-
-def fail_named(out, code):
-    req = named_failure(out)
-    print("etip: requirement not installable: %s (pip exit %d)"
-          % (req or "a requirement of the requirements file", code))
-    return EXIT_DEPENDENCY
+        return 0 if code == 0 else fail(named(out), code)
+    uv, version = tool
+    report["tool"] = "%s --exclude-newer" % version
+    code = install_dated(uv, install, as_of, relaxing, report)
+    for r in report["relaxed"]:
+        say("relaxed %s: nothing released before %s; installed %s (%s)" % (
+            r["requirement"], as_of, r["installed"],
+            "uploaded before " + r["before"] if r["before"] else "any release"))
+    write_report(report_path, report)
+    return code
 
 
 if __name__ == "__main__":

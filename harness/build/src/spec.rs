@@ -295,8 +295,8 @@ pub const ENV_LOCK: &str = "/opt/etip/env-lock.txt";
 pub const REQUIREMENT_FAILED: &str = "etip: requirement not installable: ";
 /// Prefix of the env layer's line naming a requirement with no release before its date.
 pub const UNAVAILABLE_BEFORE: &str = "etip: no release before ";
-/// The script that installs the requirements as of a date (pip >= 26 `--uploaded-prior-to`,
-/// relaxing a requirement with no release before it): `harness/build/scripts/etip_pyinstall.py`.
+/// The script that installs the requirements as of a date (uv `--exclude-newer`, relaxing a
+/// requirement with no release before it): `harness/build/scripts/etip_pyinstall.py`.
 pub const PYINSTALL_SCRIPT: &str = include_str!("../scripts/etip_pyinstall.py");
 /// Where [`PYINSTALL_SCRIPT`] is in the env layer's context (and image).
 pub const PYINSTALL_PATH: &str = "opt/etip/scripts/etip_pyinstall.py";
@@ -357,7 +357,7 @@ rm -f {pip_log}
 echo "etip: dependencies as of {as_of}: releases uploaded before it (into {ENV_VENV})"
 touch /opt/etip/constraints.txt
 "$PY" /{PYINSTALL_PATH} {ENV_REQUIREMENTS} /opt/etip/constraints.txt {as_of} {ENV_AS_OF}{relax}; rc=$?
-rm -rf /tmp/etip-pip /tmp/etip-pip.log
+rm -rf /tmp/etip-uv /tmp/etip-uv.log /tmp/etip-uv-cache /tmp/etip-missing.txt
 [ $rc -eq 0 ] || exit $rc
 "#,
             hash = key(&[PYINSTALL_SCRIPT]),
@@ -625,12 +625,21 @@ fn build_function(cfg: &BuildConfig, lang: Language, modules: &[String]) -> Stri
                  \x20 cd /work/$1 || exit $2\n\
                  \x20 echo \"etip: building $1\"\n\
                  \x20 if [ -f pyproject.toml ] || [ -f setup.py ]; then\n\
-                 \x20   ( . \"$V/bin/activate\" && {install} ) || {{ echo \"etip: $1 does not install\"; exit $2; }}\n\
+                 \x20   ( . \"$V/bin/activate\" && {install} ) > /tmp/etip-install-$1.log 2>&1; rc=$?\n\
+                 \x20   cat /tmp/etip-install-$1.log\n\
+                 \x20   if [ $rc -ne 0 ] && grep -q '{no_pep660}' /tmp/etip-install-$1.log; then\n\
+                 \x20     R=$(pwd); [ -d src ] && R=\"$R/src\"\n\
+                 \x20     echo \"$R\" > \"$(\"$V/bin/python\" -c \"$purelib\")/etip-tree.pth\" && rc=0\n\
+                 \x20     echo \"etip: $1: this pip installs only setup.py projects in editable mode: the tree ($R) is put on the path instead\"\n\
+                 \x20   fi\n\
+                 \x20   rm -f /tmp/etip-install-$1.log\n\
+                 \x20   [ $rc -eq 0 ] || {{ echo \"etip: $1 does not install\"; exit $2; }}\n\
                  \x20 fi\n\
                  \x20 \"$V/bin/python\" -m compileall -q -x '(^|/)(\\.git|\\.venv|venv|node_modules)(/|$)' . || {{ echo \"etip: $1 does not compile\"; exit $2; }}\n\
                  \x20 PYTHONPATH={PYTEST_PLUGINS}${{PYTHONPATH:+:$PYTHONPATH}} \"$V/bin/python\" /tmp/etip-smoke.py $1 {mods} -- {test_args} || exit $3\n\
                  }}\n",
                 install = cfg.python.install_command,
+                no_pep660 = "editable mode currently requires a setup.py",
                 mods = mods.join(" "),
                 test_args = words(&cfg.python.test_args),
             ));

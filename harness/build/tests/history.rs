@@ -135,7 +135,8 @@ fn an_interpreter_too_new_for_the_code_is_replaced_once() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("old");
     // No version in it; a setup.py, because bullseye's pip 20.3 installs editable from one only.
-    let setup = "from setuptools import setup\n\nsetup(name='old', version='1.0', packages=['old'])\n";
+    let setup =
+        "from setuptools import setup\n\nsetup(name='old', version='1.0', packages=['old'])\n";
     let (base, patched) = old_python(
         &repo,
         "2023-06-01T12:00:00Z",

@@ -243,10 +243,10 @@ fn start_server(
     files
         .append_dir_all("srv/etip", online_fixtures().join("server"))
         .unwrap();
-    let pip = pip_wheel();
-    let name = pip.file_name().unwrap().to_string_lossy().into_owned();
+    let uv = uv_wheel();
+    let name = uv.file_name().unwrap().to_string_lossy().into_owned();
     files
-        .append_path_with_name(&pip, format!("srv/etip/extra-wheels/{name}"))
+        .append_path_with_name(&uv, format!("srv/etip/extra-wheels/{name}"))
         .unwrap();
     if let Some(t) = tls {
         files
@@ -283,10 +283,10 @@ fn start_server(
     server
 }
 
-/// A wheel of pip >= 26, which the env layer installs dependencies as of a date with: the test
-/// index serves it. `scripts/test.sh` downloads it from PyPI into `$ETIP_TEST_WHEELS` (default
+/// A wheel of uv, which the env layer installs dependencies as of a date with: the test index
+/// serves it. `scripts/test.sh` downloads it from PyPI into `$ETIP_TEST_WHEELS` (default
 /// `target/test-wheels`).
-fn pip_wheel() -> PathBuf {
+fn uv_wheel() -> PathBuf {
     let dir = std::env::var_os("ETIP_TEST_WHEELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-wheels"));
@@ -294,16 +294,13 @@ fn pip_wheel() -> PathBuf {
         rd.flatten().map(|e| e.path()).find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix("pip-"))
-                .and_then(|rest| rest.split('.').next()?.parse::<u32>().ok())
-                .is_some_and(|major| major >= 26)
-                && p.extension().is_some_and(|e| e == "whl")
+                .is_some_and(|n| n.starts_with("uv-") && n.ends_with(".whl"))
         })
     });
     found.unwrap_or_else(|| {
         panic!(
-            "the online tests serve a wheel of pip >= 26 and {} has none: run scripts/test.sh \
-             (it downloads one from PyPI), or `python3 -m pip download --no-deps 'pip>=26' -d {0}`",
+            "the online tests serve a wheel of uv and {} has none: run scripts/test.sh (it \
+             downloads one from PyPI), or `python3 -m pip download --no-deps uv -d {0}`",
             dir.display()
         )
     })
@@ -1084,7 +1081,12 @@ fn python_dependencies_come_as_of_the_commit_date() {
             .to_string()
     };
     let toolchain = |s: &InstanceStatus| s.toolchain.clone().unwrap();
-    assert_eq!(version_in(&statuses[0], "etipdemo_dated"), "1.0");
+    assert_eq!(
+        version_in(&statuses[0], "etipdemo_dated"),
+        "1.0",
+        "{}",
+        build_log(&tb, "dated-old")
+    );
     assert_eq!(toolchain(&statuses[0]).version, "3.9");
     assert_eq!(
         toolchain(&statuses[0]).deps_as_of.as_deref(),
@@ -1102,8 +1104,8 @@ fn python_dependencies_come_as_of_the_commit_date() {
     );
     let access = server.log();
     assert!(
-        access.contains("\"GET /packages/pip-"),
-        "pip >= 26 came from the index:\n{access}"
+        access.contains("\"GET /packages/uv-"),
+        "uv came from the index:\n{access}"
     );
 
     // Relaxing off: the same commit fails, naming the requirement.
