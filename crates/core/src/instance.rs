@@ -36,6 +36,10 @@ pub struct Toolchain {
     /// Requirements installed from releases after the dependency date, because none was before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relaxed: Vec<String>,
+    /// Test-runner pins of the commit set aside for the image's own pytest (`"pytest==2.8.1"`):
+    /// a pytest that old runs on no interpreter etip has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<String>,
 }
 
 /// Kind of image layer.

@@ -18,7 +18,14 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
    date moves to AS_OF + 1, 2 and 4 years, then to none, until the install resolves. Each
    relaxation is recorded.
 
-REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before}], note.
+Two kinds of packages are not taken as of AS_OF: the test runner (pytest, py, pluggy, pytest-cov,
+coverage) is the image's when it has pytest 6 or later (a commit's pin of an older one is set
+aside and recorded: it would not run on the image's Python), and the build tools (setuptools,
+wheel) are at least those of the first day they work on the interpreter and build setup.py-only
+sdists under PEP 517, which uv requires (see BUILD_FLOORS).
+
+REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before}],
+runner (the pins set aside), note.
 Exit 0; 15 with "etip: requirement not installable: X" when X cannot be installed at all; 16
 with "etip: no release before AS_OF: X" when only later releases have X and relaxing is off.
 Standard library only, Python 3.7+.
@@ -40,9 +47,37 @@ MISSING = "/tmp/etip-missing.txt"
 FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer(?:-package)?`")
 ABSENT = re.compile(r"Because (\S+) was not found in the package registry")
 NO_VERSIONS = re.compile(r"Because there are no versions of (\S+?)(?:[<>=!~ ,]|$)", re.M)
+BUILD_FAILED = re.compile(r"Failed to (?:download and )?build `([^`]+)`")
 WINDOWS_YEARS = (1, 2, 4)
 ANY_TIME = "2100-01-01T00:00:00Z"
 MAX_STEPS = 32
+# The test runner etip drives, and what it imports: the image's own (pytest 6.0 and later)
+# runs the tests. A commit's pin of an older one is set aside (recorded): pytest 2 and 3 do not
+# run on the interpreters etip has (assertion rewriting fails on Python 3.8+) nor take the
+# options etip passes (--collect-only, --junitxml with -p plugins).
+RUNNER = ("pytest", "py", "pluggy", "pytest-cov", "coverage")
+# The build tools of an older commit are those of the first day they work: setuptools 40.8.0
+# (2019-01-28) is the first whose legacy backend builds a setup.py-only sdist under PEP 517, which
+# uv requires (`setuptools>=40.8.0`); 41.1.0 (2019-08-13) the first that runs on Python 3.9 (it
+# stopped reading HTMLParser.unescape); on later Pythons, those of the interpreter's release.
+# Earlier floors keep what old sdists still import (setuptools.Feature, gone in 46.0).
+BUILD_TOOLS = ("setuptools", "wheel")
+BUILD_FLOORS = {
+    (3, 9): "2019-08-14T00:00:00Z",
+    (3, 10): "2021-10-04T00:00:00Z",
+    (3, 11): "2022-10-24T00:00:00Z",
+    (3, 12): "2023-10-02T00:00:00Z",
+    (3, 13): "2024-10-07T00:00:00Z",
+    (3, 14): "2025-10-07T00:00:00Z",
+}
+
+
+def build_floor():
+    """The day before which the build tools do not work on this interpreter."""
+    version = sys.version_info[:2]
+    if version <= (3, 8):
+        return "2019-01-28T00:00:00Z"
+    return BUILD_FLOORS.get(version, max(BUILD_FLOORS.values()))
 
 
 def say(text):
@@ -151,7 +186,7 @@ def fail(name, code):
 
 def named(out):
     """The package a failed resolution names, if any."""
-    for pattern in (ABSENT, NO_VERSIONS):
+    for pattern in (BUILD_FAILED, ABSENT, NO_VERSIONS):
         m = pattern.search(out)
         if m:
             return m.group(1)
@@ -164,8 +199,16 @@ def install_dated(uv, args, as_of, relaxing, report):
     moved = {}  # package -> index into its windows
     for _ in range(MAX_STEPS):
         extra = []
+        floor = build_floor()
+        if as_of < floor:
+            for name in BUILD_TOOLS:
+                if name not in moved:
+                    extra += ["--exclude-newer-package", "%s=%s" % (name, floor)]
         for name, step in sorted(moved.items()):
-            extra += ["--exclude-newer-package", "%s=%s" % (name, window(as_of, step))]
+            when = window(as_of, step)
+            if name in BUILD_TOOLS:
+                when = max(when, floor)
+            extra += ["--exclude-newer-package", "%s=%s" % (name, when)]
         cmd = [uv, "pip", "install", "--python", sys.executable, "--exclude-newer", as_of]
         code, out = run(cmd + extra + args, env=env)
         if code == 0:
@@ -197,6 +240,22 @@ def window(as_of, step):
     return later(as_of, WINDOWS_YEARS[step]) if step < len(WINDOWS_YEARS) else ANY_TIME
 
 
+def requirement_name(line):
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line)
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else None
+
+
+def image_runner():
+    """The image's pytest version, when it has one etip can drive (6.0 or later)."""
+    try:
+        from importlib import metadata
+        version = metadata.version("pytest")
+    except Exception:  # noqa: BLE001
+        return None
+    major = version.split(".")[0]
+    return version if major.isdigit() and int(major) >= 6 else None
+
+
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
     relaxing = "--no-relax" not in argv
@@ -207,13 +266,20 @@ def main(argv):
     reqs, cons, as_of, report_path = args
     report = {"as_of": as_of, "tool": "", "relaxed": [], "note": ""}
     has_constraints = os.path.exists(cons) and os.path.getsize(cons) > 0
-    missing = [l for l in requirement_lines(reqs) if not satisfied(l)]
+    lines = requirement_lines(reqs)
+    runner = image_runner()
+    if runner:
+        report["runner"] = []
+        for line in [l for l in lines if requirement_name(l) in RUNNER and not satisfied(l)]:
+            lines.remove(line)
+            report["runner"].append(line)
+            say("set aside %s: the image's pytest %s runs the tests" % (line, runner))
+    missing = [l for l in lines if not satisfied(l)]
     if not missing:
         report["note"] = "every requirement was already satisfied: nothing installed"
         say("every requirement is already satisfied by the environment: no index needed")
-        code, out = pip(["install", "-r", reqs] + (["-c", cons] if has_constraints else []))
         write_report(report_path, report)
-        return 0 if code == 0 else fail(named(out), code)
+        return 0
     say("%d requirement(s) to install as of %s: %s" % (len(missing), as_of, ", ".join(missing)))
     with open(MISSING, "w", encoding="utf-8") as f:
         f.write("".join(l + "\n" for l in missing))

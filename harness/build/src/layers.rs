@@ -167,6 +167,7 @@ pub(crate) fn prepare<'a>(
         replaced: None,
         deps_as_of: deps_date.as_ref().map(|d| d.as_of.clone()),
         relaxed: Vec::new(),
+        set_aside: Vec::new(),
     });
     let modules = etip
         .changed_modules

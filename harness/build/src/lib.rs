@@ -364,7 +364,7 @@ impl Builder {
         if let Some(t) = status.toolchain.as_mut()
             && t.deps_as_of.is_some()
         {
-            t.relaxed = self.relaxed_requirements(&env.tag);
+            (t.relaxed, t.set_aside) = self.dated_install(&env.tag);
         }
         let inst = self.instance_layer(job, &base, &env, log)?;
         layer_event(LayerKind::Instance, inst.reused);
@@ -378,18 +378,25 @@ impl Builder {
         Ok(())
     }
 
-    /// The requirements a dated env layer installed from later releases
-    /// ([`spec::ENV_AS_OF`], read from the image): `"black (black==19.3b0, uploaded before …)"`.
-    fn relaxed_requirements(&self, env_tag: &str) -> Vec<String> {
+    /// What a dated env layer did ([`spec::ENV_AS_OF`], read from the image): the requirements
+    /// it installed from later releases (`"black (black==19.3b0, uploaded before …)"`) and the
+    /// test-runner pins it set aside for the image's pytest.
+    fn dated_install(&self, env_tag: &str) -> (Vec<String>, Vec<String>) {
         let run = etip_docker::RunSpec::new(env_tag, ["cat", spec::ENV_AS_OF]);
         let Ok(out) = self.rt.block_on(self.engine.run(&run)) else {
-            return Vec::new();
+            return Default::default();
         };
         let Ok(report) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
-            return Vec::new();
+            return Default::default();
         };
+        let set_aside = report["runner"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str().map(str::to_string))
+            .collect();
         let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
-        report["relaxed"]
+        let relaxed = report["relaxed"]
             .as_array()
             .into_iter()
             .flatten()
@@ -406,7 +413,8 @@ impl Builder {
                     text(r, "installed")
                 )
             })
-            .collect()
+            .collect();
+        (relaxed, set_aside)
     }
 
     /// A lock per image tag, so parallel workers never build the same layer twice.

@@ -1,0 +1,75 @@
+//! `scripts/etip_pyinstall.py`, the env layer's installer of dependencies as of a date, read by
+//! the host's `python3`: how it reads uv's answers (the messages of uv 0.13, copied from real
+//! runs against PyPI), which pins of a commit it sets aside, and the dates it moves a package to.
+//! The whole installer runs against a real index in `tests/online.rs`.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `code` with the script imported as `p`; its stdout, trimmed.
+fn python(code: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import sys; sys.path.insert(0, {:?}); import etip_pyinstall as p\n{code}",
+            dir.display().to_string()
+        ))
+        .output()
+        .expect("running python3");
+    assert!(
+        out.status.success(),
+        "{code}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn uv_naming_a_package_filtered_by_the_date_is_read() {
+    let first = "error: No solution found when resolving dependencies\n  cause: Because there are no versions of black and you require black, we can conclude that your requirements are unsatisfiable.\n\nhint: `black` was filtered by `exclude-newer` to only include packages uploaded before 2016-03-01T00:00:00Z. The latest version satisfying the requirement is v26.10.1, published at 2026-10-10T04:13:38.808Z. Consider using `exclude-newer-package` to override the cutoff for this package.";
+    let moved = "hint: `etipdemo-late` was filtered by `exclude-newer-package` to only include packages uploaded before 2021-06-02T00:00:00Z. The latest version satisfying the requirement is v1.0, published at 2025-01-01T00:00:00Z. Consider removing the setting or updating it to a later date.";
+    for (text, name) in [(first, "black"), (moved, "etipdemo-late")] {
+        let got = python(&format!("print(p.FILTERED.search({text:?}).group(1))"));
+        assert_eq!(got, name);
+    }
+    let absent = "  cause: Because etipdemo-absent-xyz was not found in the package registry and you require etipdemo-absent-xyz, we can conclude that your requirements are unsatisfiable.";
+    assert_eq!(
+        python(&format!("print(p.named({absent:?}))")),
+        "etipdemo-absent-xyz"
+    );
+    let build = "error: Failed to download and build `py==1.4.12`\n  cause: Failed to resolve requirements from `setup.py` build";
+    assert_eq!(python(&format!("print(p.named({build:?}))")), "py==1.4.12");
+    assert_eq!(
+        python("print(p.FILTERED.search('error: something else') is None)"),
+        "True"
+    );
+}
+
+#[test]
+fn relaxed_dates_move_one_two_four_years_then_away() {
+    let got = python("print(' '.join(p.window('2015-12-02T00:00:00Z', s) for s in range(4)))");
+    assert_eq!(
+        got,
+        "2016-12-01T00:00:00Z 2017-12-01T00:00:00Z 2019-12-01T00:00:00Z 2100-01-01T00:00:00Z"
+    );
+}
+
+#[test]
+fn test_runner_pins_are_recognised_by_their_normalised_name() {
+    let got = python(
+        "print(' '.join(str(p.requirement_name(l) in p.RUNNER) for l in ['pytest==2.8.1', 'Py>=1.4', 'pytest_cov', 'pytest-httpbin==0.0.7', 'coverage ; python_version<\"3\"', 'requests']))",
+    );
+    assert_eq!(got, "True True True False True False");
+}
+
+#[test]
+fn build_tools_are_those_that_work_on_the_interpreter() {
+    let got = python(
+        "import sys\nsys.version_info = (3, 9, 2)\na = p.build_floor()\nsys.version_info = (3, 7, 3)\nb = p.build_floor()\nsys.version_info = (3, 13, 5)\nc = p.build_floor()\nprint(a, b, c)",
+    );
+    assert_eq!(
+        got,
+        "2019-08-14T00:00:00Z 2019-01-28T00:00:00Z 2024-10-07T00:00:00Z"
+    );
+}
