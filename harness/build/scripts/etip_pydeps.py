@@ -255,6 +255,11 @@ class SetupPy:
             left, right = self.value(node.left, depth + 1), self.value(node.right, depth + 1)
             if isinstance(left, list) and isinstance(right, list):
                 return left + right
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+        formatted = self.formatted(node, depth)
+        if formatted is not None:
+            return formatted
         if isinstance(node, ast.Dict) and None not in node.keys:
             out = {}
             for k, v in zip(node.keys, node.values):
@@ -264,6 +269,48 @@ class SetupPy:
                 out[key] = (self.value(v, depth + 1), v.lineno)
             return out
         raise Dynamic("%s is computed" % self.segment(node))
+
+    def strings(self, nodes, depth):
+        values = [self.value(n, depth + 1) for n in nodes]
+        if not all(isinstance(v, str) for v in values):
+            raise Dynamic("a formatted value is not a string")
+        return values
+
+    def formatted(self, node, depth):
+        """A string made of literal strings: `'mpmath>=%s' % mpmath_version` (sympy of 2019),
+        `'x>={}'.format(v)`, `f'x>={v}'`; None when `node` is no such expression."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            fmt = self.value(node.left, depth + 1)
+            right = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            args = self.strings(right, depth)
+            if isinstance(fmt, str):
+                try:
+                    return fmt % tuple(args)
+                except (TypeError, ValueError) as e:
+                    raise Dynamic("%s: %s" % (self.segment(node), e))
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and not node.keywords
+        ):
+            fmt = self.value(node.func.value, depth + 1)
+            if isinstance(fmt, str):
+                try:
+                    return fmt.format(*self.strings(node.args, depth))
+                except (IndexError, KeyError, ValueError) as e:
+                    raise Dynamic("%s: %s" % (self.segment(node), e))
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    if v.format_spec is not None or v.conversion not in (-1, None):
+                        raise Dynamic("%s is formatted" % self.segment(node))
+                    parts.extend(self.strings([v.value], depth))
+                else:
+                    parts.extend(self.strings([v], depth))
+            return "".join(parts)
+        return None
 
 
 # The collection

@@ -245,6 +245,21 @@ def requirement_name(line):
     return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else None
 
 
+RUNNER_CONSTRAINTS = "/tmp/etip-runner-constraints.txt"
+
+
+def runner_pins():
+    """`name==version` of each test-runner package the image has."""
+    from importlib import metadata
+    pins = []
+    for name in RUNNER:
+        try:
+            pins.append("%s==%s" % (name, metadata.version(name)))
+        except Exception:  # noqa: BLE001 - not in the image
+            continue
+    return pins
+
+
 def image_runner():
     """The image's pytest version, when it has one etip can drive (6.0 or later)."""
     try:
@@ -284,6 +299,16 @@ def main(argv):
     with open(MISSING, "w", encoding="utf-8") as f:
         f.write("".join(l + "\n" for l in missing))
     install = ["-r", MISSING] + (["-c", cons] if has_constraints else [])
+    pinned = runner_pins() if runner else []
+    if pinned:
+        # What the requirements pull in of the test runner is the image's, whatever its date.
+        with open(RUNNER_CONSTRAINTS, "w", encoding="utf-8") as f:
+            f.write("".join(p + "\n" for p in pinned))
+        install += ["-c", RUNNER_CONSTRAINTS]
+    # uv's own options: the runner's pins hold whatever their upload date.
+    uv_only = []
+    for pin in pinned:
+        uv_only += ["--exclude-newer-package", "%s=%s" % (pin.split("==")[0], ANY_TIME)]
     tool = fetch_uv()
     if tool is None:
         say("uv (for --exclude-newer) is not installable from the index: installing today's "
@@ -294,7 +319,7 @@ def main(argv):
         return 0 if code == 0 else fail(named(out), code)
     uv, version = tool
     report["tool"] = "%s --exclude-newer" % version
-    code = install_dated(uv, install, as_of, relaxing, report)
+    code = install_dated(uv, install + uv_only, as_of, relaxing, report)
     for r in report["relaxed"]:
         say("relaxed %s: nothing released before %s; installed %s (%s)" % (
             r["requirement"], as_of, r["installed"],

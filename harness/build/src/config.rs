@@ -431,6 +431,11 @@ impl Default for BootstrapConfig {
                 "libjacoco-java",
                 "junit5",
                 "git",
+                // Old releases of C extensions (cffi, brotlipy, ...) have no wheel for the
+                // image's Python: the env layer builds them from their sdists.
+                "gcc",
+                "python3-dev",
+                "libffi-dev",
             ]
             .map(String::from)
             .to_vec(),

@@ -357,7 +357,7 @@ rm -f {pip_log}
 echo "etip: dependencies as of {as_of}: releases uploaded before it (into {ENV_VENV})"
 touch /opt/etip/constraints.txt
 "$PY" /{PYINSTALL_PATH} {ENV_REQUIREMENTS} /opt/etip/constraints.txt {as_of} {ENV_AS_OF}{relax}; rc=$?
-rm -rf /tmp/etip-uv /tmp/etip-uv.log /tmp/etip-uv-cache /tmp/etip-missing.txt
+rm -rf /tmp/etip-uv /tmp/etip-uv.log /tmp/etip-uv-cache /tmp/etip-missing.txt /tmp/etip-runner-constraints.txt
 [ $rc -eq 0 ] || exit $rc
 "#,
             hash = key(&[PYINSTALL_SCRIPT]),

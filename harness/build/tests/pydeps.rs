@@ -363,7 +363,7 @@ fn runs_on_older_pythons() {
         .unwrap();
     assert!(check.success(), "the script is not Python 3.8 syntax");
     let run = "import sys\n\
-               for m in ('tomllib', 'tomli', 'pip._vendor.tomli'): sys.modules[m] = None\n\
+               for m in ('tomllib', 'tomli', 'pip._vendor.tomli', 'pip._vendor.toml'): sys.modules[m] = None\n\
                sys.argv = [sys.argv[1], sys.argv[2]]\n\
                exec(compile(open(sys.argv[0]).read(), sys.argv[0], 'exec'), {'__name__': '__main__'})\n";
     let out = Command::new("python3")
@@ -514,4 +514,21 @@ fn unavailable_requirement_is_dependency_resolution_naming_it() {
         Some("dependency resolution failed: etip-absent-package>=1.0 (pip exit 1)")
     );
     assert!(s.dependency_changes.is_empty());
+}
+
+/// setup.py requirements formatted from module-level strings are evaluated: sympy of 2019 named
+/// mpmath as `'mpmath>=%s' % mpmath_version`, and without it the env layer lacked mpmath.
+#[test]
+fn setup_py_formatted_requirements() {
+    let v = pydeps("setupformat");
+    assert_eq!(
+        strings(&v, "requirements"),
+        [
+            "mpmath>=0.19",
+            "numpy>=1.15",
+            "pytest>=1.15",
+            "hypothesis>=4"
+        ]
+    );
+    assert_eq!(skipped(&v), []);
 }
