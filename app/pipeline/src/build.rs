@@ -37,6 +37,9 @@ pub struct Config {
     pub namespace: Option<String>,
     /// Docker (images) or local (host processes, Python only).
     pub executor: ExecutorKind,
+    /// Python dependencies as of (overrides the configuration's `python.deps_as_of`).
+    #[serde(default)]
+    pub deps_as_of: Option<etip_build::config::DepsAsOf>,
 }
 
 impl Config {
@@ -86,7 +89,10 @@ pub fn load_config(file: Option<&Path>, namespace: Option<&str>) -> anyhow::Resu
 /// Builds the ETIPs of `cfg.etips`. ETIPs that fail to build are data (in the outcome); bad
 /// input and a folder another build holds are errors before anything is built.
 pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
-    let build = load_config(cfg.build_config.as_deref(), cfg.namespace.as_deref())?;
+    let mut build = load_config(cfg.build_config.as_deref(), cfg.namespace.as_deref())?;
+    if let Some(d) = &cfg.deps_as_of {
+        build.python.deps_as_of = d.clone();
+    }
     let mut paths = vec![Named::reads("--etips", &cfg.etips)];
     if let Some(c) = &cfg.build_config {
         paths.push(Named::reads("--config", c));

@@ -33,6 +33,10 @@ pub struct Args {
     /// you trust only).
     #[arg(long, value_enum, default_value_t = BuildExecutor::Docker)]
     executor: BuildExecutor,
+    /// Python dependencies as of: `commit` (releases uploaded before the end of the base commit's
+    /// day), `none` (today's releases) or a day `YYYY-MM-DD` (overrides python.deps_as_of).
+    #[arg(long, value_name = "commit|none|DATE")]
+    deps_as_of: Option<etip_build::config::DepsAsOf>,
     /// Print the effective configuration as TOML and exit (credentials masked; comments say what
     /// each `[network]` key does and what "auto" finds on this machine).
     #[arg(long)]
@@ -59,10 +63,13 @@ impl From<BuildExecutor> for ExecutorKind {
 
 pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
     if args.print_config {
-        let cfg = etip_pipeline::build::load_config(
+        let mut cfg = etip_pipeline::build::load_config(
             args.config.config.as_deref(),
             args.namespace.as_deref(),
         )?;
+        if let Some(d) = &args.deps_as_of {
+            cfg.python.deps_as_of = d.clone();
+        }
         // With what "auto" finds on this machine, credentials masked.
         write!(
             stdout,
@@ -82,6 +89,7 @@ pub fn run(args: Args, stdout: &mut dyn std::io::Write) -> anyhow::Result<()> {
         out: args.out,
         namespace: args.namespace,
         executor: args.executor.into(),
+        deps_as_of: args.deps_as_of,
     };
     let outcome = build_streaming(&cfg, stdout)?;
     summarize(&outcome)

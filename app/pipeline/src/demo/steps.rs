@@ -140,6 +140,7 @@ impl Demo<'_> {
             } else {
                 ExecutorKind::Docker
             },
+            deps_as_of: None,
         };
         self.begin(
             if self.local {
