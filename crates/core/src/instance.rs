@@ -36,8 +36,8 @@ pub struct Toolchain {
     /// Requirements installed from releases after the dependency date, because none was before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relaxed: Vec<String>,
-    /// Test-runner pins of the commit set aside for the image's own pytest (`"pytest==2.8.1"`):
-    /// a pytest that old runs on no interpreter etip has.
+    /// Test-runner pins of the commit set aside (`"pytest==2.8.1"`, `"py==1.4.30"`): a pytest
+    /// older than 3.0 runs on no interpreter etip has; the pytest installed brings its own parts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_aside: Vec<String>,
 }

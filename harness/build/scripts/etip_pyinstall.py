@@ -18,11 +18,16 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
    date moves to AS_OF + 1, 2 and 4 years, then to none, until the install resolves. Each
    relaxation is recorded.
 
-Two kinds of packages are not taken as of AS_OF: the test runner (pytest, py, pluggy, pytest-cov,
-coverage) is the image's when it has pytest 6 or later (a commit's pin of an older one is set
-aside and recorded: it would not run on the image's Python), and the build tools (setuptools,
-wheel) are at least those of the first day they work on the interpreter and build setup.py-only
-sdists under PEP 517, which uv requires (see BUILD_FLOORS).
+Some packages are not taken as of AS_OF when that old would not run on the interpreter: they
+get releases up to the first day they work on it (FLOORS), unless the commit is younger. The
+build tools: setuptools 40.8.0 (2019-01-28) is the first whose legacy backend builds a
+setup.py-only sdist under PEP 517, which uv requires, 41.1.0 (2019-08-13) the first that runs on
+Python 3.9 (it stopped reading HTMLParser.unescape); cffi and Cython, which old C extensions
+build with, those of the interpreter's release. The test runner: pytest 3.0 (2016-08-18) is the
+oldest that collects on Python 3.9 (pytest 2.9 fails in its own assertion check), later Pythons
+the pytest of their release; a commit's pin of a pytest older than 3.0, and of pytest's own
+py and pluggy, is set aside and recorded. The earliest floors keep what old sdists still
+import (setuptools.Feature, gone in 46.0).
 
 REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before}],
 runner (the pins set aside), note.
@@ -51,33 +56,38 @@ BUILD_FAILED = re.compile(r"Failed to (?:download and )?build `([^`]+)`")
 WINDOWS_YEARS = (1, 2, 4)
 ANY_TIME = "2100-01-01T00:00:00Z"
 MAX_STEPS = 32
-# The test runner etip drives, and what it imports: the image's own (pytest 6.0 and later)
-# runs the tests. A commit's pin of an older one is set aside (recorded): pytest 2 and 3 do not
-# run on the interpreters etip has (assertion rewriting fails on Python 3.8+) nor take the
-# options etip passes (--collect-only, --junitxml with -p plugins).
-RUNNER = ("pytest", "py", "pluggy", "pytest-cov", "coverage")
-# The build tools of an older commit are those of the first day they work: setuptools 40.8.0
-# (2019-01-28) is the first whose legacy backend builds a setup.py-only sdist under PEP 517, which
-# uv requires (`setuptools>=40.8.0`); 41.1.0 (2019-08-13) the first that runs on Python 3.9 (it
-# stopped reading HTMLParser.unescape); on later Pythons, those of the interpreter's release.
-# Earlier floors keep what old sdists still import (setuptools.Feature, gone in 46.0).
-BUILD_TOOLS = ("setuptools", "wheel")
-BUILD_FLOORS = {
-    (3, 9): "2019-08-14T00:00:00Z",
+# When each feature release of Python came out: the floors of the packages below for it.
+PY_RELEASED = {
+    (3, 9): "2020-10-05T00:00:00Z",
     (3, 10): "2021-10-04T00:00:00Z",
     (3, 11): "2022-10-24T00:00:00Z",
     (3, 12): "2023-10-02T00:00:00Z",
     (3, 13): "2024-10-07T00:00:00Z",
     (3, 14): "2025-10-07T00:00:00Z",
 }
+PEP517_SETUPTOOLS = "2019-01-28T00:00:00Z"
+PY39_SETUPTOOLS = "2019-08-14T00:00:00Z"
+PYTEST_3 = "2016-08-19T00:00:00Z"
+# pytest's own packages: a commit pins the versions its (old) pytest wanted.
+PYTEST_PARTS = ("py", "pluggy")
+
+
+def floors():
+    """Package -> the first day its releases work on this interpreter (see the docstring)."""
+    version = sys.version_info[:2]
+    released = PY_RELEASED.get(version, max(PY_RELEASED.values()))
+    if version <= (3, 8):
+        tools, ext, runner = PEP517_SETUPTOOLS, PEP517_SETUPTOOLS, PYTEST_3
+    elif version == (3, 9):
+        tools, ext, runner = PY39_SETUPTOOLS, released, PYTEST_3
+    else:
+        tools, ext, runner = released, released, released
+    return {"setuptools": tools, "wheel": tools, "cffi": ext, "cython": ext, "pytest": runner}
 
 
 def build_floor():
-    """The day before which the build tools do not work on this interpreter."""
-    version = sys.version_info[:2]
-    if version <= (3, 8):
-        return "2019-01-28T00:00:00Z"
-    return BUILD_FLOORS.get(version, max(BUILD_FLOORS.values()))
+    """The first day setuptools works on this interpreter (and builds under PEP 517)."""
+    return floors()["setuptools"]
 
 
 def say(text):
@@ -199,15 +209,12 @@ def install_dated(uv, args, as_of, relaxing, report):
     moved = {}  # package -> index into its windows
     for _ in range(MAX_STEPS):
         extra = []
-        floor = build_floor()
-        if as_of < floor:
-            for name in BUILD_TOOLS:
-                if name not in moved:
-                    extra += ["--exclude-newer-package", "%s=%s" % (name, floor)]
+        first_days = floors()
+        for name, floor in sorted(first_days.items()):
+            if as_of < floor and name not in moved:
+                extra += ["--exclude-newer-package", "%s=%s" % (name, floor)]
         for name, step in sorted(moved.items()):
-            when = window(as_of, step)
-            if name in BUILD_TOOLS:
-                when = max(when, floor)
+            when = max(window(as_of, step), first_days.get(name, ""))
             extra += ["--exclude-newer-package", "%s=%s" % (name, when)]
         cmd = [uv, "pip", "install", "--python", sys.executable, "--exclude-newer", as_of]
         code, out = run(cmd + extra + args, env=env)
@@ -245,30 +252,27 @@ def requirement_name(line):
     return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else None
 
 
-RUNNER_CONSTRAINTS = "/tmp/etip-runner-constraints.txt"
-
-
-def runner_pins():
-    """`name==version` of each test-runner package the image has."""
-    from importlib import metadata
-    pins = []
-    for name in RUNNER:
-        try:
-            pins.append("%s==%s" % (name, metadata.version(name)))
-        except Exception:  # noqa: BLE001 - not in the image
-            continue
-    return pins
-
-
-def image_runner():
-    """The image's pytest version, when it has one etip can drive (6.0 or later)."""
+def set_aside(line):
+    """Whether a requirement line pins what no interpreter etip has runs: pytest older than 3.0,
+    or pytest's own py and pluggy (the pytest installed brings the versions it needs)."""
+    name = requirement_name(line)
+    if name in PYTEST_PARTS:
+        return True
+    if name != "pytest":
+        return False
     try:
-        from importlib import metadata
-        version = metadata.version("pytest")
-    except Exception:  # noqa: BLE001
-        return None
-    major = version.split(".")[0]
-    return version if major.isdigit() and int(major) >= 6 else None
+        from pip._vendor.packaging.requirements import Requirement
+        from pip._vendor.packaging.version import Version
+        spec = Requirement(line).specifier
+    except Exception:  # noqa: BLE001 - not a plain PEP 508 line
+        return False
+    for clause in spec:
+        bound = Version(clause.version.rstrip(".*"))
+        if clause.operator in ("==", "===", "~=", "<=") and bound < Version("3"):
+            return True
+        if clause.operator == "<" and bound <= Version("3"):
+            return True
+    return False
 
 
 def main(argv):
@@ -282,13 +286,11 @@ def main(argv):
     report = {"as_of": as_of, "tool": "", "relaxed": [], "note": ""}
     has_constraints = os.path.exists(cons) and os.path.getsize(cons) > 0
     lines = requirement_lines(reqs)
-    runner = image_runner()
-    if runner:
-        report["runner"] = []
-        for line in [l for l in lines if requirement_name(l) in RUNNER and not satisfied(l)]:
-            lines.remove(line)
-            report["runner"].append(line)
-            say("set aside %s: the image's pytest %s runs the tests" % (line, runner))
+    report["runner"] = [l for l in lines if set_aside(l)]
+    for line in report["runner"]:
+        lines.remove(line)
+        say("set aside %s: no interpreter etip has runs it (the installed pytest brings its own)"
+            % line)
     missing = [l for l in lines if not satisfied(l)]
     if not missing:
         report["note"] = "every requirement was already satisfied: nothing installed"
@@ -299,16 +301,6 @@ def main(argv):
     with open(MISSING, "w", encoding="utf-8") as f:
         f.write("".join(l + "\n" for l in missing))
     install = ["-r", MISSING] + (["-c", cons] if has_constraints else [])
-    pinned = runner_pins() if runner else []
-    if pinned:
-        # What the requirements pull in of the test runner is the image's, whatever its date.
-        with open(RUNNER_CONSTRAINTS, "w", encoding="utf-8") as f:
-            f.write("".join(p + "\n" for p in pinned))
-        install += ["-c", RUNNER_CONSTRAINTS]
-    # uv's own options: the runner's pins hold whatever their upload date.
-    uv_only = []
-    for pin in pinned:
-        uv_only += ["--exclude-newer-package", "%s=%s" % (pin.split("==")[0], ANY_TIME)]
     tool = fetch_uv()
     if tool is None:
         say("uv (for --exclude-newer) is not installable from the index: installing today's "
@@ -319,7 +311,7 @@ def main(argv):
         return 0 if code == 0 else fail(named(out), code)
     uv, version = tool
     report["tool"] = "%s --exclude-newer" % version
-    code = install_dated(uv, install + uv_only, as_of, relaxing, report)
+    code = install_dated(uv, install, as_of, relaxing, report)
     for r in report["relaxed"]:
         say("relaxed %s: nothing released before %s; installed %s (%s)" % (
             r["requirement"], as_of, r["installed"],

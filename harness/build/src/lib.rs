@@ -380,7 +380,7 @@ impl Builder {
 
     /// What a dated env layer did ([`spec::ENV_AS_OF`], read from the image): the requirements
     /// it installed from later releases (`"black (black==19.3b0, uploaded before …)"`) and the
-    /// test-runner pins it set aside for the image's pytest.
+    /// test-runner pins it set aside.
     fn dated_install(&self, env_tag: &str) -> (Vec<String>, Vec<String>) {
         let run = etip_docker::RunSpec::new(env_tag, ["cat", spec::ENV_AS_OF]);
         let Ok(out) = self.rt.block_on(self.engine.run(&run)) else {

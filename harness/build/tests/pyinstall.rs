@@ -56,20 +56,22 @@ fn relaxed_dates_move_one_two_four_years_then_away() {
 }
 
 #[test]
-fn test_runner_pins_are_recognised_by_their_normalised_name() {
+fn pins_of_a_pytest_older_than_3_and_of_its_parts_are_set_aside() {
     let got = python(
-        "print(' '.join(str(p.requirement_name(l) in p.RUNNER) for l in ['pytest==2.8.1', 'Py>=1.4', 'pytest_cov', 'pytest-httpbin==0.0.7', 'coverage ; python_version<\"3\"', 'requests']))",
+        "print(' '.join(str(p.set_aside(l)) for l in ['pytest==2.8.1', 'pytest>=2.8.0', 'pytest<3', 'pytest==3.0.4', 'Py==1.4.30', 'pluggy>=0.3', 'pytest-cov==1.6', 'pytest~=2.9', 'requests']))",
     );
-    assert_eq!(got, "True True True False True False");
+    assert_eq!(got, "True False True False True True False True False");
 }
 
 #[test]
-fn build_tools_are_those_that_work_on_the_interpreter() {
+fn packages_get_releases_from_the_first_day_they_work_on_the_interpreter() {
     let got = python(
-        "import sys\nsys.version_info = (3, 9, 2)\na = p.build_floor()\nsys.version_info = (3, 7, 3)\nb = p.build_floor()\nsys.version_info = (3, 13, 5)\nc = p.build_floor()\nprint(a, b, c)",
+        "import sys\nfor v in [(3, 7, 3), (3, 9, 2), (3, 11, 2)]:\n    sys.version_info = v\n    f = p.floors()\n    print(f['setuptools'], f['cffi'], f['pytest'])",
     );
     assert_eq!(
         got,
-        "2019-08-14T00:00:00Z 2019-01-28T00:00:00Z 2024-10-07T00:00:00Z"
+        "2019-01-28T00:00:00Z 2019-01-28T00:00:00Z 2016-08-19T00:00:00Z\n\
+         2019-08-14T00:00:00Z 2020-10-05T00:00:00Z 2016-08-19T00:00:00Z\n\
+         2022-10-24T00:00:00Z 2022-10-24T00:00:00Z 2022-10-24T00:00:00Z"
     );
 }
