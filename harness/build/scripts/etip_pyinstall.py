@@ -67,9 +67,33 @@ PY_RELEASED = {
 }
 PEP517_SETUPTOOLS = "2019-01-28T00:00:00Z"
 PY39_SETUPTOOLS = "2019-08-14T00:00:00Z"
-PYTEST_3 = "2016-08-19T00:00:00Z"
 # pytest's own packages: a commit pins the versions its (old) pytest wanted.
 PYTEST_PARTS = ("py", "pluggy")
+# The test tools (what etip drives and what it measures coverage with): per interpreter, the
+# oldest version that runs on it and the day it came out. On Python 3.9 pytest 3.0 still collects
+# (2.9 fails in its own assertion check), so commits of 2016-2019 keep a pytest that accepts their
+# marks in parametrize (gone in 4.0); coverage 5.0 is the first without the BREAK_LOOP opcode
+# (gone in 3.8). Later Pythons: the versions of their release.
+TEST_TOOLS = {
+    (3, 9): {
+        "pytest": ("3.0", "2016-08-19T00:00:00Z"),
+        "coverage": ("5.0", "2019-12-15T00:00:00Z"),
+        "pytest-cov": ("2.6", "2018-09-04T00:00:00Z"),
+    },
+    (3, 10): {"pytest": ("6.2.5", ""), "coverage": ("6.0", ""), "pytest-cov": ("3.0", "")},
+    (3, 11): {"pytest": ("7.0", ""), "coverage": ("6.5", ""), "pytest-cov": ("4.0", "")},
+    (3, 12): {"pytest": ("7.4", ""), "coverage": ("7.3", ""), "pytest-cov": ("4.1", "")},
+    (3, 13): {"pytest": ("8.2", ""), "coverage": ("7.6", ""), "pytest-cov": ("5.0", "")},
+    (3, 14): {"pytest": ("8.4", ""), "coverage": ("7.10", ""), "pytest-cov": ("6.2", "")},
+}
+
+
+def test_tools():
+    """Test tool -> (oldest version that runs here, the first day to take it from)."""
+    version = sys.version_info[:2]
+    table = TEST_TOOLS.get(min(max(version, (3, 9)), (3, 14)))
+    released = PY_RELEASED.get(version, max(PY_RELEASED.values()))
+    return {name: (v, day or released) for name, (v, day) in table.items()}
 
 
 def floors():
@@ -77,12 +101,14 @@ def floors():
     version = sys.version_info[:2]
     released = PY_RELEASED.get(version, max(PY_RELEASED.values()))
     if version <= (3, 8):
-        tools, ext, runner = PEP517_SETUPTOOLS, PEP517_SETUPTOOLS, PYTEST_3
+        tools, ext = PEP517_SETUPTOOLS, PEP517_SETUPTOOLS
     elif version == (3, 9):
-        tools, ext, runner = PY39_SETUPTOOLS, released, PYTEST_3
+        tools, ext = PY39_SETUPTOOLS, released
     else:
-        tools, ext, runner = released, released, released
-    return {"setuptools": tools, "wheel": tools, "cffi": ext, "cython": ext, "pytest": runner}
+        tools, ext = released, released
+    out = {"setuptools": tools, "wheel": tools, "cffi": ext, "cython": ext}
+    out.update({name: day for name, (_, day) in test_tools().items()})
+    return out
 
 
 def build_floor():
@@ -252,26 +278,32 @@ def requirement_name(line):
     return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else None
 
 
+RUNNER_CONSTRAINTS = "/tmp/etip-runner-constraints.txt"
+
+
 def set_aside(line):
-    """Whether a requirement line pins what no interpreter etip has runs: pytest older than 3.0,
-    or pytest's own py and pluggy (the pytest installed brings the versions it needs)."""
+    """Whether a requirement line pins a test tool older than what runs on this interpreter
+    (`test_tools`), or pytest's own py and pluggy (the pytest installed brings the versions it
+    needs)."""
     name = requirement_name(line)
     if name in PYTEST_PARTS:
         return True
-    if name != "pytest":
+    tools = test_tools()
+    if name not in tools:
         return False
     try:
         from pip._vendor.packaging.requirements import Requirement
         from pip._vendor.packaging.version import Version
         spec = Requirement(line).specifier
+        oldest = Version(tools[name][0])
+        for clause in spec:
+            bound = Version(clause.version.rstrip(".*"))
+            if clause.operator in ("==", "===", "~=", "<=") and bound < oldest:
+                return True
+            if clause.operator == "<" and bound <= oldest:
+                return True
     except Exception:  # noqa: BLE001 - not a plain PEP 508 line
         return False
-    for clause in spec:
-        bound = Version(clause.version.rstrip(".*"))
-        if clause.operator in ("==", "===", "~=", "<=") and bound < Version("3"):
-            return True
-        if clause.operator == "<" and bound <= Version("3"):
-            return True
     return False
 
 
@@ -301,6 +333,10 @@ def main(argv):
     with open(MISSING, "w", encoding="utf-8") as f:
         f.write("".join(l + "\n" for l in missing))
     install = ["-r", MISSING] + (["-c", cons] if has_constraints else [])
+    # Whatever pulls a test tool in gets one that runs here (a plugin of 2015 takes pytest 2.7).
+    with open(RUNNER_CONSTRAINTS, "w", encoding="utf-8") as f:
+        f.write("".join("%s>=%s\n" % (n, v) for n, (v, _) in sorted(test_tools().items())))
+    install += ["-c", RUNNER_CONSTRAINTS]
     tool = fetch_uv()
     if tool is None:
         say("uv (for --exclude-newer) is not installable from the index: installing today's "
