@@ -14,9 +14,9 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
    Python 3.10, and the interpreters of older commits are older; uv also moves the date of one
    package (`--exclude-newer-package`), which relaxing needs. The PIP_* index, trusted-host,
    find-links and certificate settings are passed on as uv's.
-3. A requirement with no release before AS_OF (uv names it) is relaxed, unless --no-relax: its own
-   date moves to AS_OF + 1, 2 and 4 years, then to none, until the install resolves. Each
-   relaxation is recorded.
+3. A requirement with no release before AS_OF (uv names it), or whose release of that time does
+   not build on the interpreter, is relaxed, unless --no-relax: its own date moves to AS_OF + 1,
+   2 and 4 years, then to none, until the install resolves. Each relaxation is recorded.
 
 Some packages are not taken as of AS_OF when that old would not run on the interpreter: they
 get releases up to the first day they work on it (FLOORS), unless the commit is younger. The
@@ -42,6 +42,22 @@ import os
 import re
 import subprocess
 import sys
+
+# The interpreter's own path, before anything of pip's is imported: Debian's pip puts the wheels
+# of /usr/share/python-wheels (certifi, ...) on sys.path when its vendored packages load, and
+# their metadata would read as installed.
+OWN_PATH = list(sys.path)
+
+
+def installed(name):
+    """The version of `name` installed for this interpreter, or None."""
+    try:
+        from importlib import metadata
+    except ImportError:  # Python 3.7
+        return None
+    for dist in metadata.distributions(name=name, path=OWN_PATH):
+        return dist.version
+    return None
 
 EXIT_DEPENDENCY = 15
 EXIT_UNAVAILABLE_BEFORE = 16
@@ -144,10 +160,8 @@ def satisfied(line):
         return False
     if req.marker is not None and not req.marker.evaluate():
         return True
-    try:
-        from importlib import metadata
-        version = metadata.version(req.name)
-    except Exception:  # noqa: BLE001 - not installed (or no metadata)
+    version = installed(req.name)
+    if version is None:
         return False
     return req.specifier.contains(version, prereleases=True)
 
@@ -202,11 +216,8 @@ def later(as_of, years):
 
 
 def installed_version(name):
-    try:
-        from importlib import metadata
-        return "%s==%s" % (name, metadata.version(name))
-    except Exception:  # noqa: BLE001
-        return name
+    version = installed(name)
+    return "%s==%s" % (name, version) if version else name
 
 
 def write_report(path, report):
@@ -254,18 +265,26 @@ def install_dated(uv, args, as_of, relaxing, report):
                 })
             return 0
         m = FILTERED.search(out)
-        if m is None:
+        built = BUILD_FAILED.search(out)
+        if m is None and built is None:
             return fail(named(out), code)
-        name = m.group(1)
-        if not relaxing:
-            say("no release before %s: %s" % (as_of, name))
-            return EXIT_UNAVAILABLE_BEFORE
+        if m is not None:
+            name, why = m.group(1), "nothing fits before %s" % as_of
+            if not relaxing:
+                say("no release before %s: %s" % (as_of, name))
+                return EXIT_UNAVAILABLE_BEFORE
+        else:
+            # A release of the time that does not build here (its setup.py or C code older
+            # than the interpreter): a later one may.
+            name = requirement_name(built.group(1))
+            why = "%s does not build on Python %d.%d" % ((built.group(1),) + sys.version_info[:2])
+            if not relaxing:
+                return fail(built.group(1), code)
         step = moved.get(name, -1) + 1
         if step > len(WINDOWS_YEARS):
             return fail(name, code)
         moved[name] = step
-        say("relaxing %s: nothing fits before %s; trying releases before %s"
-            % (name, as_of, window(as_of, step)))
+        say("relaxing %s: %s; trying releases before %s" % (name, why, window(as_of, step)))
     return fail(None, 1)
 
 
