@@ -85,3 +85,20 @@ fn packages_get_releases_from_the_first_day_they_work_on_the_interpreter() {
          2022-10-24T00:00:00Z 2022-10-24T00:00:00Z 2022-10-24T00:00:00Z"
     );
 }
+
+/// What is installed is read from the interpreter's own path: a distribution that appears on
+/// `sys.path` later (as Debian's pip puts its bundled wheels there when its vendored packages
+/// load) does not count as installed.
+#[test]
+fn installed_packages_are_read_from_the_interpreters_own_path() {
+    let got = python(
+        "import os, sys, tempfile\n\
+         d = tempfile.mkdtemp()\n\
+         os.makedirs(os.path.join(d, 'certifi_x-2020.6.20.dist-info'))\n\
+         open(os.path.join(d, 'certifi_x-2020.6.20.dist-info', 'METADATA'), 'w').write('Metadata-Version: 2.1\\nName: certifi-x\\nVersion: 2020.6.20\\n')\n\
+         sys.path.append(d)\n\
+         from importlib import metadata\n\
+         print(metadata.version('certifi-x'), p.installed('certifi-x'), p.satisfied('certifi-x>=2017'))",
+    );
+    assert_eq!(got, "2020.6.20 None False");
+}
