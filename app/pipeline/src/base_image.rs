@@ -23,7 +23,7 @@ pub struct Config {
     pub force: bool,
 }
 
-/// Bootstraps the base image of each suite asked for (or finds it built), oldest suite first;
+/// Bootstraps the base image of each suite asked for (or finds it built), in name order;
 /// the phases and elapsed time go to [`Progress::note`], each line of the tools' output to
 /// [`Progress::message`].
 pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Vec<BaseImage>> {

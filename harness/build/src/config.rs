@@ -78,11 +78,16 @@
 //! [`BuildConfig::load`] checks the values with [`BuildConfig::validate`] (image names, limits,
 //! suite and package names) before anything reaches the Docker engine or a command line.
 
+mod toolchain;
+
 use crate::network;
 pub use crate::network::NetworkConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+pub use toolchain::{
+    BaseRef, DEFAULT_SUITES, DepsAsOf, DepsAsOfError, PythonChoice, SuiteConfig, day_start,
+};
 
 /// The value of a `base_images` entry that means "the image of `etip base-image bootstrap`".
 pub const BOOTSTRAP: &str = "bootstrap";
@@ -203,158 +208,6 @@ pub struct BootstrapConfig {
     pub mirror: String,
     /// Each suite's own packages (its JDKs), added to [`BootstrapConfig::packages`].
     pub suites: BTreeMap<String, SuiteConfig>,
-}
-
-/// The packages one Debian suite's image adds to the common ones.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SuiteConfig {
-    pub packages: Vec<String>,
-}
-
-/// The Debian suites etip bootstraps by default, oldest first, each with its own packages: the
-/// JDKs Debian serves in it (bullseye: Python 3.9, JDK 11 and 17; bookworm: 3.11, JDK 17;
-/// trixie: 3.13, JDK 21 and 25).
-pub const DEFAULT_SUITES: [(&str, &[&str]); 3] = [
-    (
-        "bullseye",
-        &["openjdk-11-jdk-headless", "openjdk-17-jdk-headless"],
-    ),
-    ("bookworm", &["openjdk-17-jdk-headless"]),
-    (
-        "trixie",
-        &["openjdk-21-jdk-headless", "openjdk-25-jdk-headless"],
-    ),
-];
-
-impl BootstrapConfig {
-    /// Every package of `suite`'s image: the common ones and the suite's own, sorted, once each.
-    pub fn packages_of(&self, suite: &str) -> Vec<String> {
-        let mut all: Vec<String> = self
-            .packages
-            .iter()
-            .chain(self.suites.get(suite).into_iter().flat_map(|s| &s.packages))
-            .cloned()
-            .collect();
-        all.sort();
-        all.dedup();
-        all
-    }
-
-    /// The suites with packages of their own, then the default suite if it has none.
-    pub fn suite_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.suites.keys().cloned().collect();
-        if !names.contains(&self.suite) {
-            names.push(self.suite.clone());
-        }
-        names
-    }
-}
-
-/// Where a toolchain table entry's image comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BaseRef {
-    /// The bootstrapped image of a Debian suite.
-    Bootstrap(String),
-    /// An image reference (pulled when missing).
-    Image(String),
-}
-
-impl BaseRef {
-    /// Reads a `base_images` value: `"bootstrap"` (the suite `default_suite`),
-    /// `"bootstrap:<suite>"`, or an image reference.
-    pub fn parse(value: &str, default_suite: &str) -> BaseRef {
-        match value.strip_prefix(BOOTSTRAP) {
-            Some("") => BaseRef::Bootstrap(default_suite.to_string()),
-            Some(rest) if rest.starts_with(':') => BaseRef::Bootstrap(rest[1..].to_string()),
-            _ => BaseRef::Image(value.to_string()),
-        }
-    }
-}
-
-impl std::fmt::Display for BaseRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BaseRef::Bootstrap(suite) => write!(f, "{BOOTSTRAP}:{suite}"),
-            BaseRef::Image(r) => f.write_str(r),
-        }
-    }
-}
-
-/// Which Python a build uses.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PythonChoice {
-    /// The Python of the commit's time: the newest the project declared support for and that was
-    /// released by the commit date, among the configured ones (see `etip_toolchain::era`).
-    #[default]
-    Commit,
-    /// `default_version` when it fits the project's `requires-python`, else the newest that fits.
-    Default,
-}
-
-/// Which releases of its dependencies an env layer installs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub enum DepsAsOf {
-    /// Releases uploaded before the base commit's date.
-    #[default]
-    Commit,
-    /// Today's releases (what the index serves now).
-    None,
-    /// Releases uploaded before this day (`YYYY-MM-DD`, UTC midnight).
-    Date(String),
-}
-
-/// A `deps_as_of` value that is neither `commit`, `none` nor a date.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("deps_as_of {:?} is not usable: \"commit\", \"none\" or a date YYYY-MM-DD", clip(.value))]
-pub struct DepsAsOfError {
-    pub value: String,
-}
-
-impl DepsAsOf {
-    pub fn as_str(&self) -> &str {
-        match self {
-            DepsAsOf::Commit => "commit",
-            DepsAsOf::None => "none",
-            DepsAsOf::Date(d) => d,
-        }
-    }
-}
-
-impl TryFrom<String> for DepsAsOf {
-    type Error = DepsAsOfError;
-
-    fn try_from(s: String) -> Result<DepsAsOf, DepsAsOfError> {
-        match s.as_str() {
-            "commit" => Ok(DepsAsOf::Commit),
-            "none" => Ok(DepsAsOf::None),
-            d if day_start(d).is_some() => Ok(DepsAsOf::Date(s)),
-            _ => Err(DepsAsOfError { value: s }),
-        }
-    }
-}
-
-/// The first second (UTC) of a day written `YYYY-MM-DD`, as unix seconds.
-pub fn day_start(day: &str) -> Option<i64> {
-    let format = time::macros::format_description!("[year]-[month]-[day]");
-    let date = time::Date::parse(day, format).ok()?;
-    Some(date.midnight().assume_utc().unix_timestamp())
-}
-
-impl From<DepsAsOf> for String {
-    fn from(d: DepsAsOf) -> String {
-        d.as_str().to_string()
-    }
-}
-
-impl std::str::FromStr for DepsAsOf {
-    type Err = DepsAsOfError;
-
-    fn from_str(s: &str) -> Result<DepsAsOf, DepsAsOfError> {
-        DepsAsOf::try_from(s.to_string())
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
