@@ -225,19 +225,27 @@ def write_report(path, report):
         json.dump(report, f, indent=2)
 
 
-def fail(name, code):
-    print("etip: requirement not installable: %s (exit %d)"
-          % (name or "a requirement of the requirements file", code))
+def fail(name, code, tool="uv"):
+    print("etip: requirement not installable: %s (%s exit %d)"
+          % (name or "a requirement of the requirements file", tool, code))
     return EXIT_DEPENDENCY
 
 
+PIP_NAMES = (
+    re.compile(r"^ERROR: No matching distribution found for (\S+)", re.M),
+    re.compile(r"^ERROR: Could not find a version that satisfies the requirement (\S+)", re.M),
+    re.compile(r"^ERROR: Cannot install (.*) because these package versions have conflicting", re.M),
+)
+
+
 def named(out):
-    """The package a failed resolution names, if any."""
-    for pattern in (BUILD_FAILED, ABSENT, NO_VERSIONS):
+    """The package a failed resolution (uv's or pip's) names, if any."""
+    for pattern in (BUILD_FAILED, ABSENT, NO_VERSIONS) + PIP_NAMES:
         m = pattern.search(out)
         if m:
             return m.group(1)
-    return None
+    collecting = re.findall(r"^Collecting (\S+)", out, re.M)
+    return collecting[-1] if collecting else None
 
 
 def install_dated(uv, args, as_of, relaxing, report):
@@ -363,7 +371,7 @@ def main(argv):
         report["note"] = "uv was not installable: today's releases"
         code, out = pip(["install"] + install)
         write_report(report_path, report)
-        return 0 if code == 0 else fail(named(out), code)
+        return 0 if code == 0 else fail(named(out), code, "pip")
     uv, version = tool
     report["tool"] = "%s --exclude-newer" % version
     code = install_dated(uv, install, as_of, relaxing, report)

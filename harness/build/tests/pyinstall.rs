@@ -44,6 +44,12 @@ fn uv_naming_a_package_filtered_by_the_date_is_read() {
         python("print(p.FILTERED.search('error: something else') is None)"),
         "True"
     );
+    // pip's, when uv could not be fetched (an env layer without network).
+    let pip = "Collecting etip-absent-package>=1.0\nERROR: Could not find a version that satisfies the requirement etip-absent-package>=1.0 (from versions: none)\nERROR: No matching distribution found for etip-absent-package>=1.0";
+    assert_eq!(
+        python(&format!("print(p.named({pip:?}))")),
+        "etip-absent-package>=1.0"
+    );
 }
 
 #[test]
