@@ -108,3 +108,31 @@ fn installed_packages_are_read_from_the_interpreters_own_path() {
     );
     assert_eq!(got, "2020.6.20 None False");
 }
+
+/// The `pytest` line etip adds when a project names no pytest is known from pydeps.json's
+/// sources; a project's own is not.
+#[test]
+fn etips_own_pytest_line_is_told_from_the_projects() {
+    let dir = tempfile::tempdir().unwrap();
+    let reqs = dir.path().join("requirements.txt");
+    std::fs::write(&reqs, "pytest\n").unwrap();
+    let check = || {
+        python(&format!(
+            "print(p.etip_added_pytest({:?}))",
+            reqs.display().to_string()
+        ))
+    };
+    assert_eq!(check(), "False", "no pydeps.json");
+    std::fs::write(
+        dir.path().join("pydeps.json"),
+        r#"{"sources": [{"file": "setup.py", "what": "tests_require"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(check(), "False");
+    std::fs::write(
+        dir.path().join("pydeps.json"),
+        r#"{"sources": [{"file": "(etip)", "what": "pytest, always installed"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(check(), "True");
+}
