@@ -6,45 +6,12 @@
 
 mod common;
 
-use common::{builder, etip};
+use common::{builder, commit_at, etip};
 use etip_core::instance::{BuildOutcome, FailureKind, InstanceStatus, Language};
 use etip_docker::{LABEL_NAMESPACE, RunSpec};
 use std::path::Path;
 
 fn no_events(_: &etip_build::Event) {}
-
-/// Writes `files` into `repo` (created and `git init`-ed when new) and commits them as of `when`
-/// (ISO 8601); the commit id.
-fn commit_at(repo: &Path, when: &str, files: &[(&str, &str)]) -> String {
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "etip")
-            .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
-            .env("GIT_COMMITTER_NAME", "etip")
-            .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
-            .env("GIT_AUTHOR_DATE", when)
-            .env("GIT_COMMITTER_DATE", when)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    if !repo.join(".git").exists() {
-        std::fs::create_dir_all(repo).unwrap();
-        git(&["init", "-q", "-b", "main"]);
-    }
-    for (path, content) in files {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "step"]);
-    git(&["rev-parse", "HEAD"])
-}
 
 fn assert_built(s: &InstanceStatus) {
     assert!(
@@ -77,9 +44,10 @@ fn old_python(repo: &Path, when: &str, later: &str, descriptor: (&str, &str)) ->
             ("old/__init__.py", code),
             ("tests/test_old.py", test),
         ],
+        "an old project",
     );
     let faster = code.replace("sorted(m)", "sorted(m.keys())");
-    let patched = commit_at(repo, later, &[("old/__init__.py", &faster)]);
+    let patched = commit_at(repo, later, &[("old/__init__.py", &faster)], "faster");
     (base, patched)
 }
 
@@ -171,8 +139,14 @@ fn python_2_only_is_interpreter_unavailable() {
         &repo,
         "2014-03-01T00:00:00Z",
         &[("setup.py", setup), ("x.py", "a = 1\n")],
+        "a Python 2 project",
     );
-    let patched = commit_at(&repo, "2014-03-02T00:00:00Z", &[("x.py", "a = 2\n")]);
+    let patched = commit_at(
+        &repo,
+        "2014-03-02T00:00:00Z",
+        &[("x.py", "a = 2\n")],
+        "a change",
+    );
     let s = tb.builder.build_one(
         &etip("py27", Language::Python, &repo, &base, &patched),
         &no_events,
@@ -229,12 +203,18 @@ fn maven_project(
             ("src/main/java/demo/Join.java", main),
             ("src/test/java/demo/JoinTest.java", test),
         ],
+        "a Maven project",
     );
     let faster = main.replace(
         "String out = \"\";\n        for (String p : parts) out += p;\n        return out;",
         "return String.join(\"\", parts);",
     );
-    let patched = commit_at(repo, when, &[("src/main/java/demo/Join.java", &faster)]);
+    let patched = commit_at(
+        repo,
+        when,
+        &[("src/main/java/demo/Join.java", &faster)],
+        "faster",
+    );
     (base, patched)
 }
 

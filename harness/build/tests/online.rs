@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{TestBuilder, etip, fixture_repo};
+use common::{TestBuilder, commit_at, etip, fixture_repo};
 use etip_build::config::{BuildConfig, EnvNetwork, NetworkConfig};
 use etip_build::network::HostNetwork;
 use etip_build::{Builder, Event};
@@ -960,35 +960,6 @@ fn a_missing_named_network_is_an_input_failure() {
         detail.contains(&absent) && detail.contains("not a Docker network"),
         "{detail}"
     );
-}
-
-/// Writes `files` into `repo` and commits them as of `when` (ISO 8601, author and committer);
-/// the commit id.
-fn commit_at(repo: &Path, when: &str, files: &[(&str, &str)], message: &str) -> String {
-    for (path, content) in files {
-        let path = repo.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(repo)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "etip")
-            .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
-            .env("GIT_COMMITTER_NAME", "etip")
-            .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
-            .env("GIT_AUTHOR_DATE", when)
-            .env("GIT_COMMITTER_DATE", when)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {:?}", out);
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    run(&["add", "-A"]);
-    run(&["commit", "-q", "-m", message]);
-    run(&["rev-parse", "HEAD"])
 }
 
 /// A Python project of `when` depending on `dep` (a module of the test index with `VERSION`),

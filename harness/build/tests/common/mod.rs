@@ -74,3 +74,36 @@ pub fn builder_with(name: &str, adjust: impl FnOnce(&mut BuildConfig)) -> TestBu
         out,
     }
 }
+
+/// Writes `files` into `repo` (created and `git init`-ed when new) and commits them as of `when`
+/// (ISO 8601); the commit id.
+pub fn commit_at(repo: &Path, when: &str, files: &[(&str, &str)], message: &str) -> String {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "etip")
+            .env("GIT_AUTHOR_EMAIL", "etip@example.invalid")
+            .env("GIT_COMMITTER_NAME", "etip")
+            .env("GIT_COMMITTER_EMAIL", "etip@example.invalid")
+            .env("GIT_AUTHOR_DATE", when)
+            .env("GIT_COMMITTER_DATE", when)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    if !repo.join(".git").exists() {
+        std::fs::create_dir_all(repo).unwrap();
+        git(&["init", "-q", "-b", "main"]);
+    }
+    for (path, content) in files {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", message]);
+    git(&["rev-parse", "HEAD"])
+}
