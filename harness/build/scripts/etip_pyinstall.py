@@ -18,6 +18,9 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
 3. A requirement with no release before AS_OF (uv names it), or whose release of that time does
    not build on the interpreter, is relaxed, unless --no-relax: its own date moves to AS_OF + 1,
    2 and 4 years, then to none, until the install resolves. Each relaxation is recorded.
+   A pin of a release the index no longer has (deleted since: codecov==2.0.5) loses its
+   version, unless --no-relax: the package then comes as of AS_OF like any other, recorded
+   with the pin it replaced.
 
 Some packages are not taken as of AS_OF when that old would not run on the interpreter: they
 get releases up to the first day they work on it (FLOORS), unless the commit is younger. The
@@ -30,7 +33,7 @@ the pytest of their release; a commit's pin of a pytest older than 3.0, and of p
 py and pluggy, is set aside and recorded. The earliest floors keep what old sdists still
 import (setuptools.Feature, gone in 46.0).
 
-REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before}],
+REPORT (JSON) says what was done: as_of, tool, relaxed [{requirement, installed, before, why}],
 runner (the pins set aside), note.
 Exit 0; 15 with "etip: requirement not installable: X" when X cannot be installed at all; 16
 with "etip: no release before AS_OF: X" when only later releases have X and relaxing is off.
@@ -69,6 +72,8 @@ MISSING = "/tmp/etip-missing.txt"
 FILTERED = re.compile(r"`([^`]+)` was filtered by `exclude-newer(?:-package)?`")
 ABSENT = re.compile(r"Because (\S+) was not found in the package registry")
 NO_VERSIONS = re.compile(r"Because there are no versions of (\S+?)(?:[<>=!~ ,]|$)", re.M)
+# uv on a pinned release the index does not have (any more): `codecov==2.0.5`.
+PIN_ABSENT = re.compile(r"Because there is no version of ([A-Za-z0-9][A-Za-z0-9._-]*==[^\s,]+)")
 BUILD_FAILED = re.compile(r"Failed to (?:download and )?build `([^`]+)`")
 WINDOWS_YEARS = (1, 2, 4)
 ANY_TIME = "2100-01-01T00:00:00Z"
@@ -241,7 +246,7 @@ PIP_NAMES = (
 
 def named(out):
     """The package a failed resolution (uv's or pip's) names, if any."""
-    for pattern in (BUILD_FAILED, ABSENT, NO_VERSIONS) + PIP_NAMES:
+    for pattern in (BUILD_FAILED, ABSENT, NO_VERSIONS, PIN_ABSENT) + PIP_NAMES:
         m = pattern.search(out)
         if m:
             return m.group(1)
@@ -249,10 +254,29 @@ def named(out):
     return collecting[-1] if collecting else None
 
 
+def unpin(path, pin):
+    """Drops the version of `pin` (name==version) from the requirements file at PATH, keeping
+    extras and markers; whether the file had it."""
+    name = requirement_name(pin)
+    lines = requirement_lines(path)
+    changed = False
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*[^;\s]+\s*(;.*)?$", line)
+        if m and requirement_name(m.group(1)) == name:
+            lines[i] = m.group(1) + (m.group(2) or "") + ((" " + m.group(3)) if m.group(3) else "")
+            changed = True
+    if changed:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("".join(l + "\n" for l in lines))
+    return changed
+
+
 def install_dated(uv, args, as_of, relaxing, report):
     """uv pip install ARGS as of AS_OF, relaxing packages it names; the exit code."""
     env = uv_env()
     moved = {}  # package -> index into its windows
+    unpinned = {}  # package -> the pin the index no longer has
+    reasons = {}  # package -> why its date moved
     for _ in range(MAX_STEPS):
         extra = []
         first_days = floors()
@@ -265,14 +289,25 @@ def install_dated(uv, args, as_of, relaxing, report):
         cmd = [uv, "pip", "install", "--python", sys.executable, "--exclude-newer", as_of]
         code, out = run(cmd + extra + args, env=env)
         if code == 0:
-            for name, step in sorted(moved.items()):
-                before = window(as_of, step)
+            for name in sorted(set(moved) | set(unpinned)):
+                before = window(as_of, moved[name]) if name in moved else as_of
                 report["relaxed"].append({
-                    "requirement": name,
+                    "requirement": unpinned.get(name, name),
                     "installed": installed_version(name),
                     "before": "" if before == ANY_TIME else before,
+                    "why": "; ".join(
+                        (["the pinned release is no longer on the index"] if name in unpinned
+                         else []) + ([reasons[name]] if name in reasons else [])),
                 })
             return 0
+        gone = PIN_ABSENT.search(out)
+        if gone is not None and relaxing and MISSING in args:
+            pin = gone.group(1)
+            if requirement_name(pin) not in unpinned and unpin(MISSING, pin):
+                unpinned[requirement_name(pin)] = pin
+                say("relaxing %s: the index no longer has that release; trying the package's "
+                    "releases before %s" % (pin, as_of))
+                continue
         m = FILTERED.search(out)
         built = BUILD_FAILED.search(out)
         if m is None and built is None:
@@ -293,6 +328,7 @@ def install_dated(uv, args, as_of, relaxing, report):
         if step > len(WINDOWS_YEARS):
             return fail(name, code)
         moved[name] = step
+        reasons.setdefault(name, why)
         say("relaxing %s: %s; trying releases before %s" % (name, why, window(as_of, step)))
     return fail(None, 1)
 
@@ -395,8 +431,8 @@ def main(argv):
     report["tool"] = "%s --exclude-newer" % version
     code = install_dated(uv, install, as_of, relaxing, report)
     for r in report["relaxed"]:
-        say("relaxed %s: nothing released before %s; installed %s (%s)" % (
-            r["requirement"], as_of, r["installed"],
+        say("relaxed %s: %s; installed %s (%s)" % (
+            r["requirement"], r["why"], r["installed"],
             "uploaded before " + r["before"] if r["before"] else "any release"))
     write_report(report_path, report)
     return code

@@ -407,8 +407,14 @@ impl Builder {
                 } else {
                     format!("uploaded before {before}")
                 };
+                let why = text(r, "why");
+                let why = if why.is_empty() {
+                    why
+                } else {
+                    format!(": {why}")
+                };
                 format!(
-                    "{} ({}, {when})",
+                    "{} ({}, {when}){why}",
                     text(r, "requirement"),
                     text(r, "installed")
                 )

@@ -969,7 +969,8 @@ fn dated_project(repo: &Path, when: &str, later: &str, dep: &str) -> (String, St
         std::fs::create_dir_all(repo).unwrap();
         git(repo, &["init", "-q", "-b", "main"]);
     }
-    let module = dep.replace('-', "_");
+    let name = dep.split(['=', '<', '>']).next().unwrap_or(dep);
+    let module = name.replace('-', "_");
     let pyproject = format!(
         "[project]\nname = \"dated-app\"\nversion = \"0.1\"\ndependencies = [\"{dep}\"]\n\n\
          [tool.setuptools]\npackages = [\"dated\"]\n"
@@ -1000,7 +1001,8 @@ fn dated_project(repo: &Path, when: &str, later: &str, dep: &str) -> (String, St
 /// (2025), with PEP 700 upload times. A commit of June 2020 (built with Python 3.9, the nearest
 /// configured to its time) gets 1.0, one of 2024 (Python 3.11) gets 2.0; a commit of 2020 that
 /// needs `etipdemo-late` has it relaxed and recorded, or, with `python.relax_deps` off, fails with
-/// `dependency_unavailable_before`.
+/// `dependency_unavailable_before`. A pin of a release the index does not have
+/// (`etipdemo-dated==0.5`, as PyPI lost `codecov==2.0.5`) loses its version and is recorded.
 #[test]
 fn python_dependencies_come_as_of_the_commit_date() {
     let t0 = Instant::now();
@@ -1008,10 +1010,11 @@ fn python_dependencies_come_as_of_the_commit_date() {
         cfg.network.pip_index_url = format!("http://{host}:8000/simple/");
     });
     let tmp = tempfile::tempdir().unwrap();
-    let (old, new, late) = (
+    let (old, new, late, gone) = (
         tmp.path().join("old"),
         tmp.path().join("new"),
         tmp.path().join("late"),
+        tmp.path().join("gone"),
     );
     let (o1, o2) = dated_project(
         &old,
@@ -1031,11 +1034,18 @@ fn python_dependencies_come_as_of_the_commit_date() {
         "2020-06-02T12:00:00Z",
         "etipdemo-late",
     );
+    let (g1, g2) = dated_project(
+        &gone,
+        "2020-06-01T12:00:00Z",
+        "2020-06-02T12:00:00Z",
+        "etipdemo-dated==0.5",
+    );
     let statuses = tb.builder.build_all(
         &[
             etip("dated-old", Language::Python, &old, &o1, &o2),
             etip("dated-new", Language::Python, &new, &n1, &n2),
             etip("dated-late", Language::Python, &late, &l1, &l2),
+            etip("dated-gone", Language::Python, &gone, &g1, &g2),
         ],
         1,
         &no_events,
@@ -1071,6 +1081,15 @@ fn python_dependencies_come_as_of_the_commit_date() {
     assert_eq!(relaxed.len(), 1, "{relaxed:?}");
     assert!(
         relaxed[0].starts_with("etipdemo-late (etipdemo-late==1.0"),
+        "{relaxed:?}"
+    );
+    assert_eq!(version_in(&statuses[3], "etipdemo_dated"), "1.0");
+    let relaxed = toolchain(&statuses[3]).relaxed;
+    assert_eq!(relaxed.len(), 1, "{relaxed:?}");
+    assert!(
+        relaxed[0]
+            .starts_with("etipdemo-dated==0.5 (etipdemo-dated==1.0, uploaded before 2020-06-02")
+            && relaxed[0].ends_with("the pinned release is no longer on the index"),
         "{relaxed:?}"
     );
     let access = server.log();

@@ -38,6 +38,15 @@ fn uv_naming_a_package_filtered_by_the_date_is_read() {
         python(&format!("print(p.named({absent:?}))")),
         "etipdemo-absent-xyz"
     );
+    let gone = "  cause: Because there is no version of codecov==2.0.5 and you require codecov==2.0.5, we can conclude that your requirements are unsatisfiable.";
+    assert_eq!(
+        python(&format!("print(p.PIN_ABSENT.search({gone:?}).group(1))")),
+        "codecov==2.0.5"
+    );
+    assert_eq!(
+        python(&format!("print(p.named({gone:?}))")),
+        "codecov==2.0.5"
+    );
     let build = "error: Failed to download and build `py==1.4.12`\n  cause: Failed to resolve requirements from `setup.py` build";
     assert_eq!(python(&format!("print(p.named({build:?}))")), "py==1.4.12");
     assert_eq!(
@@ -135,4 +144,26 @@ fn etips_own_pytest_line_is_told_from_the_projects() {
     )
     .unwrap();
     assert_eq!(check(), "True");
+}
+
+/// A pin of a release the index no longer has loses its version (extras and markers kept); other
+/// lines stay as they were.
+#[test]
+fn a_pin_the_index_lost_is_unpinned_in_the_requirements() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing.txt");
+    std::fs::write(
+        &path,
+        "pytest>=3.0\nCodecov[toml] == 2.0.5 ; python_version >= \"3\"\nsix==1.10.0\n",
+    )
+    .unwrap();
+    let code = format!(
+        "print(p.unpin({path:?}, 'codecov==2.0.5'), p.unpin({path:?}, 'absent==1.0'))",
+        path = path.to_str().unwrap()
+    );
+    assert_eq!(python(&code), "True False");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "pytest>=3.0\nCodecov[toml] ; python_version >= \"3\"\nsix==1.10.0\n"
+    );
 }
