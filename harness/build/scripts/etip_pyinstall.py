@@ -17,7 +17,9 @@ AS_OF is an ISO 8601 time (2015-12-02T00:00:00Z); CONSTRAINTS may be an empty fi
    find-links and certificate settings are passed on as uv's.
 3. A requirement with no release before AS_OF (uv names it), or whose release of that time does
    not build on the interpreter, is relaxed, unless --no-relax: its own date moves to AS_OF + 1,
-   2 and 4 years, then to none, until the install resolves. Each relaxation is recorded.
+   2 and 4 years, then to none, until the install resolves; one that does not build skips the
+   dates before the interpreter's release (an sdist older than the interpreter seldom builds on
+   it, and each try rebuilds every sdist). Each relaxation is recorded.
    A pin of a release the index no longer has (deleted since: codecov==2.0.5) loses its
    version, unless --no-relax: the package then comes as of AS_OF like any other, recorded
    with the pin it replaced.
@@ -274,7 +276,7 @@ def unpin(path, pin):
 def install_dated(uv, args, as_of, relaxing, report):
     """uv pip install ARGS as of AS_OF, relaxing packages it names; the exit code."""
     env = uv_env()
-    moved = {}  # package -> index into its windows
+    moved = {}  # package -> the date its releases come before
     unpinned = {}  # package -> the pin the index no longer has
     reasons = {}  # package -> why its date moved
     for _ in range(MAX_STEPS):
@@ -283,14 +285,14 @@ def install_dated(uv, args, as_of, relaxing, report):
         for name, floor in sorted(first_days.items()):
             if as_of < floor and name not in moved:
                 extra += ["--exclude-newer-package", "%s=%s" % (name, floor)]
-        for name, step in sorted(moved.items()):
-            when = max(window(as_of, step), first_days.get(name, ""))
+        for name, date in sorted(moved.items()):
+            when = max(date, first_days.get(name, ""))
             extra += ["--exclude-newer-package", "%s=%s" % (name, when)]
         cmd = [uv, "pip", "install", "--python", sys.executable, "--exclude-newer", as_of]
         code, out = run(cmd + extra + args, env=env)
         if code == 0:
             for name in sorted(set(moved) | set(unpinned)):
-                before = window(as_of, moved[name]) if name in moved else as_of
+                before = moved.get(name, as_of)
                 report["relaxed"].append({
                     "requirement": unpinned.get(name, name),
                     "installed": installed_version(name),
@@ -324,17 +326,31 @@ def install_dated(uv, args, as_of, relaxing, report):
             why = "%s does not build on Python %d.%d" % ((built.group(1),) + sys.version_info[:2])
             if not relaxing:
                 return fail(built.group(1), code)
-        step = moved.get(name, -1) + 1
-        if step > len(WINDOWS_YEARS):
-            return fail(name, code)
-        moved[name] = step
+        date = next_window(as_of, moved.get(name, as_of), built is not None and m is None)
+        if date is None:
+            return fail(built.group(1) if m is None else name, code)
+        moved[name] = date
         reasons.setdefault(name, why)
-        say("relaxing %s: %s; trying releases before %s" % (name, why, window(as_of, step)))
+        say("relaxing %s: %s; trying releases before %s" % (name, why, date))
     return fail(None, 1)
 
 
 def window(as_of, step):
     return later(as_of, WINDOWS_YEARS[step]) if step < len(WINDOWS_YEARS) else ANY_TIME
+
+
+def next_window(as_of, current, build_failed, released=None):
+    """The date a relaxed package's releases come before next, after CURRENT; None when none is
+    left. AS_OF + 1, 2, 4 years, then any time. A release that does not build on the interpreter
+    is older than it: the next try starts at the interpreter's release (RELEASED, the
+    interpreter's own by default), one year after it being the window its packages caught up."""
+    dates = [window(as_of, step) for step in range(len(WINDOWS_YEARS) + 1)]
+    if build_failed:
+        if released is None:
+            released = PY_RELEASED.get(sys.version_info[:2], max(PY_RELEASED.values()))
+        dates = [d for d in dates + [later(released, 1)] if d >= released]
+    later_dates = sorted(d for d in dates if d > current)
+    return later_dates[0] if later_dates else None
 
 
 def requirement_name(line):

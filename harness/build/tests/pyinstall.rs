@@ -70,6 +70,33 @@ fn relaxed_dates_move_one_two_four_years_then_away() {
     );
 }
 
+/// A release of 2017 that does not build on Python 3.9 (released 2020-10-05) next tries the
+/// releases of the interpreter's time, not 2018's: as of + 4 years (2021-08), then one year after
+/// the interpreter's release, then any; a filtered one walks 1, 2, 4 years as before.
+#[test]
+fn a_release_that_does_not_build_moves_to_the_interpreters_time() {
+    let walk = |built: &str| {
+        python(&format!(
+            "d = '2017-08-03T00:00:00Z'\nout = []\nwhile d:\n    d = p.next_window('2017-08-03T00:00:00Z', d, {built}, '2020-10-05T00:00:00Z')\n    out.append(d or '-')\nprint(' '.join(out))"
+        ))
+    };
+    assert_eq!(
+        walk("True"),
+        "2021-08-02T00:00:00Z 2021-10-05T00:00:00Z 2100-01-01T00:00:00Z -"
+    );
+    assert_eq!(
+        walk("False"),
+        "2018-08-03T00:00:00Z 2019-08-03T00:00:00Z 2021-08-02T00:00:00Z 2100-01-01T00:00:00Z -"
+    );
+    // A commit younger than the interpreter: its own windows.
+    assert_eq!(
+        python(
+            "print(p.next_window('2022-03-01T00:00:00Z', '2022-03-01T00:00:00Z', True, '2020-10-05T00:00:00Z'))"
+        ),
+        "2023-03-01T00:00:00Z"
+    );
+}
+
 /// On Python 3.9: pytest older than 3.0, coverage older than 5.0, pytest-cov older than 2.6 and
 /// any pin of pytest's py and pluggy; on 3.11 the oldest that run there are later.
 #[test]
