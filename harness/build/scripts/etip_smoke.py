@@ -68,4 +68,8 @@ if run.returncode != 0:
     at = "%s: " % where[0] if where else ""
     fail("pytest cannot collect the tests (exit %d): %s%s" % (run.returncode, at, what))
     sys.exit(1)
-print("etip: smoke: %s: pytest collects %s" % (version, lines[-1] if lines else "the tests"))
+# -q lists one test id per line (path::name); the summary line differs between pytest versions
+# (pytest 3 says "no tests ran" after a collection).
+ids = sum(1 for l in lines if "::" in l and not l[:1].isspace())
+print("etip: smoke: %s: pytest collects %s" % (
+    version, "%d tests" % ids if ids else (lines[-1] if lines else "the tests")))
