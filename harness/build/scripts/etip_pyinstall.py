@@ -61,8 +61,11 @@ def installed(name):
         from importlib import metadata
     except ImportError:  # Python 3.7
         return None
-    for dist in metadata.distributions(name=name, path=OWN_PATH):
-        return dist.version
+    # By canonical name: Python 3.9's lookup by name misses `ruamel.yaml` asked as `ruamel-yaml`.
+    wanted = re.sub(r"[-_.]+", "-", name).lower()
+    for dist in metadata.distributions(path=OWN_PATH):
+        if re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower() == wanted:
+            return dist.version
     return None
 
 EXIT_DEPENDENCY = 15

@@ -143,6 +143,16 @@ fn installed_packages_are_read_from_the_interpreters_own_path() {
          print(metadata.version('certifi-x'), p.installed('certifi-x'), p.satisfied('certifi-x>=2017'))",
     );
     assert_eq!(got, "2020.6.20 None False");
+    // By canonical name: `ruamel.yaml` asked for as `ruamel-yaml` (as uv names it).
+    let got = python(
+        "import os, tempfile\n\
+         d = tempfile.mkdtemp()\n\
+         os.makedirs(os.path.join(d, 'ruamel.yaml-0.15.72.dist-info'))\n\
+         open(os.path.join(d, 'ruamel.yaml-0.15.72.dist-info', 'METADATA'), 'w').write('Metadata-Version: 2.1\\nName: ruamel.yaml\\nVersion: 0.15.72\\n')\n\
+         p.OWN_PATH = [d]\n\
+         print(p.installed('ruamel-yaml'), p.installed_version('Ruamel_Yaml'), p.installed('ruamel'))",
+    );
+    assert_eq!(got, "0.15.72 Ruamel_Yaml==0.15.72 None");
 }
 
 /// The `pytest` line etip adds when a project names no pytest is known from pydeps.json's
