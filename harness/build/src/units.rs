@@ -131,6 +131,12 @@ pub fn run(
     let ran = backend.run(&units, &runner, &mut ledger, cancel, &mut |event| {
         let (unit, output) = match event {
             UnitEvent::Finished(u, o) | UnitEvent::Reused(u, o) => (u, o),
+            // A build the interrupt cut short (its containers removed under it) says nothing
+            // about the ETIP: not a status, so the yield report does not count it.
+            UnitEvent::Failed(u, _) if cancel.is_cancelled() => {
+                tracing::warn!("{}: interrupted, not built", u.instance);
+                return;
+            }
             UnitEvent::Failed(u, e) => match e.record() {
                 Some(o) => (u, o),
                 None => {
@@ -165,6 +171,8 @@ mod tests {
         cfg: BuildConfig,
         out: tempfile::TempDir,
         built: Mutex<Vec<String>>,
+        /// Cancelled when `down` is built (an interrupt during a build).
+        interrupts: Option<CancelToken>,
     }
 
     impl BuildOne for Fake {
@@ -181,6 +189,9 @@ mod tests {
             self.built.lock().unwrap().push(etip.id.clone());
             let mut s = crate::new_status(etip);
             if etip.id == "down" {
+                if let Some(token) = &self.interrupts {
+                    token.cancel();
+                }
                 s.failure = Some(FailureKind::Engine);
                 s.reason = Some("the engine went away".into());
             } else {
@@ -209,6 +220,7 @@ mod tests {
             cfg: BuildConfig::default(),
             out: tempfile::tempdir().unwrap(),
             built: Mutex::new(Vec::new()),
+            interrupts: None,
         };
         let etips = [etip("a"), etip("down"), etip("a"), etip("c")];
         let finished = Mutex::new(Vec::new());
@@ -245,6 +257,7 @@ mod tests {
             cfg: BuildConfig::default(),
             out: tempfile::tempdir().unwrap(),
             built: Mutex::new(Vec::new()),
+            interrupts: None,
         };
         let cancel = CancelToken::new();
         cancel.cancel();
@@ -252,5 +265,29 @@ mod tests {
         assert_eq!(ran.unwrap().not_started, 1);
         assert!(statuses.is_empty());
         assert!(fake.built.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_build_an_interrupt_cut_short_is_not_a_status() {
+        let cancel = CancelToken::new();
+        let fake = Fake {
+            cfg: BuildConfig::default(),
+            out: tempfile::tempdir().unwrap(),
+            built: Mutex::new(Vec::new()),
+            interrupts: Some(cancel.clone()),
+        };
+        let (statuses, ran) = run(
+            &Threads::new(1),
+            &fake,
+            &[etip("a"), etip("down"), etip("c")],
+            &cancel,
+            &|_| {},
+        );
+        let summary = ran.unwrap();
+        assert_eq!(summary.not_started, 1, "{summary:?}");
+        let ids: Vec<&str> = statuses.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["a"]);
+        let listed = std::fs::read_to_string(fake.out.path().join("status.jsonl")).unwrap();
+        assert_eq!(listed.lines().count(), 1);
     }
 }
