@@ -695,6 +695,67 @@ def load_hatch_env(d, text, env, spec):
     d.groups.append((file, what, items))
 
 
+PIPFILE_MARKERS = ("python_version", "python_full_version", "sys_platform", "platform_machine",
+                   "platform_system", "os_name", "implementation_name",
+                   "platform_python_implementation")
+
+
+def pipfile_entry(name, spec):
+    """(requirement text, editable) of a Pipfile entry, or (None, why not)."""
+    if isinstance(spec, str):
+        spec = spec.strip()
+        return (name if spec in ("", "*") else name + spec), False
+    if not isinstance(spec, dict):
+        return None, "%s: not a version or a table" % name
+    for vcs in ("git", "hg", "svn", "bzr"):
+        if vcs in spec:
+            return None, "%s: a VCS source (%s), not installed" % (name, vcs)
+    extras = spec.get("extras")
+    extras = "[%s]" % ",".join(map(str, extras)) if isinstance(extras, list) and extras else ""
+    target = spec.get("path") or spec.get("file")
+    if isinstance(target, str):
+        return target + extras, bool(spec.get("editable"))
+    version = spec.get("version", "*")
+    version = version.strip() if isinstance(version, str) else "*"
+    markers = [spec["markers"]] if isinstance(spec.get("markers"), str) else []
+    markers += ["%s %s" % (k, spec[k]) for k in PIPFILE_MARKERS if isinstance(spec.get(k), str)]
+    req = name + extras + ("" if version in ("", "*") else version)
+    return req + ("; " + " and ".join("(%s)" % m for m in markers) if markers else ""), False
+
+
+def load_pipfile(d):
+    """pipenv's Pipfile: [packages] and [dev-packages] (what `pipenv install --dev` installs, the
+    project's own test set-up from 2017 on); the versions come from the dependency date, not
+    Pipfile.lock."""
+    file = "Pipfile"
+    if _toml is None:
+        d.skip(file, None, "no TOML parser in this Python: not read")
+        return
+    text = d.read(file)
+    try:
+        data = _toml.loads(text)
+    except ValueError as e:
+        d.skip(file, None, "not valid TOML (%s): not read" % short(e))
+        return
+    def key_line(name):
+        key = re.compile(r"""^\s*["']?%s["']?\s*=""" % re.escape(name))
+        return next((i for i, l in enumerate(text.splitlines(), 1) if key.match(l)), None)
+
+    for section in ("packages", "dev-packages"):
+        items = []
+        for name, spec in table(data.get(section)).items():
+            req, editable = pipfile_entry(name, spec)
+            if req is None:
+                d.skip(file, key_line(name), "[%s] %s" % (section, editable))
+                continue
+            items.append((req, file, key_line(name), editable))
+        chunk = (file, "[%s]" % section, items)
+        if section == "packages":
+            d.main.append(chunk)
+        else:
+            d.groups.append(chunk)
+
+
 def load_setup_cfg(d):
     """[metadata] name, [options] install_requires and tests_require, [options.extras_require]."""
     file, p = "setup.cfg", d
@@ -845,8 +906,7 @@ def collect(root):
     )
     for file, load in loaders:
         guarded(d, file, load)
-    if d.exists("Pipfile"):
-        d.skip("Pipfile", None, "Pipfile (pipenv) is not read")
+    guarded(d, "Pipfile", load_pipfile)
     p = d
     for chunk in p.main:
         d.add_chunk(chunk)

@@ -532,3 +532,35 @@ fn setup_py_formatted_requirements() {
     );
     assert_eq!(skipped(&v), []);
 }
+
+/// pipenv's Pipfile (psf/requests of 2019: its test and documentation tools are dev-packages,
+/// and `--doctest-modules` imports the docs' theme, which needs Sphinx's Pygments): versions,
+/// `*`, platform keys and markers, extras; the project itself by path brings its extras; a VCS
+/// source is reported.
+#[test]
+fn pipfile_packages_and_dev_packages() {
+    let v = pydeps("pipfile");
+    assert_eq!(
+        strings(&v, "requirements"),
+        [
+            "chardet>=3.0.2,<3.1.0",
+            "idna>=2.5,<2.9",
+            "PySocks>=1.5.6, !=1.5.7",
+            "pytest>=2.8.0,<=3.10.1",
+            "codecov",
+            "pytest-httpbin>=0.0.7,<1.0",
+            "sphinx<=1.5.5",
+            "flake8",
+            "pywin32; (sys_platform == 'win32')",
+            "requests-toolbelt[socks]>=0.8; (python_version >= '3')",
+        ]
+    );
+    assert_eq!(
+        skipped(&v),
+        [skip(
+            "Pipfile",
+            Some(14),
+            "[dev-packages] httpbin: a VCS source (git), not installed"
+        )]
+    );
+}
