@@ -289,6 +289,9 @@ impl Default for BootstrapConfig {
                 "gcc",
                 "python3-dev",
                 "libffi-dev",
+                // /etc/protocols and /etc/services: socket.getprotobyname('tcp') fails without
+                // them (dnspython, which eventlet imports, calls it at import).
+                "netbase",
             ]
             .map(String::from)
             .to_vec(),
