@@ -557,18 +557,26 @@ def meta_items(d, file, text, values, where):
     return items
 
 
-def load_pyproject(d):
-    file = "pyproject.toml"
+def read_toml(d, file):
+    """(text, data) of a TOML file of the root, or None when it cannot be read (reported)."""
     if _toml is None:
         why = "no TOML parser in this Python (tomllib is 3.11+, tomli is not installed): not read"
         d.skip(file, None, why)
-        return
+        return None
     text = d.read(file)
     try:
-        data = _toml.loads(text)
+        return text, _toml.loads(text)
     except ValueError as e:
         d.skip(file, None, "not valid TOML (%s): not read" % short(e))
+        return None
+
+
+def load_pyproject(d):
+    file = "pyproject.toml"
+    read = read_toml(d, file)
+    if read is None:
         return
+    text, data = read
     tool = table(data.get("tool"))
     project, poetry = table(data.get("project")), table(tool.get("poetry"))
     for name in (project.get("name"), poetry.get("name")):
@@ -728,15 +736,11 @@ def load_pipfile(d):
     project's own test set-up from 2017 on); the versions come from the dependency date, not
     Pipfile.lock."""
     file = "Pipfile"
-    if _toml is None:
-        d.skip(file, None, "no TOML parser in this Python: not read")
+    read = read_toml(d, file)
+    if read is None:
         return
-    text = d.read(file)
-    try:
-        data = _toml.loads(text)
-    except ValueError as e:
-        d.skip(file, None, "not valid TOML (%s): not read" % short(e))
-        return
+    text, data = read
+
     def key_line(name):
         key = re.compile(r"""^\s*["']?%s["']?\s*=""" % re.escape(name))
         return next((i for i, l in enumerate(text.splitlines(), 1) if key.match(l)), None)
