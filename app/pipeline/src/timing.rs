@@ -39,6 +39,9 @@ pub struct Timing {
     pub memory_mb: u64,
     /// Time limit of each version's test command in a round, seconds.
     pub round_timeout_secs: u64,
+    /// Time limit of one workload process, seconds: a workload that runs longer is a failed
+    /// detector.
+    pub workload_timeout_secs: u64,
     /// CPUs the sessions may use (`2-3`); `None`: whole physical cores, one left to the system.
     pub cpus: Option<String>,
 }
@@ -59,6 +62,7 @@ impl Default for Timing {
             timing_p_val: etip_measure::consistency::DEFAULT_TIMING_P_VAL,
             memory_mb: 4096,
             round_timeout_secs: 1800,
+            workload_timeout_secs: 600,
             cpus: None,
         }
     }
@@ -71,8 +75,11 @@ impl Timing {
         if self.rounds == 0 {
             return bad("--rounds must be at least 1".into());
         }
-        if self.round_timeout_secs == 0 || self.memory_mb < 64 {
-            return bad("--round-timeout must be positive and --memory at least 64 MB".into());
+        if self.round_timeout_secs == 0 || self.workload_timeout_secs == 0 || self.memory_mb < 64 {
+            return bad(
+                "--round-timeout and --workload-timeout must be positive and --memory at least 64 MB"
+                    .into(),
+            );
         }
         if !(self.min_class_ms.is_finite() && self.min_class_ms >= 0.0) {
             return bad(format!(
@@ -118,6 +125,7 @@ impl Timing {
             warmup: self.warmup,
             order,
             round_timeout: Duration::from_secs(self.round_timeout_secs),
+            workload_timeout: Duration::from_secs(self.workload_timeout_secs),
             ..ProtocolConfig::default()
         }
     }

@@ -179,6 +179,10 @@ pub struct InstanceStatus {
     /// the base commit's dependencies, so the patched version may lack some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependency_changes: Vec<String>,
+    /// The workloads the ETIP carries (scripts read in), timed by `etip measure` as detectors
+    /// of kind `workload` beside the tests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<crate::detector::Workload>,
     /// Wall-clock seconds of this instance's build in this run.
     pub build_secs: f64,
 }

@@ -1,5 +1,5 @@
-//! Domain types shared by every etip crate: candidates, instances, selections, the two versions of
-//! an ETIP, languages and process limits.
+//! Domain types shared by every etip crate: candidates, instances, selections, detectors and the
+//! workloads an ETIP carries, the two versions of an ETIP, languages and process limits.
 //!
 //! This crate defines the serde schemas of mining, building and selecting that travel between
 //! etip's stages as JSON/JSONL files (the records of measuring and evaluating, which embed
@@ -14,6 +14,7 @@ pub mod cancel;
 pub mod candidate;
 pub mod category;
 pub mod clip;
+pub mod detector;
 pub mod instance;
 pub mod language;
 pub mod measure;

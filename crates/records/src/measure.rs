@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::results::{TaskResult, TestRuns};
 use crate::timing::TimingCheck;
+use etip_core::detector::DetectorKind;
 use etip_core::measure::Version;
 use etip_stats::{EffectRecord, MannWhitneyRecord, SignTestRecord};
 
@@ -40,13 +41,18 @@ pub enum NotExecutable {
     TimingInconsistent,
 }
 
-/// Verdicts and times of one test class, or of the per-round totals (`overall`).
+/// Verdicts and times of one detector (a test class, a workload, a benchmark), or of the
+/// per-round totals (`overall`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassRecord {
     pub name: String,
+    /// What the detector is; absent for test classes (records of test-only runs keep their shape).
+    #[serde(default, skip_serializing_if = "DetectorKind::is_test")]
+    pub kind: DetectorKind,
     /// Ran and passed in every round of both versions, and not too fast to time.
     pub eligible: bool,
-    /// Why it is not eligible (`too_fast`, `failed`, `missing_in_some_round`).
+    /// Why it is not eligible (`too_fast`, `failed` with the round, version and error when known,
+    /// `missing_in_some_round`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +65,22 @@ pub struct ClassRecord {
     pub original: Vec<f64>,
     /// Per-round times of the patched version (seconds).
     pub patched: Vec<f64>,
+    /// The benchmark's own statistic per round beside etip's times (a workload: the mean of the
+    /// last half of its calls, SWE-fficiency's, or the mean a self-timed script printed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<OwnStatistic>,
+}
+
+/// A benchmark's own statistic over the timed rounds, recorded beside etip's times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnStatistic {
+    /// Per-round values of the original version (seconds).
+    pub original: Vec<f64>,
+    /// Per-round values of the patched version (seconds).
+    pub patched: Vec<f64>,
+    /// Median of the patched values over the median of the original values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ratio: Option<f64>,
 }
 
 /// Facts about one timed round.

@@ -32,6 +32,8 @@ fn direction(d: etip_stats::Direction) -> Direction {
 fn judged(name: &str, o: &[f64], p: &[f64], cfg: &SignTestConfig, timer: TimerRule) -> ClassRecord {
     let v = etip_stats::sign_test_with(o, p, cfg, timer).expect("valid");
     ClassRecord {
+        kind: Default::default(),
+        own: None,
         name: name.into(),
         eligible: true,
         excluded: None,
@@ -56,6 +58,8 @@ fn judged(name: &str, o: &[f64], p: &[f64], cfg: &SignTestConfig, timer: TimerRu
 
 fn excluded(name: &str, why: &str, o: &[f64], p: &[f64]) -> ClassRecord {
     ClassRecord {
+        kind: Default::default(),
+        own: None,
         name: name.into(),
         eligible: false,
         excluded: Some(why.into()),

@@ -1,10 +1,11 @@
 //! The input of `etip build`: ETIPs as JSON lines, checked before anything is built.
 
 use crate::BuildError;
+use etip_core::detector::{MAX_WORKLOAD_BYTES, Workload, workloads_problem};
 use etip_core::instance::Language;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One ETIP to build: a line of `etips.jsonl` (the miner's `candidates.jsonl` works too: other
 /// fields are ignored).
@@ -26,6 +27,10 @@ pub struct EtipInput {
     /// image must compile the project's extensions.
     #[serde(default)]
     pub extension_files: Vec<String>,
+    /// Workloads the ETIP carries (detectors of kind `workload` for `etip measure`): inline
+    /// scripts, or files relative to the ETIP file's folder, read in when the file is loaded.
+    #[serde(default)]
+    pub workloads: Vec<Workload>,
 }
 
 impl EtipInput {
@@ -71,6 +76,14 @@ impl EtipInput {
                 });
             }
             lines_of.insert(e.id.clone(), at);
+            if let Err(problem) = read_workload_files(&mut e.workloads, dir) {
+                return Err(BuildError::Invalid {
+                    path: shown,
+                    line: at,
+                    id: e.id,
+                    problem,
+                });
+            }
             match (&e.source, &e.repo) {
                 (Some(s), _) => {
                     let p = Path::new(s);
@@ -99,6 +112,16 @@ impl EtipInput {
     pub fn problem(&self) -> Option<String> {
         if self.id.trim().is_empty() {
             return Some("the id is empty".into());
+        }
+        if let Some(p) = workloads_problem(&self.workloads) {
+            return Some(p);
+        }
+        if self.language == Language::Java && !self.workloads.is_empty() {
+            return Some(
+                "workloads are Python scripts; a Java ETIP's workloads (a main class) are not \
+                 supported yet"
+                    .into(),
+            );
         }
         if is_null_commit(&self.base_commit) {
             return Some(format!(
@@ -136,6 +159,25 @@ impl EtipInput {
 /// parent of a root commit.
 pub fn is_null_commit(rev: &str) -> bool {
     matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b == b'0')
+}
+
+/// Reads the script of every workload given by `file` (relative to `dir`, the ETIP file's
+/// folder) into `script`: the status, and so `etip measure`, carries the text itself.
+fn read_workload_files(workloads: &mut [Workload], dir: &Path) -> Result<(), String> {
+    for w in workloads {
+        let Some(file) = w.file.take() else {
+            continue;
+        };
+        let path = if Path::new(&file).is_absolute() {
+            PathBuf::from(&file)
+        } else {
+            dir.join(&file)
+        };
+        let text = etip_core::bounded::read_to_string_capped(&path, MAX_WORKLOAD_BYTES as u64)
+            .map_err(|e| format!("workload {}: reading {}: {e}", w.name, path.display()))?;
+        w.script = Some(text);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -179,6 +221,45 @@ mod tests {
             EtipInput::read_jsonl(&p),
             Err(BuildError::Parse { line: 1, .. })
         ));
+    }
+
+    #[test]
+    fn workload_files_are_read_relative_to_the_etip_file() {
+        let line = |workloads: &str| {
+            format!(
+                "{{\"id\":\"w\",\"language\":\"python\",\"base_commit\":\"b\",\"patched_commit\":\"c\",\"repo\":\"o/n\",\"workloads\":{workloads}}}\n"
+            )
+        };
+        let (dir, p) = write(&line(
+            r#"[{"name":"dedup","file":"wl/dedup.py","repeat":3},{"name":"inline","script":"def workload(): pass"}]"#,
+        ));
+        std::fs::create_dir_all(dir.path().join("wl")).unwrap();
+        std::fs::write(dir.path().join("wl/dedup.py"), "def workload():\n    pass\n").unwrap();
+        let e = EtipInput::read_jsonl(&p).unwrap();
+        let w = &e[0].workloads;
+        assert_eq!(w[0].script.as_deref(), Some("def workload():\n    pass\n"));
+        assert_eq!(w[0].file, None, "the text travels, not the path");
+        assert_eq!(w[0].repeat(), 3);
+        assert_eq!(w[1].script.as_deref(), Some("def workload(): pass"));
+        // A missing file, a bad name, two sources, a Java ETIP with workloads: refused with the line.
+        for (workloads, says) in [
+            (r#"[{"name":"x","file":"wl/none.py"}]"#, "reading"),
+            (r#"[{"name":"a b","script":"s"}]"#, "is not 1 to"),
+            (r#"[{"name":"x","script":"s","file":"wl/dedup.py"}]"#, "not both"),
+            (r#"[{"name":"x","script":"s","number":3}]"#, "unknown field"),
+        ] {
+            std::fs::write(&p, line(workloads)).unwrap();
+            let err = EtipInput::read_jsonl(&p).unwrap_err().to_string();
+            assert!(err.contains(says), "{workloads}: {err}");
+            assert!(err.contains(":1"), "{err}");
+        }
+        std::fs::write(
+            &p,
+            line(r#"[{"name":"x","script":"s"}]"#).replace("python", "java"),
+        )
+        .unwrap();
+        let err = EtipInput::read_jsonl(&p).unwrap_err().to_string();
+        assert!(err.contains("not supported yet"), "{err}");
     }
 
     #[test]

@@ -404,6 +404,7 @@ mod tests {
             .into(),
             modules: vec![],
             dependency_changes: Vec::new(),
+            workloads: Vec::new(),
             build_secs: 1.0,
         };
         let back = InstanceSpec::from_status(&status, &cfg);

@@ -568,6 +568,7 @@ pub(crate) fn new_status(etip: &EtipInput) -> InstanceStatus {
         env: BTreeMap::new(),
         modules: Vec::new(),
         dependency_changes: Vec::new(),
+        workloads: etip.workloads.clone(),
         build_secs: 0.0,
     }
 }

@@ -211,6 +211,7 @@ mod tests {
             repo: None,
             changed_modules: None,
             extension_files: Vec::new(),
+            workloads: Vec::new(),
         }
     }
 

@@ -195,9 +195,18 @@ pub fn evaluate(
             &dir.join(CHANGED_FILES),
         );
     }
+    // The candidate runs the original's tests and workloads in its own tree.
     let cand_side = SidePlan {
         version: Version::Patched,
         command: plan.sides[0].command.clone(),
+        workloads: plan.sides[0]
+            .workloads
+            .iter()
+            .map(|w| etip_measure::protocol::WorkloadRun {
+                cwd: request.tree.clone(),
+                ..w.clone()
+            })
+            .collect(),
         session: request,
     };
     let [original, reference] = match <[SidePlan; 2]>::try_from(plan.sides) {

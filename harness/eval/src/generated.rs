@@ -118,6 +118,7 @@ pub fn evaluate_test(
         sides.push(SidePlan {
             version: side.version,
             command: side.command.clone(),
+            workloads: side.workloads.clone(),
             session: request,
         });
     }

@@ -227,17 +227,9 @@ mod tests {
                         timed_out: false,
                         command_secs: wall,
                         classes: vec![
-                            ClassTime {
-                                name: "t.Timed".into(),
-                                secs: rep,
-                                passed: true,
-                            },
+                            ClassTime::test("t.Timed", rep, true),
                             // Not timed (too fast): never summed.
-                            ClassTime {
-                                name: "t.Quick".into(),
-                                secs: 0.001,
-                                passed: true,
-                            },
+                            ClassTime::test("t.Quick", 0.001, true),
                         ],
                         resolution: 0.001,
                     })

@@ -7,6 +7,8 @@
 //!   checks, every round handed to a sink (the store) as it completes;
 //! - [`verdict`]: sign tests (with the timer-resolution rule), Mann–Whitney tests, effect sizes,
 //!   adaptive rounds under a group-sequential design;
+//! - [`workload`]: the workloads an ETIP carries, run by etip's runner in a fresh process per
+//!   round and version, each a detector of kind `workload` (a failing one is recorded, not fatal);
 //! - [`consistency`]: the times the reports give held against the wall time measured around each
 //!   test command (a candidate's code runs in the process that writes its report);
 //! - [`measure`]: the whole of `etip measure` for one built instance: plan, resume from the store,
@@ -23,4 +25,6 @@
 pub mod consistency;
 pub mod measure;
 pub mod protocol;
+mod testrun;
 pub mod verdict;
+pub mod workload;

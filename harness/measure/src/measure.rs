@@ -15,6 +15,7 @@
 use crate::consistency;
 use crate::protocol::{
     self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError, Stop,
+    WorkloadRun,
 };
 use crate::verdict::{self, VerdictConfig};
 use etip_build::config::BuildConfig;
@@ -83,12 +84,65 @@ impl Tests {
     }
 }
 
+/// Which kinds of detector `etip measure` times (`--detectors`): by default everything the ETIP
+/// has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detectors {
+    /// The tests ([`Tests`] says which).
+    pub tests: bool,
+    /// The workloads the ETIP carries.
+    pub workloads: bool,
+}
+
+impl Default for Detectors {
+    fn default() -> Self {
+        Detectors {
+            tests: true,
+            workloads: true,
+        }
+    }
+}
+
+impl Detectors {
+    /// Reads `tests`, `workloads` or `all`, or a comma-separated list of them.
+    pub fn parse(text: &str) -> Result<Detectors, String> {
+        let mut d = Detectors {
+            tests: false,
+            workloads: false,
+        };
+        for part in text.split(',').map(str::trim) {
+            match part {
+                "tests" => d.tests = true,
+                "workloads" => d.workloads = true,
+                "all" => d = Detectors::default(),
+                other => {
+                    return Err(format!(
+                        "unknown detector kind {other:?} (tests, workloads or all)"
+                    ));
+                }
+            }
+        }
+        Ok(d)
+    }
+
+    pub fn describe(&self) -> &'static str {
+        match (self.tests, self.workloads) {
+            (true, true) => "all",
+            (true, false) => "tests",
+            (false, true) => "workloads",
+            (false, false) => "none",
+        }
+    }
+}
+
 /// Everything `etip measure` is asked to do.
 #[derive(Debug, Clone)]
 pub struct MeasureConfig {
     pub protocol: ProtocolConfig,
     pub verdict: VerdictConfig,
     pub tests: Tests,
+    /// Which kinds of detector run.
+    pub detectors: Detectors,
     /// Both sides run the original version (A/A calibration).
     pub aa: bool,
     pub resources: Resources,
@@ -180,11 +234,24 @@ pub fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> 
         "cpus": cfg.resources.cpus,
         "test_args": [cfg.build.java.test_args.clone(), cfg.build.python.test_args.clone()],
         "maven_args": cfg.build.java.args,
+        "detectors": cfg.detectors.describe(),
+        "workloads": workloads_digest(status, cfg),
+        "workload_timeout": cfg.protocol.workload_timeout.as_secs(),
     });
     let text = params.to_string();
     let mut h = Sha256::new();
     h.update(text.as_bytes());
     (hex::encode(h.finalize()), text)
+}
+
+/// A digest of the workloads a run times (`None` when it times none): a changed script is a new
+/// run.
+fn workloads_digest(status: &InstanceStatus, cfg: &MeasureConfig) -> Option<String> {
+    if !cfg.detectors.workloads || status.workloads.is_empty() {
+        return None;
+    }
+    let text = serde_json::to_string(&status.workloads).unwrap_or_default();
+    Some(hex::encode(Sha256::digest(text.as_bytes()))[..16].to_string())
 }
 
 /// The tests a configuration runs for one instance (see [`Tests`]).
@@ -246,7 +313,12 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
                 cfg.cpusets.as_ref().map(|c| c[i].clone()),
                 cfg.resources,
             ),
-            command: spec.test_command(v, &selection, &report),
+            command: times_tests(status, cfg).then(|| spec.test_command(v, &selection, &report)),
+            workloads: if cfg.detectors.workloads {
+                workload_runs(status, spec.version(v).tree.as_str())
+            } else {
+                Vec::new()
+            },
         }
     };
     Plan {
@@ -308,16 +380,29 @@ pub fn measure_one(
         progress.etip_finished(&m);
         return Ok(m);
     }
-    if let Tests::Covering(map) = &cfg.tests
-        && let Some(Covering::None(detail)) = map.get(&status.id)
-    {
-        let stop = Stop::new(
-            NotExecutable::NoCoveringTests,
-            format!("etip select: {detail}"),
-        );
-        let m = record(status, cfg, &env, &[], Some(stop));
-        progress.etip_finished(&m);
-        return Ok(m);
+    // Without covering tests the workloads may still time the change; with neither, nothing
+    // can.
+    if !has_workloads(status, cfg) {
+        let stop = if !cfg.detectors.tests {
+            Some(Stop::new(
+                NotExecutable::NoTests,
+                "the ETIP carries no workload and --detectors leaves the tests out",
+            ))
+        } else if let Tests::Covering(map) = &cfg.tests
+            && let Some(Covering::None(detail)) = map.get(&status.id)
+        {
+            Some(Stop::new(
+                NotExecutable::NoCoveringTests,
+                format!("etip select: {detail}"),
+            ))
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            let m = record(status, cfg, &env, &[], Some(stop));
+            progress.etip_finished(&m);
+            return Ok(m);
+        }
     }
     let (key, params) = run_key(status, cfg, executor.name());
     let run = store.measure_run(&key, &params)?;
@@ -399,24 +484,74 @@ fn first_line(s: &str) -> &str {
 
 fn write_commands(dir: &std::path::Path, plan: &Plan) {
     let _ = std::fs::create_dir_all(dir);
+    let quoted = |argv: &[String]| {
+        argv.iter()
+            .map(|a| etip_build::spec::sh_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut text = String::new();
     for s in &plan.sides {
         text.push_str(&format!(
-            "# {} ({}), cwd {}\n# env: {}\n# hidden: {}\n{}\n\n",
+            "# {} ({})\n# env: {}\n# hidden: {}\n",
             s.session.label,
             s.version,
-            s.command.cwd,
             s.session.env.join(" "),
             s.session.hidden.join(" "),
-            s.command
-                .argv
-                .iter()
-                .map(|a| etip_build::spec::sh_quote(a))
-                .collect::<Vec<_>>()
-                .join(" ")
         ));
+        if let Some(c) = &s.command {
+            text.push_str(&format!("# tests, cwd {}\n{}\n", c.cwd, quoted(&c.argv)));
+        }
+        for w in &s.workloads {
+            // The session's scratch folder is known once the session runs.
+            let placed = crate::workload::Placed {
+                runner: "$ETIP_IN/etip_workload.py".into(),
+                script: format!("$ETIP_IN/workload-{}.py", w.workload.name),
+                report: format!("$ETIP_IN/workload-{}.json", w.workload.name),
+            };
+            let c = crate::workload::command(w, &placed, std::time::Duration::ZERO);
+            text.push_str(&format!(
+                "# {}, cwd {}\n{}\n",
+                w.workload.detector(),
+                c.cwd,
+                quoted(&c.argv)
+            ));
+        }
+        text.push('\n');
     }
     let _ = std::fs::write(dir.join("commands.sh"), text);
+}
+
+/// Whether a run times workloads of this instance.
+fn has_workloads(status: &InstanceStatus, cfg: &MeasureConfig) -> bool {
+    cfg.detectors.workloads
+        && !status.workloads.is_empty()
+        && status.language == etip_core::Language::Python
+}
+
+/// Whether a run times tests of this instance: asked for, and some cover the change (with
+/// `--tests covering`, an ETIP that `etip select` found no covering test for is timed by its
+/// workloads alone).
+fn times_tests(status: &InstanceStatus, cfg: &MeasureConfig) -> bool {
+    let uncovered = matches!(&cfg.tests, Tests::Covering(map)
+        if matches!(map.get(&status.id), Some(Covering::None(_))));
+    cfg.detectors.tests && !uncovered
+}
+
+/// The workloads of an instance as one version runs them: the version's interpreter in its tree.
+fn workload_runs(status: &InstanceStatus, tree: &str) -> Vec<WorkloadRun> {
+    if status.language != etip_core::Language::Python {
+        return Vec::new();
+    }
+    status
+        .workloads
+        .iter()
+        .map(|w| WorkloadRun {
+            workload: w.clone(),
+            python: "python".into(),
+            cwd: tree.to_string(),
+        })
+        .collect()
 }
 
 fn environment(executor: &dyn Executor, cfg: &MeasureConfig) -> Environment {
@@ -458,7 +593,7 @@ pub fn record(
     let stop = match (stop, &overall) {
         (None, None) => Some(Stop::new(
             NotExecutable::NoTests,
-            "no test class ran long enough in every round to be timed",
+            "no detector (test class or workload) ran and passed long enough in every round to be timed",
         )),
         (s, _) => s,
     };

@@ -8,11 +8,11 @@
 //! 2. run `warmup` warm-up rounds (recorded, never used in verdicts), then timed rounds 1, 2, ...:
 //!    round k runs the patched version first when k is odd and the original first when k is even
 //!    (`Order::Alternate`), or in an order drawn per round from a recorded seed (`Order::Random`);
-//! 3. in each round and for each side: run the test command (its stale reports deleted first) under the round's
-//!    time limit, copy the XML reports out and read per-class times from them (never from console
-//!    text). A command that exits non-zero fails the round even when its reports say "passed"; a
-//!    failing class, a missing or unreadable report, a timeout end the ETIP as not executable, with
-//!    the round, the version and the class;
+//! 3. in each round and for each side: run the test command (module `testrun`: stale reports
+//!    deleted first, the round's time limit, per-class times read from the XML reports, never
+//!    from console text; a failing class, a missing or unreadable report, a timeout end the ETIP
+//!    as not executable), then each workload the side carries in a fresh process
+//!    ([`crate::workload`]: a failing workload is a failed detector, recorded, not the end);
 //! 4. where the kernel reports pressure stall information, a round that ran while some task was
 //!    stalled for more than `pressure_threshold` of its wall time is run again (at most
 //!    `max_repeats` times; the repeats are recorded);
@@ -25,18 +25,15 @@
 
 use etip_records::measure::{NotExecutable, PressureRecord, RoundSummary};
 
+use etip_core::detector::{DetectorKind, Workload};
 use etip_core::measure::Version;
-use etip_exec::executor::{CommandRequest, Executor, Session, SessionRequest};
+use etip_exec::executor::{Executor, Session, SessionRequest};
 use etip_exec::noise::{self, Pressure};
-use etip_exec::reports;
-use etip_toolchain::testcmd::{ReportKind, TestCommand};
+use etip_toolchain::testcmd::TestCommand;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// pytest's exit code when it collected no test.
-const PYTEST_NO_TESTS: i64 = 5;
 
 /// Order of the two versions within a round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,8 +105,29 @@ pub struct SidePlan {
     /// The version this side runs (both sides run `Original` in an A/A run).
     pub version: Version,
     pub session: SessionRequest,
-    pub command: TestCommand,
+    /// The test command; `None` when the run times no tests (`etip measure --detectors
+    /// workloads`).
+    pub command: Option<TestCommand>,
+    /// Workloads timed after the tests in every round, each in a fresh process.
+    pub workloads: Vec<WorkloadRun>,
 }
+
+/// A workload as one side runs it: etip's runner (`scripts/etip_workload.py`) and the script,
+/// put into the session before the first round, run by the version's interpreter in its tree.
+#[derive(Debug, Clone)]
+pub struct WorkloadRun {
+    pub workload: Workload,
+    /// The interpreter, found on the session's `PATH` (the version's virtual environment).
+    pub python: String,
+    /// Working directory: the version's tree.
+    pub cwd: String,
+}
+
+/// etip's workload runner, put into every session that times a workload.
+pub const WORKLOAD_RUNNER: &str = include_str!("../scripts/etip_workload.py");
+
+/// File name of the runner in a session's scratch folder.
+pub(crate) const RUNNER_FILE: &str = "etip_workload.py";
 
 /// What to measure for one ETIP. `sides[0]` is the original side, `sides[1]` the patched side
 /// (an evaluation adds a third: `[original, candidate, reference]`).
@@ -146,6 +164,8 @@ pub struct ProtocolConfig {
     /// one round writes is seen by the next (`etip eval`: a candidate cannot cache results across
     /// rounds). Executors that cannot renew run the rounds in one session each.
     pub fresh_rounds: bool,
+    /// Time limit of one workload process; a workload that runs longer is a failed detector.
+    pub workload_timeout: Duration,
 }
 
 impl Default for ProtocolConfig {
@@ -162,16 +182,40 @@ impl Default for ProtocolConfig {
             proc_root: Some(PathBuf::from("/proc")),
             keep_reports: 2,
             fresh_rounds: false,
+            workload_timeout: Duration::from_secs(600),
         }
     }
 }
 
-/// Time and status of one class in one run.
+/// Time and status of one detector (a test class, a workload) in one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassTime {
     pub name: String,
     pub secs: f64,
     pub passed: bool,
+    /// Absent for test classes (stored rounds of test-only runs keep their shape).
+    #[serde(default, skip_serializing_if = "DetectorKind::is_test")]
+    pub kind: DetectorKind,
+    /// Why the detector failed in this run (a workload's exception, time limit, missing report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The benchmark's own statistic in this run (seconds), beside `secs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<f64>,
+}
+
+impl ClassTime {
+    /// A test class's time and status, as its report gives them.
+    pub fn test(name: impl Into<String>, secs: f64, passed: bool) -> ClassTime {
+        ClassTime {
+            name: name.into(),
+            secs,
+            passed,
+            kind: DetectorKind::Test,
+            error: None,
+            own: None,
+        }
+    }
 }
 
 /// What one side did in one round.
@@ -247,21 +291,6 @@ pub enum SinkError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// Reading a round's copied test reports failed.
-#[derive(Debug, thiserror::Error)]
-enum ReadReportsError {
-    #[error(transparent)]
-    Report(#[from] reports::ReportError),
-    #[error("reading {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("no report file in {}", dir.display())]
-    NoFile { dir: PathBuf },
 }
 
 /// Progress of a run.
@@ -374,15 +403,30 @@ fn run_rounds(
             ));
         }
     };
-    let mut fresh = Fresh {
-        on: cfg.fresh_rounds,
-        used: false,
+    // Workload scripts go in before the checkpoint, so fresh sessions have them too.
+    let workloads = match crate::workload::State::put(&plan.sides, sessions) {
+        Ok(w) => w,
+        Err((i, e)) => {
+            let mut stop = Stop::new(
+                NotExecutable::EngineError,
+                format!("{}: putting the workloads into the session: {e}", plan.id),
+            );
+            stop.side = Some(i);
+            return Some(stop);
+        }
     };
-    if fresh.on {
+    let mut carry = Carry {
+        fresh: Fresh {
+            on: cfg.fresh_rounds,
+            used: false,
+        },
+        workloads,
+    };
+    if carry.fresh.on {
         for (i, s) in sessions.iter_mut().enumerate() {
             match s.checkpoint() {
                 Ok(true) => {}
-                Ok(false) => fresh.on = false,
+                Ok(false) => carry.fresh.on = false,
                 Err(e) => {
                     let mut stop = Stop::new(
                         NotExecutable::EngineError,
@@ -402,7 +446,14 @@ fn run_rounds(
     let have_warmup = rounds.iter().any(|r| r.summary.warmup);
     for w in 0..cfg.warmup {
         progress.round_started(0, cfg.rounds);
-        match one_round(plan, cfg, sessions, 0, true, scratch.path(), &mut fresh) {
+        match one_round(
+            plan,
+            cfg,
+            sessions,
+            Round { k: 0, warmup: true },
+            scratch.path(),
+            &mut carry,
+        ) {
             Ok(r) => {
                 if !have_warmup && w == 0 {
                     if let Err(e) = sink.round_done(&r) {
@@ -427,7 +478,14 @@ fn run_rounds(
         }
         let k = done + 1;
         progress.round_started(k, target);
-        match one_round(plan, cfg, sessions, k, false, scratch.path(), &mut fresh) {
+        match one_round(
+            plan,
+            cfg,
+            sessions,
+            Round { k, warmup: false },
+            scratch.path(),
+            &mut carry,
+        ) {
             Ok(r) => {
                 if let Err(e) = sink.round_done(&r) {
                     return Some(store_stop(e));
@@ -455,6 +513,30 @@ fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+/// What the rounds of one run carry from one to the next besides the sessions.
+struct Carry {
+    fresh: Fresh,
+    workloads: crate::workload::State,
+}
+
+/// Which round a command runs in: timed round `k` (from 1), or a warm-up round (`k` = 0).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Round {
+    pub(crate) k: usize,
+    pub(crate) warmup: bool,
+}
+
+impl Round {
+    /// The round as messages name it.
+    pub(crate) fn name(self) -> String {
+        if self.warmup {
+            "the warm-up round".to_string()
+        } else {
+            format!("round {}", self.k)
+        }
+    }
 }
 
 /// Whether rounds run in fresh sessions, and whether the present sessions already ran one.
@@ -507,28 +589,36 @@ fn one_round(
     plan: &Plan,
     cfg: &ProtocolConfig,
     sessions: &mut [Box<dyn Session>],
-    k: usize,
-    warmup: bool,
+    round: Round,
     scratch: &Path,
-    fresh: &mut Fresh,
+    carry: &mut Carry,
 ) -> Result<RoundResult, Stop> {
+    let Round { k, warmup } = round;
     let n = plan.sides.len();
     let sequence = cfg.order.sequence(k, n);
     let first = plan.sides[sequence[0]].version;
     let mut repeats = 0;
     loop {
-        fresh.renew(plan, sessions)?;
+        carry.fresh.renew(plan, sessions)?;
         let started = now_rfc3339();
         let before = cfg.proc_root.as_deref().and_then(noise::read_pressure);
         let t0 = Instant::now();
         let mut results: Vec<Option<SideResult>> = vec![None; n];
         for &i in &sequence {
             let dir = scratch.join(format!("r{k}-{i}-{repeats}"));
-            let r =
-                run_side(plan, cfg, &mut *sessions[i], i, k, warmup, &dir).map_err(|mut s| {
-                    s.side = Some(i);
-                    s
-                })?;
+            let r = run_side(
+                plan,
+                cfg,
+                &mut *sessions[i],
+                i,
+                round,
+                &dir,
+                &mut carry.workloads,
+            )
+            .map_err(|mut s| {
+                s.side = Some(i);
+                s
+            })?;
             results[i] = Some(r);
         }
         let wall = t0.elapsed();
@@ -590,269 +680,49 @@ fn under_pressure(p: &PressureRecord, threshold: f64) -> bool {
     [p.io, p.memory].iter().flatten().any(|v| *v > threshold)
 }
 
-fn round_name(k: usize, warmup: bool) -> String {
-    if warmup {
-        "the warm-up round".to_string()
-    } else {
-        format!("round {k}")
-    }
-}
-
-/// Runs one side's test command and reads its reports.
+/// One side's part of a round: its tests, then each of its workloads in a fresh process.
 fn run_side(
     plan: &Plan,
     cfg: &ProtocolConfig,
     session: &mut dyn Session,
     side: usize,
-    k: usize,
-    warmup: bool,
+    round: Round,
     dir: &Path,
+    workloads: &mut crate::workload::State,
 ) -> Result<SideResult, Stop> {
     let sp = &plan.sides[side];
-    let label = &sp.session.label;
-    let when = round_name(k, warmup);
-    let engine = |e: etip_exec::executor::ExecError| {
-        Stop::new(NotExecutable::EngineError, format!("{when}, {label}: {e}"))
+    let mut result = match &sp.command {
+        Some(command) => crate::testrun::run_tests(plan, cfg, session, side, command, round, dir)?,
+        None => SideResult {
+            version: sp.version,
+            exit_code: Some(0),
+            timed_out: false,
+            command_secs: 0.0,
+            classes: Vec::new(),
+            resolution: 0.0,
+        },
     };
-    let t_run = Instant::now();
-    let out = session
-        .run(&CommandRequest {
-            argv: sp.command.argv.clone(),
-            env: Vec::new(),
-            cwd: sp.command.cwd.clone(),
-            clean: sp.command.clean.clone(),
-            timeout: cfg.round_timeout,
-        })
-        .map_err(engine)?;
-    if out.timed_out {
-        return Err(Stop::new(
-            NotExecutable::Timeout,
-            format!(
-                "{when}, {label}: the test command exceeded the round time limit of {} s",
-                cfg.round_timeout.as_secs()
-            ),
-        ));
-    }
-    let t_copy = Instant::now();
-    // Reports are read even when the command failed: they name the failing class.
-    let mut parts = Vec::new();
-    let mut missing = Vec::new();
-    for (j, loc) in sp.command.reports.iter().enumerate() {
-        let dest = dir.join(format!("{j}"));
-        match session.copy_out(&loc.path, &dest) {
-            Ok(true) => parts.push((loc, dest)),
-            Ok(false) => missing.push(loc.path.clone()),
-            Err(e) => return Err(engine(e)),
+    let when = round.name();
+    let done = workloads
+        .run_side(side, sp, session, cfg.workload_timeout, dir, &when)
+        .map_err(|(name, e)| {
+            Stop::new(
+                NotExecutable::EngineError,
+                format!("{when}, {}, {name}: {e}", sp.session.label),
+            )
+        })?;
+    for r in done {
+        if let Some(e) = &r.class.error {
+            tracing::info!(
+                "{}: {when}, {}, {}: {e}",
+                plan.id,
+                sp.session.label,
+                r.class.name
+            );
         }
+        result.command_secs += r.wall;
+        result.resolution = result.resolution.max(r.resolution);
+        result.classes.push(r.class);
     }
-    let keep = plan
-        .log_dir
-        .as_ref()
-        .filter(|_| k < cfg.keep_reports)
-        .map(|d| d.join("reports").join(format!("round-{k}-{label}")));
-    let t_parse = Instant::now();
-    let parsed = read_reports(&parts, sp.command.reports.len() > 1);
-    tracing::debug!(
-        "{}: {when}, {label}: command {:.1} ms (own wall {:.1} ms), copy-out {:.1} ms, reading {:.1} ms",
-        plan.id,
-        (t_copy - t_run).as_secs_f64() * 1e3,
-        out.wall.as_secs_f64() * 1e3,
-        (t_parse - t_copy).as_secs_f64() * 1e3,
-        t_parse.elapsed().as_secs_f64() * 1e3
-    );
-    if let Some(keep) = keep {
-        for (j, (_, dest)) in parts.iter().enumerate() {
-            let _ = copy_dir(dest, &keep.join(format!("{j}")));
-        }
-    }
-    let tail = |s: &str| {
-        let lines: Vec<&str> = s.lines().collect();
-        lines[lines.len().saturating_sub(15)..].join("\n")
-    };
-    let exit = out.exit_code.unwrap_or(-1);
-    let report = match parsed {
-        Ok(r) => r,
-        Err(e) => {
-            if out.success() {
-                return Err(Stop::new(
-                    NotExecutable::ReportMissing,
-                    format!("{when}, {label}: {e}"),
-                ));
-            }
-            return Err(Stop::new(
-                NotExecutable::TestFailed,
-                format!(
-                    "{when}, {label}: the test command exited {exit} and its report could not be read ({e})\n{}",
-                    tail(&format!("{}{}", out.stdout, out.stderr))
-                ),
-            ));
-        }
-    };
-    // pytest's exit code 5: no test was collected.
-    if report.0.is_empty()
-        && out.exit_code == Some(PYTEST_NO_TESTS)
-        && sp
-            .command
-            .reports
-            .iter()
-            .all(|r| r.kind == ReportKind::JunitFile)
-    {
-        return Err(Stop::new(
-            NotExecutable::NoTests,
-            format!("{when}, {label}: pytest collected no test"),
-        ));
-    }
-    let failed: Vec<&ClassTime> = report.0.iter().filter(|c| !c.passed).collect();
-    if !failed.is_empty() {
-        return Err(Stop {
-            side: None,
-            classes: report.0.clone(),
-            reason: NotExecutable::TestFailed,
-            detail: format!(
-                "{when}, {label}, class {}: failed{}",
-                failed
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if out.success() {
-                    String::new()
-                } else {
-                    format!(" (exit code {exit})")
-                }
-            ),
-        });
-    }
-    if !out.success() {
-        return Err(Stop::new(
-            NotExecutable::TestFailed,
-            format!(
-                "{when}, {label}: the test command exited {exit} although its reports show no failing class\n{}",
-                tail(&format!("{}{}", out.stdout, out.stderr))
-            ),
-        ));
-    }
-    if report.0.is_empty() {
-        // Surefire writes no report folder when no test ran; pytest always writes its file, so
-        // a missing pytest report after a successful run is a missing report.
-        let junit_missing = sp
-            .command
-            .reports
-            .iter()
-            .any(|r| r.kind == ReportKind::JunitFile && missing.contains(&r.path));
-        return Err(Stop::new(
-            if junit_missing {
-                NotExecutable::ReportMissing
-            } else {
-                NotExecutable::NoTests
-            },
-            format!(
-                "{when}, {label}: {} (no report in {})",
-                if junit_missing {
-                    "the test command succeeded but wrote no report"
-                } else {
-                    "no test ran"
-                },
-                sp.command
-                    .reports
-                    .iter()
-                    .map(|r| r.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
-    Ok(SideResult {
-        version: sp.version,
-        exit_code: out.exit_code,
-        timed_out: false,
-        command_secs: out.wall.as_secs_f64(),
-        classes: report.0,
-        resolution: report.1,
-    })
-}
-
-/// Reads the copied reports: classes (sorted, module-prefixed when several modules ran) and the
-/// coarsest resolution.
-fn read_reports(
-    parts: &[(&etip_toolchain::testcmd::ReportLocation, PathBuf)],
-    prefix_modules: bool,
-) -> Result<(Vec<ClassTime>, f64), ReadReportsError> {
-    let mut all = Vec::new();
-    for (loc, dest) in parts {
-        let report = match loc.kind {
-            ReportKind::SurefireDir => reports::read_surefire_dir(dest)?,
-            ReportKind::JunitFile => {
-                let file = single_file(dest)?;
-                let bytes = std::fs::read(&file).map_err(|source| ReadReportsError::Read {
-                    path: loc.path.clone(),
-                    source,
-                })?;
-                reports::parse(reports::ReportFormat::Pytest, &bytes, &loc.path)?
-            }
-        };
-        let report = if prefix_modules && !loc.module.is_empty() {
-            report.prefixed(&format!("{}:", loc.module))
-        } else {
-            report
-        };
-        all.push(report);
-    }
-    if all.is_empty() {
-        return Ok((Vec::new(), 0.001));
-    }
-    let merged = reports::merge(all)?;
-    let classes = merged
-        .classes
-        .iter()
-        .map(|c| ClassTime {
-            name: c.name.clone(),
-            secs: c.secs,
-            passed: c.passed(),
-        })
-        .collect();
-    Ok((classes, merged.resolution))
-}
-
-/// The one file copied into `dest` (a copied file lands as `dest/<name>`).
-fn single_file(dest: &Path) -> Result<PathBuf, ReadReportsError> {
-    if dest.is_file() {
-        return Ok(dest.to_path_buf());
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dest)
-        .map_err(|source| ReadReportsError::Read {
-            path: dest.display().to_string(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .next()
-        .ok_or_else(|| ReadReportsError::NoFile {
-            dir: dest.to_path_buf(),
-        })
-}
-
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    if from.is_file() {
-        if let Some(p) = to.parent() {
-            std::fs::create_dir_all(p)?;
-        }
-        std::fs::copy(from, to)?;
-        return Ok(());
-    }
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let ty = entry.file_type()?;
-        if ty.is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()))?;
-        } else if ty.is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
-    Ok(())
+    Ok(result)
 }

@@ -14,12 +14,13 @@
 //!   available. The p-values shown are the fixed-n p-values of the rounds used.
 
 use crate::protocol::RoundResult;
-use etip_records::measure::ClassRecord;
+use etip_core::detector::DetectorKind;
+use etip_records::measure::{ClassRecord, OwnStatistic};
 use etip_stats::{
     Alternative, MwuMethod, SeqDecision, SequentialDesign, SignTestConfig, TimerRule, median,
 };
 use etip_stats::{Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// How verdicts are computed.
 #[derive(Debug, Clone)]
@@ -53,51 +54,82 @@ impl Default for VerdictConfig {
     }
 }
 
-/// The per-class series of the timed rounds: name → (original times, patched times), for classes
-/// that ran and passed in every round of both versions; the others with the reason.
+/// The per-detector series of the timed rounds: name → (original times, patched times), for
+/// detectors that ran and passed in every round of both versions; the others with the reason.
 pub struct Series {
     pub classes: BTreeMap<String, (Vec<f64>, Vec<f64>)>,
+    /// The kind of every detector named in the rounds.
+    pub kinds: BTreeMap<String, DetectorKind>,
+    /// The benchmarks' own statistic, for series that have it in every round of both versions.
+    pub own: BTreeMap<String, (Vec<f64>, Vec<f64>)>,
     pub excluded: BTreeMap<String, String>,
     pub resolution: f64,
 }
 
-/// Collects the per-class series from the timed rounds.
+/// Collects the per-detector series from the timed rounds.
 pub fn series(rounds: &[RoundResult]) -> Series {
     let timed: Vec<&RoundResult> = rounds.iter().filter(|r| !r.summary.warmup).collect();
-    let mut names = BTreeSet::new();
+    let mut kinds = BTreeMap::new();
     let mut resolution: f64 = 0.0;
     for r in &timed {
         for s in &r.sides {
             resolution = resolution.max(s.resolution);
             for c in &s.classes {
-                names.insert(c.name.clone());
+                kinds.entry(c.name.clone()).or_insert(c.kind);
             }
         }
     }
     let mut classes = BTreeMap::new();
+    let mut own = BTreeMap::new();
     let mut excluded = BTreeMap::new();
-    'class: for name in names {
+    'class: for name in kinds.keys() {
         let mut o = Vec::with_capacity(timed.len());
         let mut p = Vec::with_capacity(timed.len());
+        let (mut own_o, mut own_p) = (Vec::new(), Vec::new());
         for r in &timed {
-            for (side, out) in [(&r.sides[0], &mut o), (&r.sides[1], &mut p)] {
-                match side.classes.iter().find(|c| c.name == name) {
-                    Some(c) if c.passed => out.push(c.secs),
-                    Some(_) => {
-                        excluded.insert(name, "failed".to_string());
+            for (side, out, own_out) in [
+                (&r.sides[0], &mut o, &mut own_o),
+                (&r.sides[1], &mut p, &mut own_p),
+            ] {
+                match side.classes.iter().find(|c| &c.name == name) {
+                    Some(c) if c.passed => {
+                        out.push(c.secs);
+                        if let Some(v) = c.own {
+                            own_out.push(v);
+                        }
+                    }
+                    Some(c) => {
+                        let why = match &c.error {
+                            Some(e) if e.starts_with(crate::workload::NOT_RUN_AGAIN) => {
+                                e[crate::workload::NOT_RUN_AGAIN.len()..].to_string()
+                            }
+                            Some(e) => format!(
+                                "failed in round {} ({}): {}",
+                                r.summary.round,
+                                side.version,
+                                crate::workload::headline(e)
+                            ),
+                            None => "failed".to_string(),
+                        };
+                        excluded.insert(name.clone(), why);
                         continue 'class;
                     }
                     None => {
-                        excluded.insert(name, "missing_in_some_round".to_string());
+                        excluded.insert(name.clone(), "missing_in_some_round".to_string());
                         continue 'class;
                     }
                 }
             }
         }
-        classes.insert(name, (o, p));
+        if !own_o.is_empty() && own_o.len() == o.len() && own_p.len() == p.len() {
+            own.insert(name.clone(), (own_o, own_p));
+        }
+        classes.insert(name.clone(), (o, p));
     }
     Series {
         classes,
+        kinds,
+        own,
         excluded,
         resolution,
     }
@@ -117,6 +149,28 @@ fn eligible<'a>(s: &'a Series, cfg: &VerdictConfig) -> Vec<(&'a [f64], &'a [f64]
         .collect()
 }
 
+/// The series the overall verdict totals: the eligible test classes (JETO's overall); a run
+/// that timed no test class totals its other detectors.
+fn totalled<'a>(s: &'a Series, cfg: &VerdictConfig) -> Vec<(&'a [f64], &'a [f64])> {
+    let of_kind = |tests: bool| -> Vec<(&'a [f64], &'a [f64])> {
+        s.classes
+            .iter()
+            .filter(|(name, (o, p))| {
+                !o.is_empty()
+                    && !too_fast(o, p, cfg)
+                    && s.kinds.get(*name).is_none_or(|k| k.is_test()) == tests
+            })
+            .map(|(_, (o, p))| (o.as_slice(), p.as_slice()))
+            .collect()
+    };
+    let tests = of_kind(true);
+    if tests.is_empty() {
+        of_kind(false)
+    } else {
+        tests
+    }
+}
+
 /// The verdicts of one measured ETIP: the classes (eligible first in name order, then the
 /// excluded ones) and the overall verdict over per-round totals of the eligible classes. The sign
 /// tests are JETO's verdict ([`etip_stats::jeto_verdict`], the one the JETO scoring rule applies),
@@ -134,6 +188,7 @@ pub fn verdicts(
         cfg.sequential.as_ref(),
     )?;
     let mut judged = jeto.classes.into_iter();
+    let kind = |name: &str| s.kinds.get(name).copied().unwrap_or_default();
     let mut out = Vec::new();
     for (name, (o, p)) in &s.classes {
         if o.is_empty() {
@@ -142,6 +197,7 @@ pub fn verdicts(
         if too_fast(o, p, cfg) {
             out.push(ClassRecord {
                 name: name.clone(),
+                kind: kind(name),
                 eligible: false,
                 excluded: Some("too_fast".into()),
                 sign_test: None,
@@ -149,14 +205,19 @@ pub fn verdicts(
                 effect: None,
                 original: o.clone(),
                 patched: p.clone(),
+                own: own_statistic(s.own.get(name)),
             });
         } else if let Some(sign) = judged.next() {
-            out.push(judge(name, o, p, sign, cfg)?);
+            let mut c = judge(name, o, p, sign, cfg)?;
+            c.kind = kind(name);
+            c.own = own_statistic(s.own.get(name));
+            out.push(c);
         }
     }
     for (name, why) in &s.excluded {
         out.push(ClassRecord {
             name: name.clone(),
+            kind: kind(name),
             eligible: false,
             excluded: Some(why.clone()),
             sign_test: None,
@@ -164,13 +225,37 @@ pub fn verdicts(
             effect: None,
             original: Vec::new(),
             patched: Vec::new(),
+            own: None,
         });
     }
-    let overall = match (etip_stats::round_totals(&eligible)?, jeto.overall) {
+    let totals = totalled(&s, cfg);
+    let overall_sign = if totals.len() == eligible.len() {
+        jeto.overall
+    } else {
+        etip_stats::jeto_verdict(
+            &totals,
+            &cfg.sign,
+            cfg.timer.at_resolution(s.resolution),
+            cfg.sequential.as_ref(),
+        )?
+        .overall
+    };
+    let overall = match (etip_stats::round_totals(&totals)?, overall_sign) {
         (Some((o, p)), Some(sign)) => Some(judge("overall", &o, &p, sign, cfg)?),
         _ => None,
     };
     Ok((out, overall))
+}
+
+/// A benchmark's own statistic beside etip's times, with the ratio of its medians.
+fn own_statistic(own: Option<&(Vec<f64>, Vec<f64>)>) -> Option<OwnStatistic> {
+    let (o, p) = own?;
+    let (mo, mp) = (median(o), median(p));
+    Some(OwnStatistic {
+        original: o.clone(),
+        patched: p.clone(),
+        median_ratio: (mo > 0.0 && mp.is_finite()).then(|| mp / mo),
+    })
 }
 
 /// Whether some eligible series is still inconclusive at the current number of rounds, so that
@@ -199,12 +284,11 @@ pub fn needs_more_rounds(rounds: &[RoundResult], cfg: &VerdictConfig) -> bool {
             Err(_) => false,
         }
     };
-    let eligible = eligible(&s, cfg);
     let mut any = false;
-    for (o, p) in &eligible {
+    for (o, p) in &eligible(&s, cfg) {
         any |= open(o, p);
     }
-    if let Ok(Some((o, p))) = etip_stats::round_totals(&eligible) {
+    if let Ok(Some((o, p))) = etip_stats::round_totals(&totalled(&s, cfg)) {
         any |= open(&o, &p);
     }
     any
@@ -226,6 +310,7 @@ fn judge(
     let delta = etip_stats::cliffs_delta(jo, jp)?;
     Ok(ClassRecord {
         name: name.to_string(),
+        kind: DetectorKind::Test,
         eligible: true,
         excluded: None,
         sign_test: Some(sign),
@@ -242,5 +327,6 @@ fn judge(
         }),
         original: o.to_vec(),
         patched: p.to_vec(),
+        own: None,
     })
 }

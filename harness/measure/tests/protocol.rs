@@ -57,7 +57,8 @@ fn side(label: &str, version: Version) -> SidePlan {
             resources: Resources::default(),
             private: false,
         },
-        command: TestCommand {
+        workloads: Vec::new(),
+        command: Some(TestCommand {
             argv: vec!["mvn".into(), "test".into()],
             cwd: "/work/x".into(),
             clean: vec![REPORTS.into()],
@@ -66,7 +67,7 @@ fn side(label: &str, version: Version) -> SidePlan {
                 kind: ReportKind::SurefireDir,
                 module: String::new(),
             }],
-        },
+        }),
     }
 }
 
@@ -543,6 +544,7 @@ fn status() -> etip_core::instance::InstanceStatus {
 
 fn measure_config(rounds: usize) -> etip_measure::measure::MeasureConfig {
     etip_measure::measure::MeasureConfig {
+        detectors: Default::default(),
         protocol: cfg(rounds),
         verdict: VerdictConfig::default(),
         tests: etip_measure::measure::Tests::Modules,

@@ -4,6 +4,7 @@
 use super::args::{ConfigArgs, OutputArgs, SignArgs};
 use super::executor::ExecutorArg;
 use super::format::{num, render};
+use etip_measure::measure::Detectors;
 use etip_measure::protocol::Order;
 use etip_pipeline::ExecutorChoice;
 use etip_pipeline::measure::{Config, Outcome};
@@ -64,6 +65,10 @@ pub struct TimingArgs {
     /// Time limit of each version's test command in a round, seconds.
     #[arg(long, default_value_t = Timing::default().round_timeout_secs)]
     pub round_timeout: u64,
+    /// Time limit of one workload process, seconds; a workload that runs longer is a failed
+    /// detector, recorded with the reason.
+    #[arg(long, default_value_t = Timing::default().workload_timeout_secs)]
+    pub workload_timeout: u64,
     /// CPUs the sessions may use (e.g. `2-3`); default: whole physical cores, one left to the
     /// system on machines with more than two.
     #[arg(long)]
@@ -96,6 +101,11 @@ pub struct Args {
     /// Java), `all`, or a comma-separated list of test classes (Java) or node ids/paths (Python).
     #[arg(long, default_value = "auto")]
     tests: String,
+    /// Which kinds of detector are timed: `tests`, `workloads` (the scripts the ETIP carries,
+    /// each in a fresh process per round and version), or `all` (default: everything the ETIP
+    /// has); a comma-separated list works too.
+    #[arg(long, default_value = "all", value_parser = |s: &str| Detectors::parse(s))]
+    detectors: Detectors,
     /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto.
     #[arg(long)]
     selection: Option<PathBuf>,
@@ -140,6 +150,7 @@ impl TimingArgs {
             timing_p_val: self.timing_p_val,
             memory_mb: self.memory,
             round_timeout_secs: self.round_timeout,
+            workload_timeout_secs: self.workload_timeout,
             cpus: self.cpus.clone(),
         }
     }
@@ -158,6 +169,7 @@ impl Args {
                 OrderArg::Random => Order::Random { seed: self.seed },
             },
             tests: TestChoice::parse(&self.tests),
+            detectors: self.detectors,
             selection: self.selection,
             max_rounds: self.max_rounds,
             aa: self.aa,

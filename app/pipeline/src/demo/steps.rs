@@ -207,6 +207,7 @@ impl Demo<'_> {
             out: self.out().join("measure"),
             order: Order::Alternate,
             tests: TestChoice::Modules,
+            detectors: Default::default(),
             selection: None,
             max_rounds: None,
             aa: false,

@@ -163,6 +163,7 @@ fn eval_config(
     let build = records::build_config(cfg.run.build_config.as_deref())?;
     Ok(EvalConfig {
         measure: MeasureConfig {
+            detectors: Default::default(),
             protocol: ProtocolConfig {
                 fresh_rounds: !cfg.run.reuse_containers,
                 ..cfg.run.timing.protocol(Order::Alternate)

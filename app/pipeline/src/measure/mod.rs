@@ -39,6 +39,8 @@ pub struct Config {
     pub order: Order,
     /// Which tests run.
     pub tests: TestChoice,
+    /// Which kinds of detector run.
+    pub detectors: etip_measure::measure::Detectors,
     /// The output folder (or selection.jsonl) of `select`, for covering and auto tests.
     pub selection: Option<PathBuf>,
     /// Adaptive rounds up to this many (a group-sequential design).
@@ -147,6 +149,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     let ex = crate::executor::choose(&cfg.executor, &statuses, Workload::Tests, progress)?;
     let (cpuset, notes) = pinning(cfg.timing.cpus.as_deref(), ex.executor.info().can_pin)?;
     let measure = MeasureConfig {
+        detectors: cfg.detectors,
         protocol: ProtocolConfig {
             max_rounds: cfg.max_rounds,
             batch,

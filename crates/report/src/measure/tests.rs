@@ -27,6 +27,8 @@ fn judge(name: &str, o: &[f64], p: &[f64], min_impr: f64, p_val: f64) -> ClassRe
         etip_stats::Direction::NotSignificant => Direction::NotSignificant,
     };
     ClassRecord {
+        kind: Default::default(),
+        own: None,
         name: name.into(),
         eligible: true,
         excluded: None,
@@ -182,6 +184,8 @@ fn sample() -> Vec<Measurement> {
         42,
     );
     fast.classes.push(ClassRecord {
+        kind: Default::default(),
+        own: None,
         name: "demo.FlakyTest".into(),
         eligible: false,
         excluded: Some("failed".into()),

@@ -27,6 +27,7 @@ pub fn etip(id: &str, lang: Language, repo: &Path, base: &str, patched: &str) ->
         repo: None,
         changed_modules: None,
         extension_files: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -111,6 +111,19 @@ impl Env {
         base: &str,
         patched: &str,
     ) -> InstanceStatus {
+        self.build_with(id, lang, repo, base, patched, Vec::new())
+    }
+
+    /// [`Env::build`] of an ETIP that carries workloads.
+    pub fn build_with(
+        &self,
+        id: &str,
+        lang: Language,
+        repo: &Path,
+        base: &str,
+        patched: &str,
+        workloads: Vec<etip_core::detector::Workload>,
+    ) -> InstanceStatus {
         let s = self.builder.build_one(
             &EtipInput {
                 id: id.into(),
@@ -121,6 +134,7 @@ impl Env {
                 repo: None,
                 changed_modules: None,
                 extension_files: Vec::new(),
+                workloads,
             },
             &|_| {},
         );
@@ -142,6 +156,7 @@ impl Env {
 
 pub fn config(rounds: usize, aa: bool) -> MeasureConfig {
     MeasureConfig {
+        detectors: Default::default(),
         protocol: ProtocolConfig {
             rounds,
             warmup: 1,

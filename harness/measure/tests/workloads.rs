@@ -1,0 +1,272 @@
+//! Workloads as detectors on the real Docker engine: the Python fixture's ETIP (a quadratic
+//! `dedup` made linear) timed by a workload the ETIP carries while the tests that run do not see
+//! the change; a failing, a silent and a hanging workload recorded with their reasons, never
+//! dropped and never the end of the measurement; an A/A run on the workloads flags nothing.
+
+mod common;
+
+use common::{SERIAL, config, env, fixture_steps, repo};
+use etip_core::Language;
+use etip_core::detector::{DetectorKind, Workload};
+use etip_measure::measure::{MeasureConfig, Tests};
+use etip_records::measure::{ClassRecord, Measurement};
+use etip_stats::Direction;
+use std::time::Duration;
+
+fn workload(name: &str, script: &str) -> Workload {
+    Workload {
+        name: name.into(),
+        script: Some(script.into()),
+        file: None,
+        repeat: Some(3),
+    }
+}
+
+/// SWE-fficiency's shape: `setup()` and `workload()`, then the script's own timing harness
+/// (which etip's runner leaves out and replaces).
+const DEDUP: &str = r#"import statistics
+import timeit
+
+from textutil import dedup
+
+values = None
+
+
+def setup():
+    global values
+    values = [(i * 7919) % 3000 for i in range(6000)]
+
+
+def workload():
+    dedup(values)
+
+
+runtimes = timeit.repeat(workload, number=1, repeat=10, setup=setup)
+print("Mean:", statistics.mean(runtimes[-5:]))
+"#;
+
+/// A script that times itself and prints its statistic: `join` is the same in both versions.
+const JOIN_SELF_TIMED: &str = r#"import time
+
+from textutil import join
+
+parts = ["part%d" % i for i in range(20000)]
+t0 = time.perf_counter()
+join(parts, ",")
+print("Mean: %.6f" % (time.perf_counter() - t0))
+"#;
+
+fn workloads() -> Vec<Workload> {
+    vec![
+        workload("dedup", DEDUP),
+        workload("join_self_timed", JOIN_SELF_TIMED),
+        workload("boom", "def workload():\n    return 1 / 0\n"),
+        workload("silent", "x = sum(range(10))\n"),
+        workload(
+            "hang",
+            "import time\n\n\ndef workload():\n    time.sleep(3600)\n",
+        ),
+    ]
+}
+
+fn class<'a>(m: &'a Measurement, name: &str) -> &'a ClassRecord {
+    m.classes
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no detector {name} in {:#?}", m.classes))
+}
+
+fn direction(m: &Measurement, name: &str) -> Direction {
+    class(m, name)
+        .sign_test
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name} has no verdict: {:#?}", class(m, name)))
+        .direction
+}
+
+fn cfg(rounds: usize, aa: bool) -> MeasureConfig {
+    let mut c = config(rounds, aa);
+    // Only the unchanged class runs: the tests do not see the change.
+    c.tests = Tests::Classes(vec!["tests/test_join.py".into()]);
+    c.protocol.workload_timeout = Duration::from_secs(20);
+    c
+}
+
+#[test]
+fn a_workload_detects_what_the_tests_do_not_and_failing_workloads_are_recorded() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("workloads");
+    let dir = e.dir.path().join("python");
+    let commits = repo(&dir, fixture_steps("python"));
+    let status = e.build_with(
+        "wl",
+        Language::Python,
+        &dir,
+        &commits[0],
+        &commits[1],
+        workloads(),
+    );
+    assert_eq!(status.workloads.len(), 5, "the build carries the workloads");
+    let rounds = 10;
+    let t = std::time::Instant::now();
+    let mut m = e.measure(&status, &cfg(rounds, false));
+    assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    // Unchanged detectors are flagged by chance at the sign test's level; as in the fixture
+    // tests, such a verdict stands only if an independent second run repeats it.
+    let unchanged = ["tests.test_join", "workload:join_self_timed"];
+    if unchanged
+        .iter()
+        .any(|u| direction(&m, u) != Direction::NotSignificant)
+    {
+        eprintln!("an unchanged detector was flagged by chance or by bias: measuring again");
+        m = e.measure(
+            &status,
+            &MeasureConfig {
+                force: true,
+                ..cfg(rounds, false)
+            },
+        );
+        assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    }
+    eprintln!("measured in {:?}", t.elapsed());
+    for u in unchanged {
+        assert_eq!(direction(&m, u), Direction::NotSignificant, "{u}: {m:#?}");
+    }
+    let dedup = class(&m, "workload:dedup");
+    assert_eq!(dedup.kind, DetectorKind::Workload);
+    assert_eq!(direction(&m, "workload:dedup"), Direction::PatchedFaster);
+    let ratio = dedup.effect.as_ref().unwrap().median_ratio;
+    assert!(ratio < 0.2, "dedup's median ratio {ratio}");
+    // The script's own statistic (mean of the last half of the calls) is recorded beside etip's.
+    let own = dedup.own.as_ref().expect("dedup's own statistic");
+    assert_eq!(own.original.len(), rounds);
+    assert!(own.median_ratio.unwrap() < 0.2, "{own:?}");
+    let selftimed = class(&m, "workload:join_self_timed");
+    assert!(
+        selftimed.eligible && selftimed.own.is_some(),
+        "{selftimed:#?}"
+    );
+    // Only the workload saw the improvement; the tests' overall did not.
+    assert_eq!(m.detectors, vec!["workload:dedup".to_string()]);
+    assert_eq!(
+        m.overall
+            .as_ref()
+            .unwrap()
+            .sign_test
+            .as_ref()
+            .unwrap()
+            .direction,
+        Direction::NotSignificant
+    );
+    // Failures are recorded detectors with their reason, not drops.
+    for (name, why) in [
+        ("workload:boom", "ZeroDivisionError: division by zero"),
+        ("workload:silent", "printed no statistic"),
+        ("workload:hang", "ran past the workload time limit of 20 s"),
+    ] {
+        let c = class(&m, name);
+        assert_eq!(c.kind, DetectorKind::Workload);
+        assert!(!c.eligible, "{c:#?}");
+        let excluded = c.excluded.as_deref().unwrap_or_default();
+        assert!(
+            excluded.starts_with("failed in the warm-up round (original): ")
+                && excluded.contains(why),
+            "{name}: {excluded}"
+        );
+    }
+    // The hanging workload cost its limit once, not in every round.
+    assert!(t.elapsed() < Duration::from_secs(600));
+
+    // A/A on the same detectors: both sides run the original tree; nothing may show an effect
+    // of consequence, and a chance verdict must not repeat in an independent second run.
+    let flagged = |aa: &Measurement| -> Vec<(String, Direction)> {
+        assert!(aa.aa && aa.executable, "{:?}", aa.detail);
+        let mut out = vec![];
+        for c in aa.classes.iter().chain(aa.overall.as_ref()) {
+            if let Some(st) = &c.sign_test {
+                assert!(
+                    (0.8..=1.25).contains(&st.median_ratio),
+                    "A/A shows an effect on {}: {c:#?}",
+                    c.name
+                );
+                if st.direction != Direction::NotSignificant {
+                    out.push((c.name.clone(), st.direction));
+                }
+            }
+        }
+        out
+    };
+    let aa = e.measure(&status, &cfg(rounds, true));
+    assert!(
+        class(&aa, "workload:dedup").sign_test.is_some(),
+        "the A/A run times the workloads: {aa:#?}"
+    );
+    let first = flagged(&aa);
+    if !first.is_empty() {
+        eprintln!("A/A flagged {first:?}: running an independent second A/A");
+        let second = flagged(&e.measure(
+            &status,
+            &MeasureConfig {
+                force: true,
+                ..cfg(rounds, true)
+            },
+        ));
+        let again: Vec<_> = first.iter().filter(|f| second.contains(f)).collect();
+        assert!(
+            again.is_empty(),
+            "two independent A/A runs flagged {again:?}"
+        );
+    }
+}
+
+/// `--detectors workloads`: no test command runs; the workloads alone decide, and the overall
+/// verdict totals them.
+#[test]
+fn workloads_alone_measure_an_etip() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("wlonly");
+    let dir = e.dir.path().join("python");
+    let commits = repo(&dir, fixture_steps("python"));
+    let status = e.build_with(
+        "wlonly",
+        Language::Python,
+        &dir,
+        &commits[0],
+        &commits[1],
+        vec![workload("dedup", DEDUP)],
+    );
+    let mut c = cfg(6, false);
+    c.detectors = etip_measure::measure::Detectors::parse("workloads").unwrap();
+    let m = e.measure(&status, &c);
+    assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    assert_eq!(
+        m.classes
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["workload:dedup"],
+        "no test ran"
+    );
+    assert_eq!(m.detectors, vec!["workload:dedup".to_string()]);
+    assert_eq!(
+        m.overall
+            .as_ref()
+            .unwrap()
+            .sign_test
+            .as_ref()
+            .unwrap()
+            .direction,
+        Direction::PatchedFaster
+    );
+    // An ETIP without workloads measured with --detectors workloads has nothing to time.
+    let bare = etip_core::instance::InstanceStatus {
+        workloads: Vec::new(),
+        ..status.clone()
+    };
+    let none = e.measure(&bare, &c);
+    assert!(!none.executable);
+    assert!(
+        none.detail.unwrap().contains("carries no workload"),
+        "a clear reason"
+    );
+}
