@@ -234,7 +234,11 @@ mod tests {
             r#"[{"name":"dedup","file":"wl/dedup.py","repeat":3},{"name":"inline","script":"def workload(): pass"}]"#,
         ));
         std::fs::create_dir_all(dir.path().join("wl")).unwrap();
-        std::fs::write(dir.path().join("wl/dedup.py"), "def workload():\n    pass\n").unwrap();
+        std::fs::write(
+            dir.path().join("wl/dedup.py"),
+            "def workload():\n    pass\n",
+        )
+        .unwrap();
         let e = EtipInput::read_jsonl(&p).unwrap();
         let w = &e[0].workloads;
         assert_eq!(w[0].script.as_deref(), Some("def workload():\n    pass\n"));
@@ -245,7 +249,10 @@ mod tests {
         for (workloads, says) in [
             (r#"[{"name":"x","file":"wl/none.py"}]"#, "reading"),
             (r#"[{"name":"a b","script":"s"}]"#, "is not 1 to"),
-            (r#"[{"name":"x","script":"s","file":"wl/dedup.py"}]"#, "not both"),
+            (
+                r#"[{"name":"x","script":"s","file":"wl/dedup.py"}]"#,
+                "not both",
+            ),
             (r#"[{"name":"x","script":"s","number":3}]"#, "unknown field"),
         ] {
             std::fs::write(&p, line(workloads)).unwrap();

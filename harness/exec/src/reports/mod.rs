@@ -1,4 +1,6 @@
-//! Per-class times from the test frameworks' XML reports, read with quick-xml's streaming reader.
+//! Per-class times from the test frameworks' XML reports, read with quick-xml's streaming reader,
+//! and JMH's JSON results ([`jmh`]: one detector per benchmark and parameter set, in seconds per
+//! operation).
 //!
 //! Two formats are understood ([`ReportFormat`]):
 //!
@@ -389,6 +391,7 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, ReportError> {
     Ok(bytes)
 }
 
+pub mod jmh;
 mod parser;
 #[cfg(test)]
 mod tests;
