@@ -120,24 +120,7 @@ fn check_fixture(
 /// flag the same class in the same direction again: a systematic bias between the two sides
 /// fails, while the test flakes with probability about α² instead of α.
 fn check_aa(e: &common::Env, status: &etip_core::instance::InstanceStatus, rounds: usize) {
-    let flagged = |aa: &Measurement| -> Vec<(String, Direction)> {
-        assert!(aa.aa && aa.executable, "{:?}", aa.detail);
-        let mut out = vec![];
-        for c in aa.classes.iter().chain(aa.overall.as_ref()) {
-            if let Some(st) = &c.sign_test {
-                assert!(
-                    (0.8..=1.25).contains(&st.median_ratio),
-                    "A/A shows an effect on {}: {c:#?}",
-                    c.name
-                );
-                if st.direction != Direction::NotSignificant {
-                    out.push((c.name.clone(), st.direction));
-                }
-            }
-        }
-        out
-    };
-    let first = flagged(&e.measure(status, &config(rounds, true)));
+    let first = common::aa_flagged(&e.measure(status, &config(rounds, true)));
     if first.is_empty() {
         return;
     }
@@ -147,7 +130,7 @@ fn check_aa(e: &common::Env, status: &etip_core::instance::InstanceStatus, round
         force: true,
         ..config(rounds, true)
     };
-    let second = flagged(&e.measure(status, &fresh));
+    let second = common::aa_flagged(&e.measure(status, &fresh));
     let again: Vec<_> = first.iter().filter(|f| second.contains(f)).collect();
     assert!(
         again.is_empty(),

@@ -179,32 +179,15 @@ fn a_workload_detects_what_the_tests_do_not_and_failing_workloads_are_recorded()
 
     // A/A on the same detectors: both sides run the original tree; nothing may show an effect
     // of consequence, and a chance verdict must not repeat in an independent second run.
-    let flagged = |aa: &Measurement| -> Vec<(String, Direction)> {
-        assert!(aa.aa && aa.executable, "{:?}", aa.detail);
-        let mut out = vec![];
-        for c in aa.classes.iter().chain(aa.overall.as_ref()) {
-            if let Some(st) = &c.sign_test {
-                assert!(
-                    (0.8..=1.25).contains(&st.median_ratio),
-                    "A/A shows an effect on {}: {c:#?}",
-                    c.name
-                );
-                if st.direction != Direction::NotSignificant {
-                    out.push((c.name.clone(), st.direction));
-                }
-            }
-        }
-        out
-    };
     let aa = e.measure(&status, &cfg(rounds, true));
     assert!(
         class(&aa, "workload:dedup").sign_test.is_some(),
         "the A/A run times the workloads: {aa:#?}"
     );
-    let first = flagged(&aa);
+    let first = common::aa_flagged(&aa);
     if !first.is_empty() {
         eprintln!("A/A flagged {first:?}: running an independent second A/A");
-        let second = flagged(&e.measure(
+        let second = common::aa_flagged(&e.measure(
             &status,
             &MeasureConfig {
                 force: true,

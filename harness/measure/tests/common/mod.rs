@@ -174,3 +174,23 @@ pub fn config(rounds: usize, aa: bool) -> MeasureConfig {
         force: false,
     }
 }
+
+/// The detectors an A/A run flags, after checking that none shows an effect of consequence
+/// (median ratio within 0.8–1.25): both sides ran the original tree.
+pub fn aa_flagged(aa: &Measurement) -> Vec<(String, etip_stats::Direction)> {
+    assert!(aa.aa && aa.executable, "{:?}", aa.detail);
+    let mut out = vec![];
+    for c in aa.classes.iter().chain(aa.overall.as_ref()) {
+        if let Some(st) = &c.sign_test {
+            assert!(
+                (0.8..=1.25).contains(&st.median_ratio),
+                "A/A shows an effect on {}: {c:#?}",
+                c.name
+            );
+            if st.direction != etip_stats::Direction::NotSignificant {
+                out.push((c.name.clone(), st.direction));
+            }
+        }
+    }
+    out
+}
