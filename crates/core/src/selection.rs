@@ -8,6 +8,7 @@
 //! covering tests are the only ones that can detect the improvement.
 
 use crate::Language;
+use crate::detector::DetectorKind;
 use serde::{Deserialize, Serialize};
 
 /// The schema version of [`TestSelection`].
@@ -73,6 +74,39 @@ pub struct CoveringTest {
     pub patched: Hit,
 }
 
+/// A benchmark of the project's own suites that executes the changed code: an asv benchmark
+/// (one per parameter combination) or a test using pytest-benchmark's `benchmark` fixture. Each is
+/// one detector of `etip measure` (`--detectors suites`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteBenchmark {
+    /// [`DetectorKind::Asv`] or [`DetectorKind::PytestBenchmark`].
+    pub kind: DetectorKind,
+    /// asv's name (`bench_text.TimeText.time_dedup`, with `(10, 'a')` for a parameter
+    /// combination); pytest's node id for a pytest-benchmark test.
+    pub name: String,
+    /// asv: the benchmark folder, relative to the tree (`benchmarks`); empty for pytest.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub dir: String,
+    /// asv: the module in that folder (`bench_text`, `sub.bench`); empty for pytest.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub module: String,
+    /// asv: the attribute path in the module (`TimeText.time_dedup`); empty for pytest.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub target: String,
+    /// asv: the index of the parameter combination in `itertools.product(*params)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<usize>,
+    pub original: Hit,
+    pub patched: Hit,
+}
+
+impl SuiteBenchmark {
+    /// The detector name measurements give it (`asv:<name>`, `pytest_benchmark:<node id>`).
+    pub fn detector(&self) -> String {
+        format!("{}:{}", self.kind.as_str(), self.name)
+    }
+}
+
 /// The selection run of one version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VersionRun {
@@ -127,6 +161,12 @@ pub struct TestSelection {
     /// Notes a reader should know (fallbacks taken, module-level changes).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The benchmarks of the project's own suites that cover the change, sorted by detector.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites: Vec<SuiteBenchmark>,
+    /// The names of the suites' benchmarks that ran and cover nothing of the change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites_not_covering: Vec<String>,
 }
 
 impl TestSelection {
@@ -168,6 +208,8 @@ mod tests {
             savings: None,
             secs: 1.5,
             notes: Vec::new(),
+            suites: Vec::new(),
+            suites_not_covering: Vec::new(),
         };
         let text = serde_json::to_string(&s).unwrap();
         assert!(text.contains("\"outcome\":\"selected\""), "{text}");
@@ -175,5 +217,40 @@ mod tests {
         assert_eq!(back, s);
         assert_eq!(back.tests(), ["tests/test_a.py::test_b"]);
         assert!(back.covering[0].original.any() && !back.covering[0].patched.any());
+        assert!(
+            !text.contains("suites"),
+            "test-only selections keep their shape: {text}"
+        );
+    }
+
+    #[test]
+    fn suite_benchmarks_name_their_detectors() {
+        let b = SuiteBenchmark {
+            kind: DetectorKind::Asv,
+            name: "bench_text.TimeText.time_dedup(100)".into(),
+            dir: "benchmarks".into(),
+            module: "bench_text".into(),
+            target: "TimeText.time_dedup".into(),
+            params: Some(0),
+            original: Hit::default(),
+            patched: Hit::default(),
+        };
+        assert_eq!(b.detector(), "asv:bench_text.TimeText.time_dedup(100)");
+        let text = serde_json::to_string(&b).unwrap();
+        assert_eq!(serde_json::from_str::<SuiteBenchmark>(&text).unwrap(), b);
+        let p = SuiteBenchmark {
+            kind: DetectorKind::PytestBenchmark,
+            name: "tests/test_speed.py::test_dedup".into(),
+            dir: String::new(),
+            module: String::new(),
+            target: String::new(),
+            params: None,
+            ..b
+        };
+        assert_eq!(
+            p.detector(),
+            "pytest_benchmark:tests/test_speed.py::test_dedup"
+        );
+        assert!(!serde_json::to_string(&p).unwrap().contains("module"));
     }
 }

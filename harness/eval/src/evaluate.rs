@@ -381,8 +381,14 @@ fn judge(
             Some(format!("{who}: {} ({:?})", s.detail, s.reason)),
         );
     }
-    let cand = pair(rounds, 1);
-    let gold = pair(rounds, 2);
+    let all = pair(rounds, 1);
+    if let Some(broken) = broken_detector(&all) {
+        result.pass_fraction = Some(1.0);
+        return finish(result, Category::TestsFail, Some(broken));
+    }
+    // Rules §3.9: an ETIP with workloads or suite benchmarks is judged on those.
+    let (cand, judged_on) = performance_rounds(&all);
+    let gold = performance_rounds(&pair(rounds, 2)).0;
     let (classes, overall) = match verdict::verdicts(&cand, &cfg.measure.verdict) {
         Ok(v) => v,
         Err(e) => {
@@ -425,7 +431,10 @@ fn judge(
         result.gold_speedup = Some(b / r);
     }
     // Rules §3.8: the candidate's (and the reference's) reports held against the wall time.
-    let timed = consistency::timed_classes(&classes);
+    let timed = match verdict::verdicts(&all, &cfg.measure.verdict) {
+        Ok((every, _)) => consistency::timed_classes(&every),
+        Err(_) => consistency::timed_classes(&classes),
+    };
     let tolerance = cfg.measure.verdict.timing;
     result.timing = [(1, SIDES[1]), (2, SIDES[2])]
         .into_iter()
@@ -475,6 +484,12 @@ fn judge(
     } else {
         Category::CorrectNotFaster
     };
+    let words = match judged_on {
+        JudgedOn::Tests => words,
+        JudgedOn::Workloads(n) => format!(
+            "{words}; judged on the ETIP's {n} workload(s) and suite benchmark(s), the tests passing as the correctness gate"
+        ),
+    };
     let mut words = if floored > 0 {
         format!(
             "{words}; {floored} run(s) reported 0 s, below the report's resolution of {:.0} ms, are counted at the resolution (the speedups are lower bounds)",
@@ -496,6 +511,78 @@ fn judge(
         ));
     }
     finish(result, c, Some(words))
+}
+
+/// What an evaluation's speed verdict is judged on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JudgedOn {
+    /// The test classes (JETO's protocol).
+    Tests,
+    /// This many workloads and suite benchmarks (SWE-fficiency's and GSO's protocol).
+    Workloads(usize),
+}
+
+/// The rounds as the speed verdict reads them (rules §3.9): when the ETIP has workloads or suite
+/// benchmarks, those alone (the workload is what is timed, the tests are the correctness gate);
+/// else its test classes.
+pub(crate) fn performance_rounds(rounds: &[RoundResult]) -> (Vec<RoundResult>, JudgedOn) {
+    let names: std::collections::BTreeSet<&str> = rounds
+        .iter()
+        .flat_map(|r| &r.sides)
+        .flat_map(|s| &s.classes)
+        .filter(|c| !c.kind.is_test())
+        .map(|c| c.name.as_str())
+        .collect();
+    if names.is_empty() {
+        return (rounds.to_vec(), JudgedOn::Tests);
+    }
+    let only = rounds
+        .iter()
+        .map(|r| RoundResult {
+            summary: r.summary.clone(),
+            sides: r
+                .sides
+                .iter()
+                .map(|s| protocol::SideResult {
+                    classes: s
+                        .classes
+                        .iter()
+                        .filter(|c| !c.kind.is_test())
+                        .cloned()
+                        .collect(),
+                    ..s.clone()
+                })
+                .collect(),
+        })
+        .collect();
+    (only, JudgedOn::Workloads(names.len()))
+}
+
+/// A workload or suite benchmark that ran on the original in every round but failed on the
+/// candidate: the candidate broke what the benchmark times (SWE-fficiency counts a workload that
+/// no longer runs as a failed task). `rounds` are `[original, candidate]` pairs.
+pub(crate) fn broken_detector(rounds: &[RoundResult]) -> Option<String> {
+    let mut original_ok: std::collections::BTreeMap<&str, bool> = Default::default();
+    for r in rounds {
+        for c in r.sides.first().into_iter().flat_map(|s| &s.classes) {
+            if !c.kind.is_test() {
+                *original_ok.entry(c.name.as_str()).or_insert(true) &= c.passed;
+            }
+        }
+    }
+    rounds.iter().find_map(|r| {
+        r.sides.get(1)?.classes.iter().find_map(|c| {
+            let broken =
+                !c.kind.is_test() && !c.passed && original_ok.get(c.name.as_str()) == Some(&true);
+            broken.then(|| {
+                format!(
+                    "{} runs on the original but fails on the candidate: {}",
+                    c.name,
+                    etip_measure::workload::headline(c.error.as_deref().unwrap_or("failed"))
+                )
+            })
+        })
+    })
 }
 
 /// Replaces times of 0 (below the report's `resolution`) by the resolution; returns how many.

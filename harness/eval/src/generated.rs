@@ -20,9 +20,10 @@ use crate::evaluate::{
 use crate::patch;
 use crate::predictions::Prediction;
 use etip_build::instance::InstanceSpec;
+use etip_core::detector::Workload;
 use etip_core::instance::InstanceStatus;
 use etip_exec::executor::{Executor, Session, SessionRequest};
-use etip_measure::measure::{self, MeasureConfig, Tests};
+use etip_measure::measure::{self, Detectors, MeasureConfig, Tests};
 use etip_measure::protocol::{self, Plan, SidePlan, Stop};
 use etip_measure::{consistency, verdict};
 use etip_records::measure::NotExecutable;
@@ -56,6 +57,9 @@ pub fn evaluate_test(
         if let Some(p) = &test.patch {
             let _ = std::fs::write(dir.join("patch.diff"), p);
         }
+    }
+    if let Some(script) = test.workload.as_deref() {
+        return evaluate_workload(executor, status, script, cfg, log_dir, progress, result);
     }
     let Some(text) = test.patch.as_deref().filter(|p| !p.trim().is_empty()) else {
         return finish(result, TestCategory::NotGenerated, "no test patch".into());
@@ -141,6 +145,110 @@ pub fn evaluate_test(
         &|_| false,
         &Rounds(progress),
     );
+    judge(result, &run.rounds, run.stop, &mcfg)
+}
+
+/// The name a generated workload's detector has (`workload:generated`).
+pub const GENERATED_WORKLOAD: &str = "generated";
+
+/// Evaluates a generated workload: timed on the original and the reference trees (nothing is
+/// applied), each run in a fresh process per round and version as an ETIP's own workloads are;
+/// a failure on either side is `fails_on_original` / `fails_on_reference`, else the verdicts
+/// decide `detector` or `not_detecting`.
+fn evaluate_workload(
+    executor: &dyn Executor,
+    status: &InstanceStatus,
+    script: &str,
+    cfg: &EvalConfig,
+    log_dir: Option<&Path>,
+    progress: &dyn EvalProgress,
+    result: TaskResult,
+) -> TaskResult {
+    if let Some(dir) = log_dir {
+        let _ = std::fs::write(dir.join("workload.py"), script);
+    }
+    let workload = Workload {
+        name: GENERATED_WORKLOAD.into(),
+        script: Some(script.to_string()),
+        file: None,
+        repeat: None,
+    };
+    if let Some(why) = workload.problem() {
+        return finish(result, TestCategory::Malformed, why);
+    }
+    if status.language != etip_core::Language::Python {
+        return finish(
+            result,
+            TestCategory::Error,
+            "workloads of Java ETIPs are not supported yet".into(),
+        );
+    }
+    if !status.runnable() {
+        let why = status.not_runnable_reason();
+        return finish(
+            result,
+            TestCategory::Error,
+            format!("the instance was not built: {why}"),
+        );
+    }
+    let with = InstanceStatus {
+        workloads: vec![workload],
+        ..status.clone()
+    };
+    let mcfg = MeasureConfig {
+        detectors: Detectors {
+            tests: false,
+            workloads: true,
+            suites: false,
+        },
+        ..cfg.measure.clone()
+    };
+    let mut plan = measure::plan(&with, &mcfg, executor.name());
+    plan.log_dir = log_dir.map(Path::to_path_buf);
+    for (i, side) in plan.sides.iter_mut().enumerate() {
+        // Untrusted code: a container of its own, like a generated test's.
+        side.session.label = format!("{}-with-workload", TEST_SIDES[i]);
+        side.session.private = true;
+    }
+    progress.stage("timing the workload on original and reference");
+    let mut sink = LogSink(log_dir.map(|d| d.join("rounds.jsonl")));
+    if let Some(p) = &sink.0 {
+        let _ = std::fs::remove_file(p);
+    }
+    let run = protocol::run(
+        executor,
+        &plan,
+        &mcfg.protocol,
+        Vec::new(),
+        &mut sink,
+        &|_| false,
+        &Rounds(progress),
+    );
+    // A workload that fails is a recorded detector, not a stop: say which side it failed on.
+    let failed = run.rounds.iter().find_map(|r| {
+        r.sides.iter().enumerate().find_map(|(i, s)| {
+            s.classes
+                .iter()
+                .find(|c| !c.passed)
+                .map(|c| (i, c.error.clone().unwrap_or_default()))
+        })
+    });
+    if run.stop.is_none()
+        && let Some((side, error)) = failed
+    {
+        let mut result = result;
+        result.orders = orders(&run.rounds, &TEST_SIDES);
+        let c = if side == 0 {
+            TestCategory::FailsOnOriginal
+        } else {
+            TestCategory::FailsOnReference
+        };
+        return finish(
+            result,
+            c,
+            etip_measure::workload::headline(&error).to_string(),
+        );
+    }
     judge(result, &run.rounds, run.stop, &mcfg)
 }
 

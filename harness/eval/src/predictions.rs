@@ -15,8 +15,12 @@ pub struct Prediction {
     /// The line of the file it was read from (1-based; 0 for `gold` and `empty`).
     pub line: usize,
     pub kind: Kind,
-    /// A generated test's classes (Java) or node ids and paths (Python) to run; empty for a patch.
+    /// A generated test's classes (Java) or node ids and paths to run; empty for a patch.
     pub classes: Vec<String>,
+    /// A generated workload (`etip eval-test`): a Python script in the shape of an ETIP's
+    /// workloads, timed on the original and the reference instead of a test patch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
 }
 
 /// Where a prediction comes from.
@@ -44,6 +48,7 @@ impl Prediction {
             line: 0,
             kind: Kind::Gold,
             classes: Vec::new(),
+            workload: None,
         }
     }
 
@@ -56,6 +61,7 @@ impl Prediction {
             line: 0,
             kind: Kind::Empty,
             classes: Vec::new(),
+            workload: None,
         }
     }
 }
@@ -67,6 +73,7 @@ struct Raw {
     model_patch: Option<String>,
     test_patch: Option<String>,
     test_classes: Option<Classes>,
+    workload: Option<String>,
 }
 
 /// `test_classes`: a list, or one comma-separated string.
@@ -113,7 +120,8 @@ pub fn parse(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
 /// Reads generated tests (`etip eval-test`): JSON lines with `instance_id`, `model_name_or_path`
 /// (the generator), `test_patch` (a unified diff adding or changing test files; blank or missing
 /// when none was generated) and `test_classes` (the classes, node ids or paths to run: a list or
-/// one comma-separated string). One test per instance and generator.
+/// one comma-separated string); or, instead of a test, `workload` (a Python workload script in
+/// the shape of an ETIP's workloads). One test or workload per instance and generator.
 pub fn parse_tests(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
     parse_as(text, Kind::Test)
 }
@@ -166,13 +174,25 @@ fn parse_as(text: &str, kind: Kind) -> Result<Vec<Prediction>, PredictionsError>
             ),
             _ => (r.model_patch, Vec::new()),
         };
+        let patch = patch.filter(|p| !p.trim().is_empty());
+        let workload = match kind {
+            Kind::Test => r.workload.filter(|w| !w.trim().is_empty()),
+            _ => None,
+        };
+        if patch.is_some() && workload.is_some() {
+            return Err(PredictionsError::Parse {
+                line,
+                detail: "give `test_patch` or `workload`, not both".into(),
+            });
+        }
         out.push(Prediction {
             instance_id,
             model,
-            patch: patch.filter(|p| !p.trim().is_empty()),
+            patch,
             line,
             kind,
             classes,
+            workload,
         });
     }
     if out.is_empty() {
@@ -232,6 +252,28 @@ mod tests {
         assert_eq!(t[1].classes, ["tests/test_x.py", "tests/test_y.py"]);
         assert!(t[2].patch.is_none() && t[2].classes.is_empty());
         assert!(t.iter().all(|p| p.kind == Kind::Test));
+        let w = parse_tests(
+            r#"{"instance_id":"a","model_name_or_path":"g","workload":"def workload():\n    pass\n"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            w[0].workload.as_deref(),
+            Some("def workload():\n    pass\n")
+        );
+        assert!(w[0].patch.is_none());
+        let both = r#"{"instance_id":"a","model_name_or_path":"g","test_patch":"--- a/x\n","workload":"x = 1"}"#;
+        assert!(
+            parse_tests(both)
+                .unwrap_err()
+                .to_string()
+                .contains("not both")
+        );
+        // An agent's prediction file carries no workload.
+        let p = parse(
+            r#"{"instance_id":"a","model_name_or_path":"m","model_patch":"x","workload":"y"}"#,
+        )
+        .unwrap();
+        assert!(p[0].workload.is_none());
     }
 
     #[test]

@@ -24,6 +24,7 @@ fn prediction(model: &str, patch: Option<String>) -> Prediction {
             Kind::Agent
         },
         classes: Vec::new(),
+        workload: None,
     }
 }
 

@@ -82,6 +82,7 @@ fn prediction(model: &str, patch: String) -> Prediction {
         line: 1,
         kind: Kind::Agent,
         classes: Vec::new(),
+        workload: None,
     }
 }
 

@@ -13,7 +13,9 @@ Two shapes of script are understood, the ones SWE-fficiency and GSO use:
    recorded beside it.
 2. A script without ``workload()``: it runs as ``__main__`` and the whole run is timed. It must
    print its own statistic (``Mean: 0.123``, or a JSON object with ``mean``), which is recorded;
-   a script that prints nothing is a failure.
+   a script that prints nothing is a failure. When the JSON object also has ``total`` (the sum
+   of the runs the script timed itself, as a benchmark framework reports it), that total is
+   etip's figure and the process's wall time is kept beside it.
 
 A workload that raises, exits non-zero or prints nothing it should is a failed detector: the
 report says so with the error, and the runner exits 1.
@@ -65,8 +67,9 @@ def split_harness(tree):
     return tree, len(dropped)
 
 
-def own_mean(text):
-    """The statistic a self-timing script printed, in seconds, or None."""
+def own_stats(text):
+    """The statistic a self-timing script printed, in seconds, or None; and the total of its timed
+    runs when its JSON object gives one (``total``), else None."""
     for line in reversed(text.splitlines()):
         line = line.strip()
         if line.startswith("{"):
@@ -75,16 +78,17 @@ def own_mean(text):
             except ValueError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("mean"), (int, float)):
-                return float(obj["mean"])
+                total = obj.get("total")
+                return float(obj["mean"]), float(total) if isinstance(total, (int, float)) else None
     m = OWN_MEAN.findall(text)
     if m:
         value, unit = m[-1]
         try:
             v = float(value)
         except ValueError:
-            return None
-        return v / 1000.0 if unit.lower() == "ms" else v
-    return None
+            return None, None
+        return (v / 1000.0 if unit.lower() == "ms" else v), None
+    return None, None
 
 
 class Tee(io.TextIOBase):
@@ -149,12 +153,18 @@ def run(args):
     finally:
         secs = time.perf_counter() - t0
         sys.stdout = old
-    mean = own_mean(tee.buf.getvalue())
+    mean, total = own_stats(tee.buf.getvalue())
     if mean is None or not math.isfinite(mean):
         entry["error"] = (
             "the script has no workload() function and printed no statistic "
             "(a line `Mean: <seconds>` or a JSON object with `mean`)"
         )
+        return entry
+    if total is not None and math.isfinite(total) and total >= 0:
+        # The script timed its own runs (a benchmark framework's rounds): their total is the
+        # figure, the process's wall time is kept beside it.
+        entry.update(passed=True, secs=total, times=[total], wall=secs,
+                     own={"statistic": "printed mean", "secs": mean}, shape="self-timed script (total)")
         return entry
     entry.update(
         passed=True,

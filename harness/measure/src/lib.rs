@@ -25,6 +25,7 @@
 pub mod consistency;
 pub mod measure;
 pub mod protocol;
+pub mod suites;
 mod testrun;
 pub mod verdict;
 pub mod workload;

@@ -22,6 +22,7 @@ use etip_build::config::BuildConfig;
 use etip_build::instance::{InstanceSpec, PYTEST_REPORT};
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::Version;
+use etip_core::selection::{SuiteBenchmark, TestSelection};
 use etip_exec::executor::{Executor, Resources};
 use etip_exec::session::{parent_of, session_request};
 use etip_records::measure::{
@@ -47,13 +48,42 @@ pub enum Tests {
     Covering(BTreeMap<String, Covering>),
 }
 
-/// The covering tests of one ETIP, as `etip select` found them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Covering {
-    /// Pytest node ids or Java test classes, sorted.
-    Tests(Vec<String>),
-    /// No test executes the changed code (the selection's detail).
-    None(String),
+/// The covering detectors of one ETIP, as `etip select` found them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Covering {
+    /// Pytest node ids or Java test classes, sorted; empty when no test executes the change.
+    pub tests: Vec<String>,
+    /// Why no test covers the change (the selection's detail), when `tests` is empty.
+    pub detail: String,
+    /// The benchmarks of the project's own suites that execute the change.
+    pub suites: Vec<SuiteBenchmark>,
+}
+
+impl Covering {
+    /// Covering tests and nothing else.
+    pub fn tests(tests: Vec<String>) -> Covering {
+        Covering {
+            tests,
+            ..Covering::default()
+        }
+    }
+
+    /// No covering test, for the reason `detail`.
+    pub fn none(detail: impl Into<String>) -> Covering {
+        Covering {
+            detail: detail.into(),
+            ..Covering::default()
+        }
+    }
+
+    /// What a usable selection (not `failed`) says covers the change.
+    pub fn from_selection(s: &TestSelection) -> Covering {
+        Covering {
+            tests: s.tests(),
+            detail: s.detail.clone().unwrap_or_default(),
+            suites: s.suites.clone(),
+        }
+    }
 }
 
 impl Tests {
@@ -71,12 +101,12 @@ impl Tests {
     pub fn describe_for(&self, id: &str) -> String {
         match self {
             Tests::Covering(map) => match map.get(id) {
-                Some(Covering::Tests(t)) => format!(
+                Some(c) if !c.tests.is_empty() => format!(
                     "covering ({} tests, {})",
-                    t.len(),
-                    &hex::encode(Sha256::digest(t.join("\n").as_bytes()))[..12]
+                    c.tests.len(),
+                    &hex::encode(Sha256::digest(c.tests.join("\n").as_bytes()))[..12]
                 ),
-                Some(Covering::None(_)) => "covering (none)".into(),
+                Some(_) => "covering (none)".into(),
                 None => "modules".into(),
             },
             other => other.describe(),
@@ -92,6 +122,10 @@ pub struct Detectors {
     pub tests: bool,
     /// The workloads the ETIP carries.
     pub workloads: bool,
+    /// The benchmarks of the project's own suites that `etip select` found covering the change
+    /// (asv, pytest-benchmark).
+    #[serde(default)]
+    pub suites: bool,
 }
 
 impl Default for Detectors {
@@ -99,25 +133,28 @@ impl Default for Detectors {
         Detectors {
             tests: true,
             workloads: true,
+            suites: true,
         }
     }
 }
 
 impl Detectors {
-    /// Reads `tests`, `workloads` or `all`, or a comma-separated list of them.
+    /// Reads `tests`, `workloads`, `suites` or `all`, or a comma-separated list of them.
     pub fn parse(text: &str) -> Result<Detectors, String> {
         let mut d = Detectors {
             tests: false,
             workloads: false,
+            suites: false,
         };
         for part in text.split(',').map(str::trim) {
             match part {
                 "tests" => d.tests = true,
                 "workloads" => d.workloads = true,
+                "suites" => d.suites = true,
                 "all" => d = Detectors::default(),
                 other => {
                     return Err(format!(
-                        "unknown detector kind {other:?} (tests, workloads or all)"
+                        "unknown detector kind {other:?} (tests, workloads, suites or all)"
                     ));
                 }
             }
@@ -125,12 +162,23 @@ impl Detectors {
         Ok(d)
     }
 
-    pub fn describe(&self) -> &'static str {
-        match (self.tests, self.workloads) {
-            (true, true) => "all",
-            (true, false) => "tests",
-            (false, true) => "workloads",
-            (false, false) => "none",
+    /// `all`, or the kinds joined by commas (`tests,workloads`), `none` for none.
+    pub fn describe(&self) -> String {
+        if *self == Detectors::default() {
+            return "all".into();
+        }
+        let kinds: Vec<&str> = [
+            (self.tests, "tests"),
+            (self.workloads, "workloads"),
+            (self.suites, "suites"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        if kinds.is_empty() {
+            "none".into()
+        } else {
+            kinds.join(",")
         }
     }
 }
@@ -236,6 +284,7 @@ pub fn run_key(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> 
         "maven_args": cfg.build.java.args,
         "detectors": cfg.detectors.describe(),
         "workloads": workloads_digest(status, cfg),
+        "suites": suites_digest(status, cfg),
         "workload_timeout": cfg.protocol.workload_timeout.as_secs(),
     });
     let text = params.to_string();
@@ -254,6 +303,18 @@ fn workloads_digest(status: &InstanceStatus, cfg: &MeasureConfig) -> Option<Stri
     Some(hex::encode(Sha256::digest(text.as_bytes()))[..16].to_string())
 }
 
+/// A digest of the suite benchmarks a run times (`None` when it times none).
+fn suites_digest(status: &InstanceStatus, cfg: &MeasureConfig) -> Option<String> {
+    let suites = suite_benchmarks(status, cfg);
+    if suites.is_empty() {
+        return None;
+    }
+    let text = serde_json::to_string(suites).unwrap_or_default();
+    let script = crate::suites::asv_script(&suites[0])
+        + &crate::suites::pytest_benchmark_script(&suites[0], 0);
+    Some(hex::encode(Sha256::digest((text + &script).as_bytes()))[..16].to_string())
+}
+
 /// The tests a configuration runs for one instance (see [`Tests`]).
 pub fn selection(status: &InstanceStatus, spec: &InstanceSpec, cfg: &MeasureConfig) -> Selection {
     match &cfg.tests {
@@ -261,15 +322,15 @@ pub fn selection(status: &InstanceStatus, spec: &InstanceSpec, cfg: &MeasureConf
         Tests::All => Selection::All,
         Tests::Classes(c) => Selection::Classes(c.clone()),
         Tests::Covering(map) => match map.get(&status.id) {
-            Some(Covering::Tests(t)) => Selection::ClassesIn {
+            Some(c) if !c.tests.is_empty() => Selection::ClassesIn {
                 modules: match spec.default_selection() {
                     Selection::Modules(m) => m,
                     _ => Vec::new(),
                 },
-                classes: t.clone(),
+                classes: c.tests.clone(),
             },
             // Not measured (measure_one stops first) or not selected: the default.
-            Some(Covering::None(_)) | None => spec.default_selection(),
+            Some(_) | None => spec.default_selection(),
         },
     }
 }
@@ -314,10 +375,15 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
                 cfg.resources,
             ),
             command: times_tests(status, cfg).then(|| spec.test_command(v, &selection, &report)),
-            workloads: if cfg.detectors.workloads {
-                workload_runs(status, spec.version(v).tree.as_str())
-            } else {
-                Vec::new()
+            workloads: {
+                let tree = spec.version(v).tree.as_str();
+                let mut runs = if cfg.detectors.workloads {
+                    workload_runs(status, tree)
+                } else {
+                    Vec::new()
+                };
+                runs.extend(crate::suites::runs(suite_benchmarks(status, cfg), tree));
+                runs
             },
         }
     };
@@ -388,12 +454,12 @@ pub fn measure_one(
                 NotExecutable::NoTests,
                 "the ETIP carries no workload and --detectors leaves the tests out",
             ))
-        } else if let Tests::Covering(map) = &cfg.tests
-            && let Some(Covering::None(detail)) = map.get(&status.id)
+        } else if let Some(c) = covering(status, cfg)
+            && c.tests.is_empty()
         {
             Some(Stop::new(
                 NotExecutable::NoCoveringTests,
-                format!("etip select: {detail}"),
+                format!("etip select: {}", c.detail),
             ))
         } else {
             None
@@ -522,20 +588,38 @@ fn write_commands(dir: &std::path::Path, plan: &Plan) {
     let _ = std::fs::write(dir.join("commands.sh"), text);
 }
 
-/// Whether a run times workloads of this instance.
+/// Whether a run times workloads or suite benchmarks of this instance.
 fn has_workloads(status: &InstanceStatus, cfg: &MeasureConfig) -> bool {
-    cfg.detectors.workloads
+    let own = cfg.detectors.workloads
         && !status.workloads.is_empty()
-        && status.language == etip_core::Language::Python
+        && status.language == etip_core::Language::Python;
+    own || !suite_benchmarks(status, cfg).is_empty()
 }
 
 /// Whether a run times tests of this instance: asked for, and some cover the change (with
 /// `--tests covering`, an ETIP that `etip select` found no covering test for is timed by its
 /// workloads alone).
 fn times_tests(status: &InstanceStatus, cfg: &MeasureConfig) -> bool {
-    let uncovered = matches!(&cfg.tests, Tests::Covering(map)
-        if matches!(map.get(&status.id), Some(Covering::None(_))));
+    let uncovered = covering(status, cfg).is_some_and(|c| c.tests.is_empty());
     cfg.detectors.tests && !uncovered
+}
+
+/// What `etip select` found covering this instance, when the run uses a selection.
+fn covering<'a>(status: &InstanceStatus, cfg: &'a MeasureConfig) -> Option<&'a Covering> {
+    match &cfg.tests {
+        Tests::Covering(map) => map.get(&status.id),
+        _ => None,
+    }
+}
+
+/// The suite benchmarks a run times for this instance (`--detectors suites`, Python).
+fn suite_benchmarks<'a>(status: &InstanceStatus, cfg: &'a MeasureConfig) -> &'a [SuiteBenchmark] {
+    match covering(status, cfg) {
+        Some(c) if cfg.detectors.suites && status.language == etip_core::Language::Python => {
+            &c.suites
+        }
+        _ => &[],
+    }
 }
 
 /// The workloads of an instance as one version runs them: the version's interpreter in its tree.
@@ -546,11 +630,7 @@ fn workload_runs(status: &InstanceStatus, tree: &str) -> Vec<WorkloadRun> {
     status
         .workloads
         .iter()
-        .map(|w| WorkloadRun {
-            workload: w.clone(),
-            python: "python".into(),
-            cwd: tree.to_string(),
-        })
+        .map(|w| WorkloadRun::own(w.clone(), "python", tree))
         .collect()
 }
 

@@ -114,13 +114,37 @@ pub struct SidePlan {
 
 /// A workload as one side runs it: etip's runner (`scripts/etip_workload.py`) and the script,
 /// put into the session before the first round, run by the version's interpreter in its tree.
+/// A benchmark of the project's own suites runs the same way, as a script etip writes for it
+/// ([`crate::suites`]).
 #[derive(Debug, Clone)]
 pub struct WorkloadRun {
     pub workload: Workload,
+    /// [`DetectorKind::Workload`], or the suite the benchmark comes from.
+    pub kind: DetectorKind,
     /// The interpreter, found on the session's `PATH` (the version's virtual environment).
     pub python: String,
     /// Working directory: the version's tree.
     pub cwd: String,
+}
+
+impl WorkloadRun {
+    /// An ETIP's own workload.
+    pub fn own(workload: Workload, python: impl Into<String>, cwd: impl Into<String>) -> Self {
+        WorkloadRun {
+            workload,
+            kind: DetectorKind::Workload,
+            python: python.into(),
+            cwd: cwd.into(),
+        }
+    }
+
+    /// The detector's name in measurements (`workload:<name>`, `asv:<name>`, ...).
+    pub fn detector(&self) -> String {
+        match self.kind {
+            DetectorKind::Workload => self.workload.detector(),
+            kind => format!("{}:{}", kind.as_str(), self.workload.name),
+        }
+    }
 }
 
 /// etip's workload runner, put into every session that times a workload.

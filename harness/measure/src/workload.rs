@@ -9,7 +9,6 @@
 //! detectors' measurement (tests are the correctness gate; a workload is evidence of speed).
 
 use crate::protocol::{ClassTime, RUNNER_FILE, SidePlan, WORKLOAD_RUNNER, WorkloadRun};
-use etip_core::detector::DetectorKind;
 use etip_exec::executor::{CommandRequest, ExecError, Session};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -63,7 +62,7 @@ impl State {
         let mut out = Vec::with_capacity(side.workloads.len());
         let placed = self.placed.get(i).map(Vec::as_slice).unwrap_or_default();
         for (j, (w, at)) in side.workloads.iter().zip(placed).enumerate() {
-            let name = w.workload.detector();
+            let name = w.detector();
             if let Some(why) = self.failed.get(&name) {
                 out.push(WorkloadResult {
                     class: failed_class(w, why.clone()),
@@ -109,10 +108,10 @@ pub const NOT_RUN_AGAIN: &str = "not run again: ";
 
 fn failed_class(w: &WorkloadRun, error: String) -> ClassTime {
     ClassTime {
-        name: w.workload.detector(),
+        name: w.detector(),
         secs: 0.0,
         passed: false,
-        kind: DetectorKind::Workload,
+        kind: w.kind,
         error: Some(error),
         own: None,
     }
@@ -132,15 +131,16 @@ fn put_inputs(
         .map(|(d, _)| d.to_string())
         .unwrap_or_default();
     let mut placed = Vec::with_capacity(workloads.len());
-    for w in workloads {
+    // Files by position: suite benchmarks' names hold characters a file name should not.
+    for (j, w) in workloads.iter().enumerate() {
         let script = session.put_file(
-            &format!("workload-{}.py", w.workload.name),
+            &format!("workload-{j}.py"),
             w.workload.script.as_deref().unwrap_or_default().as_bytes(),
         )?;
         placed.push(Placed {
             runner: runner.clone(),
             script,
-            report: format!("{folder}/workload-{}.json", w.workload.name),
+            report: format!("{folder}/workload-{j}.json"),
         });
     }
     Ok(placed)
@@ -186,7 +186,7 @@ pub fn command(w: &WorkloadRun, placed: &Placed, timeout: Duration) -> CommandRe
             w.python.clone(),
             placed.runner.clone(),
             "--name".into(),
-            w.workload.name.clone(),
+            w.detector(),
             "--repeat".into(),
             w.workload.repeat().to_string(),
             "--out".into(),
@@ -264,10 +264,10 @@ fn run_once(
     };
     Ok(WorkloadResult {
         class: ClassTime {
-            name: w.workload.detector(),
+            name: w.detector(),
             secs,
             passed: true,
-            kind: DetectorKind::Workload,
+            kind: w.kind,
             error: None,
             own: entry.own.map(|o| o.secs).filter(|s| s.is_finite()),
         },
@@ -310,16 +310,16 @@ mod tests {
 
     #[test]
     fn the_command_runs_the_runner_on_the_script_in_the_tree() {
-        let w = WorkloadRun {
-            workload: etip_core::detector::Workload {
+        let w = WorkloadRun::own(
+            etip_core::detector::Workload {
                 name: "dedup".into(),
                 script: Some("def workload(): pass".into()),
                 file: None,
                 repeat: Some(3),
             },
-            python: "python".into(),
-            cwd: "/work/original".into(),
-        };
+            "python",
+            "/work/original",
+        );
         let placed = Placed {
             runner: "/tmp/etip-in/etip_workload.py".into(),
             script: "/tmp/etip-in/workload-dedup.py".into(),
@@ -328,7 +328,7 @@ mod tests {
         let c = command(&w, &placed, Duration::from_secs(5));
         assert_eq!(
             c.argv.join(" "),
-            "python /tmp/etip-in/etip_workload.py --name dedup --repeat 3 --out \
+            "python /tmp/etip-in/etip_workload.py --name workload:dedup --repeat 3 --out \
              /tmp/etip-in/workload-dedup.json /tmp/etip-in/workload-dedup.py"
         );
         assert_eq!(c.cwd, "/work/original");

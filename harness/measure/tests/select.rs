@@ -109,11 +109,8 @@ fn python_selection_keeps_the_covering_test_and_measure_times_only_it() {
     let rounds = 10;
     let mut covering = config(rounds, false);
     covering.tests = Tests::Covering(BTreeMap::from([
-        ("py-dedup".to_string(), Covering::Tests(s.tests())),
-        (
-            "py-uncovered".to_string(),
-            Covering::None(none.detail.clone().unwrap()),
-        ),
+        ("py-dedup".to_string(), Covering::from_selection(&s)),
+        ("py-uncovered".to_string(), Covering::from_selection(&none)),
     ]));
     let m = e.measure(&dedup, &covering);
     assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);

@@ -16,6 +16,9 @@
 //!    of a changed function's body ([`code::hit`]); tests that fail in a selection run are left
 //!    out.
 //!
+//! 5. Python: the project's own suites, asv benchmarks and pytest-benchmark tests, are selected
+//!    by the same rule ([`suites`]).
+//!
 //! The result ([`TestSelection`]) keeps, per covering test, the changed functions and lines it
 //! hit in each version, plus the tests that cover nothing, the runs' times and the estimated
 //! savings per round. Its `key` (image layers, test arguments, rules, helper script) lets a re-run
@@ -26,6 +29,7 @@ pub mod code;
 pub mod coverage_py;
 pub mod java;
 pub mod python;
+pub mod suites;
 
 use changes::Range;
 use etip_build::config::BuildConfig;
@@ -76,6 +80,7 @@ pub fn selection_key(status: &InstanceStatus, cfg: &SelectConfig) -> String {
         "maven_args": cfg.build.java.args,
         "rules": SELECT_RULES_VERSION,
         "script": hex::encode(Sha256::digest(SELECT_SCRIPT.as_bytes())),
+        "suites": hex::encode(Sha256::digest(suites::SUITES_SCRIPT.as_bytes())),
     });
     hex::encode(Sha256::digest(params.to_string().as_bytes()))
 }
@@ -96,6 +101,8 @@ fn failed(status: &InstanceStatus, key: &str, detail: String, secs: f64) -> Test
         savings: None,
         secs,
         notes: Vec::new(),
+        suites: Vec::new(),
+        suites_not_covering: Vec::new(),
     }
 }
 
@@ -385,7 +392,26 @@ impl<'a> Selector<'a> {
         for (r, c) in runs.iter_mut().zip(&code) {
             r.run.changed = c.files.clone();
         }
-        Ok(self.decide(runs, &code))
+        // 3. Python: the project's own suites, run in the same sessions.
+        let mut suite_runs = Vec::new();
+        let mut suite_notes = Vec::new();
+        if lang == Language::Python {
+            for i in 0..self.sides.len() {
+                match self.suite_run(i, &changed) {
+                    Ok(r) => suite_runs.push(r),
+                    Err(e) => {
+                        suite_notes.push(format!(
+                            "the project's benchmark suites were not selected: {e}"
+                        ));
+                        suite_runs.clear();
+                        break;
+                    }
+                }
+            }
+        }
+        let mut sel = self.decide(runs, &code, &suite_runs);
+        sel.notes.extend(suite_notes);
+        Ok(sel)
     }
 
     /// The functions of the Python files `files` in side `i` (`etip_select.py ranges`).
@@ -644,7 +670,12 @@ impl<'a> Selector<'a> {
     }
 
     /// The covering tests (see the module documentation) and the record.
-    fn decide(&self, runs: Vec<CoverageRun>, code: &[code::VersionCode]) -> TestSelection {
+    fn decide(
+        &self,
+        runs: Vec<CoverageRun>,
+        code: &[code::VersionCode],
+        suite_runs: &[suites::SuiteRun],
+    ) -> TestSelection {
         let lang = self.status.language;
         let mut tests: BTreeSet<&String> = BTreeSet::new();
         for r in &runs {
@@ -680,6 +711,7 @@ impl<'a> Selector<'a> {
         let mut covering = Vec::new();
         let mut failing = Vec::new();
         let mut not_covering = 0;
+        let mut uncovered = Vec::new();
         for t in tests {
             let hits: Vec<Hit> = runs
                 .iter()
@@ -688,6 +720,7 @@ impl<'a> Selector<'a> {
                 .collect();
             if !hits.iter().any(Hit::any) {
                 not_covering += 1;
+                uncovered.push(t.clone());
                 continue;
             }
             let (class, fails) = match lang {
@@ -717,6 +750,15 @@ impl<'a> Selector<'a> {
                 etip_core::clip::clip(&failing.join(" "), 600)
             ));
         }
+        let (suites, suites_not_covering) = if suite_runs.len() == runs.len() {
+            let cov: Vec<(String, Hit, Hit)> = covering
+                .iter()
+                .map(|c| (c.test.clone(), c.original.clone(), c.patched.clone()))
+                .collect();
+            suites::decide(suite_runs, code, &cov, &uncovered, &mut notes)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let reports: Vec<reports::Report> = runs.iter().map(|r| r.report.clone()).collect();
         let savings = code::savings(lang, &covering, &reports);
         let outcome = if covering.is_empty() {
@@ -756,6 +798,8 @@ impl<'a> Selector<'a> {
             savings: Some(savings),
             secs: 0.0,
             notes,
+            suites,
+            suites_not_covering,
         }
     }
 }

@@ -102,8 +102,10 @@ pub struct Args {
     #[arg(long, default_value = "auto")]
     tests: String,
     /// Which kinds of detector are timed: `tests`, `workloads` (the scripts the ETIP carries,
-    /// each in a fresh process per round and version), or `all` (default: everything the ETIP
-    /// has); a comma-separated list works too.
+    /// each in a fresh process per round and version), `suites` (the asv benchmarks and
+    /// pytest-benchmark tests `etip select` found executing the changed code; needs
+    /// --selection), or `all` (default: everything the ETIP has); a comma-separated list works
+    /// too.
     #[arg(long, default_value = "all", value_parser = |s: &str| Detectors::parse(s))]
     detectors: Detectors,
     /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto.

@@ -91,6 +91,7 @@ fn summary(results: &[TestSelection], format: OutputFormat) -> anyhow::Result<St
         ("outcome", Align::Left),
         ("covering", Align::Right),
         ("tests", Align::Right),
+        ("suites", Align::Right),
         ("secs/round all", Align::Right),
         ("secs/round selected", Align::Right),
         ("selection secs", Align::Right),
@@ -103,6 +104,11 @@ fn summary(results: &[TestSelection], format: OutputFormat) -> anyhow::Result<St
             s.outcome.as_str().into(),
             s.covering.len().to_string(),
             sv.map_or("-".into(), |v| v.tests_all.to_string()),
+            format!(
+                "{}/{}",
+                s.suites.len(),
+                s.suites.len() + s.suites_not_covering.len()
+            ),
             num(sv.map(|v| v.secs_all), 2),
             num(sv.map(|v| v.secs_selected), 2),
             format!("{:.1}", s.secs),
@@ -113,7 +119,8 @@ fn summary(results: &[TestSelection], format: OutputFormat) -> anyhow::Result<St
     if format != OutputFormat::Json {
         out.push_str(
             "\ncovering: tests that execute the changed code in either version; tests: tests run \
-             (mean of the two versions); secs/round: the tests' own times in the coverage runs \
+             (mean of the two versions); suites: the covering benchmarks of the project's asv and \
+             pytest-benchmark suites, of those that ran; secs/round: the tests' own times in the coverage runs \
              (Python: each test's, Java: whole classes), so compare the two columns, not with a \
              timed round\n",
         );

@@ -111,7 +111,7 @@ fn from_file(
 
 /// The key of everything that shapes a result: a stored result with another key is evaluated again.
 pub(super) fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> String {
-    let params = serde_json::json!({
+    let mut params = serde_json::json!({
         "patch": p.patch,
         "kind": format!("{:?}", p.kind),
         "classes": p.classes,
@@ -129,5 +129,13 @@ pub(super) fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> 
         "tests": cfg.measure.tests.describe(),
         "fresh_rounds": cfg.measure.protocol.fresh_rounds,
     });
+    // Added only when present, so the keys of test-only results stay what they were.
+    if let Some(w) = &p.workload {
+        params["workload"] = w.as_str().into();
+    }
+    if !status.workloads.is_empty() {
+        params["workloads"] = serde_json::to_value(&status.workloads).unwrap_or_default();
+        params["workload_timeout"] = cfg.measure.protocol.workload_timeout.as_secs().into();
+    }
     hex::encode(Sha256::digest(params.to_string().as_bytes()))
 }

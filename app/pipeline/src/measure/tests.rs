@@ -38,10 +38,7 @@ pub(super) fn covering(
             .filter(|s| s.outcome != SelectionOutcome::Failed);
         match usable {
             Some(s) if s.outcome == SelectionOutcome::NoCoveringTests => {
-                map.insert(
-                    st.id.clone(),
-                    Covering::None(s.detail.clone().unwrap_or_default()),
-                );
+                map.insert(st.id.clone(), Covering::from_selection(s));
             }
             Some(s) => {
                 if s.image != st.image {
@@ -52,7 +49,7 @@ pub(super) fn covering(
                         st.image.as_deref().unwrap_or("-")
                     ));
                 }
-                map.insert(st.id.clone(), Covering::Tests(s.tests()));
+                map.insert(st.id.clone(), Covering::from_selection(s));
             }
             None if strict => {
                 let why = selections

@@ -1,0 +1,212 @@
+//! The project's own benchmark suites as detectors, on the real Docker engine: the Python
+//! fixture with an asv suite (`asv.conf.json`, `benchmarks/`) and pytest-benchmark tests, whose
+//! dedup ETIP (a quadratic `dedup` made linear) changes what one benchmark of each suite runs.
+//! `etip select` keeps the benchmarks that execute the changed code (per parameter combination
+//! for asv) and names the others; `etip measure --detectors suites` times each selected one in a
+//! fresh process per round and version and sees the improvement; an A/A run flags nothing.
+//!
+//! pytest-benchmark is the project's declared test dependency, installed by the env layer from
+//! PyPI as of the commit's date (as for any real project); asv itself is never installed: etip
+//! runs asv's benchmarks by asv's rules in the ETIP's own environment.
+
+mod common;
+
+use common::{SERIAL, Step, config, env, fixture_steps, repo};
+use etip_build::config::BuildConfig;
+use etip_core::Language;
+use etip_core::detector::DetectorKind;
+use etip_core::selection::SelectionOutcome;
+use etip_exec::executor::Resources;
+use etip_measure::measure::{Covering, Detectors, MeasureConfig, Tests};
+use etip_records::measure::{ClassRecord, Measurement};
+use etip_select::{SelectConfig, select_one};
+use etip_stats::Direction;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const ASV_CONF: &str = r#"{
+    // asv reads its configuration leniently: comments and trailing commas are allowed.
+    "version": 1,
+    "project": "textutil",
+    "benchmark_dir": "benchmarks",
+    "environment_type": "existing",
+}
+"#;
+
+const ASV_BENCH: &str = r#"from textutil import dedup, join
+
+
+class TimeDedup:
+    params = [2000, 4000]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.values = [(i * 7919) % (n // 2) for i in range(n)]
+
+    def time_dedup(self, n):
+        dedup(self.values)
+
+
+def time_join():
+    join(["part%d" % i for i in range(20000)], ",")
+"#;
+
+const SPEED_TESTS: &str = r#"from textutil import dedup, join
+
+
+def test_dedup_speed(benchmark):
+    values = [(i * 7919) % 2000 for i in range(4000)]
+    out = benchmark(dedup, values)
+    assert len(out) == 2000
+
+
+def test_join_speed(benchmark):
+    parts = ["part%d" % i for i in range(20000)]
+    assert benchmark(join, parts, ",").startswith("part0,")
+"#;
+
+fn suite_files() -> Step<'static> {
+    let pyproject =
+        std::fs::read_to_string(etip_testkit::fixtures().join("python/1-original/pyproject.toml"))
+            .unwrap();
+    Step::Files(vec![
+        (
+            "pyproject.toml",
+            format!(
+                "{pyproject}\n[project.optional-dependencies]\ntest = [\"pytest-benchmark\"]\n"
+            ),
+        ),
+        ("asv.conf.json", ASV_CONF.into()),
+        ("benchmarks/__init__.py", String::new()),
+        ("benchmarks/bench_text.py", ASV_BENCH.into()),
+        ("tests/test_speed.py", SPEED_TESTS.into()),
+    ])
+}
+
+fn class<'a>(m: &'a Measurement, name: &str) -> &'a ClassRecord {
+    m.classes
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no detector {name} in {:#?}", m.classes))
+}
+
+fn direction(m: &Measurement, name: &str) -> Direction {
+    class(m, name)
+        .sign_test
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name} has no verdict: {:#?}", class(m, name)))
+        .direction
+}
+
+const ASV_SMALL: &str = "asv:bench_text.TimeDedup.time_dedup(2000)";
+const ASV_LARGE: &str = "asv:bench_text.TimeDedup.time_dedup(4000)";
+const PB_DEDUP: &str = "pytest_benchmark:tests/test_speed.py::test_dedup_speed";
+
+#[test]
+fn suite_benchmarks_covering_the_change_are_selected_and_see_the_improvement() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("suites");
+    let dir = e.dir.path().join("python");
+    let mut steps = fixture_steps("python");
+    steps.insert(1, suite_files());
+    let c = repo(&dir, steps);
+    let status = e.build("py-suites", Language::Python, &dir, &c[1], &c[2]);
+
+    let cfg = SelectConfig {
+        build: BuildConfig::default(),
+        resources: Resources::default(),
+        timeout: Duration::from_secs(600),
+        work: e.dir.path().join("select"),
+        force: false,
+    };
+    let s = select_one(&e.executor, &status, &cfg, None);
+    assert_eq!(s.outcome, SelectionOutcome::Selected, "{s:#?}");
+    let names: Vec<String> = s.suites.iter().map(|b| b.detector()).collect();
+    assert_eq!(names, [ASV_SMALL, ASV_LARGE, PB_DEDUP], "{s:#?}");
+    assert_eq!(
+        s.suites_not_covering,
+        [
+            "asv:bench_text.time_join",
+            "pytest_benchmark:tests/test_speed.py::test_join_speed"
+        ],
+        "{s:#?}"
+    );
+    let asv = &s.suites[0];
+    assert_eq!(asv.kind, DetectorKind::Asv);
+    assert_eq!(
+        (asv.dir.as_str(), asv.module.as_str(), asv.target.as_str()),
+        ("benchmarks", "bench_text", "TimeDedup.time_dedup")
+    );
+    assert_eq!(asv.params, Some(0));
+    assert_eq!(asv.original.functions, ["textutil.dedup"]);
+    assert_eq!(asv.patched.functions, ["textutil.dedup"]);
+    // The pytest-benchmark test is a covering test as well: it is the correctness gate too.
+    assert!(
+        s.tests()
+            .contains(&"tests/test_speed.py::test_dedup_speed".to_string()),
+        "{s:#?}"
+    );
+
+    // Measure the suites alone: each selected benchmark is a detector of its kind.
+    let rounds = 8;
+    let measure_cfg = |aa: bool| MeasureConfig {
+        tests: Tests::Covering(BTreeMap::from([(
+            "py-suites".to_string(),
+            Covering::from_selection(&s),
+        )])),
+        detectors: Detectors::parse("suites").unwrap(),
+        ..config(rounds, aa)
+    };
+    let m = e.measure(&status, &measure_cfg(false));
+    assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    let names: Vec<&str> = m.classes.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [ASV_SMALL, ASV_LARGE, PB_DEDUP],
+        "only the suites ran"
+    );
+    for (name, kind) in [
+        (ASV_SMALL, DetectorKind::Asv),
+        (ASV_LARGE, DetectorKind::Asv),
+        (PB_DEDUP, DetectorKind::PytestBenchmark),
+    ] {
+        let c = class(&m, name);
+        assert_eq!(c.kind, kind);
+        assert!(c.eligible, "{c:#?}");
+        assert_eq!(direction(&m, name), Direction::PatchedFaster, "{c:#?}");
+        let ratio = c.effect.as_ref().unwrap().median_ratio;
+        assert!(ratio < 0.3, "{name}: median ratio {ratio}");
+        let own = c.own.as_ref().expect("the benchmark's own statistic");
+        assert_eq!(own.original.len(), rounds, "{own:?}");
+    }
+    assert_eq!(
+        m.overall
+            .as_ref()
+            .unwrap()
+            .sign_test
+            .as_ref()
+            .unwrap()
+            .direction,
+        Direction::PatchedFaster
+    );
+
+    // A/A on the same suites: no effect of consequence, and no chance verdict that repeats.
+    let aa = e.measure(&status, &measure_cfg(true));
+    assert_eq!(aa.classes.len(), 3, "{aa:#?}");
+    let first = common::aa_flagged(&aa);
+    if !first.is_empty() {
+        eprintln!("A/A flagged {first:?}: running an independent second A/A");
+        let second = common::aa_flagged(&e.measure(
+            &status,
+            &MeasureConfig {
+                force: true,
+                ..measure_cfg(true)
+            },
+        ));
+        let again: Vec<_> = first.iter().filter(|f| second.contains(f)).collect();
+        assert!(
+            again.is_empty(),
+            "two independent A/A runs flagged {again:?}"
+        );
+    }
+}
