@@ -146,6 +146,60 @@ impl Workload {
     }
 }
 
+/// The class a Java workload's source declares: `(package-qualified name, simple name)` of its
+/// first top-level `public class` (the file must be named after it to compile), or `None`.
+pub fn java_workload_class(source: &str) -> Option<(String, String)> {
+    let mut package = None;
+    let mut in_comment = false;
+    for raw in source.lines() {
+        let mut line = raw.trim();
+        if in_comment {
+            match line.find("*/") {
+                Some(i) => {
+                    in_comment = false;
+                    line = line[i + 2..].trim();
+                }
+                None => continue,
+            }
+        }
+        if line.starts_with("/*") && !line.contains("*/") {
+            in_comment = true;
+            continue;
+        }
+        if line.starts_with("//") || line.starts_with('*') || line.starts_with('@') {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("package ") {
+            package = Some(rest.trim_end_matches(';').trim().to_string());
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&"public") {
+            continue;
+        }
+        let at = words.iter().position(|w| *w == "class")?;
+        if words[1..at]
+            .iter()
+            .all(|w| matches!(*w, "final" | "abstract" | "strictfp"))
+        {
+            let simple: String = words
+                .get(at + 1)?
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            if simple.is_empty() {
+                return None;
+            }
+            let full = match &package {
+                Some(p) if !p.is_empty() => format!("{p}.{simple}"),
+                _ => simple.clone(),
+            };
+            return Some((full, simple));
+        }
+    }
+    None
+}
+
 /// The first problem of a list of workloads (each one's, then duplicate names).
 pub fn workloads_problem(workloads: &[Workload]) -> Option<String> {
     let mut seen = std::collections::BTreeSet::new();
@@ -171,6 +225,21 @@ mod tests {
             file: file.map(str::to_string),
             repeat: None,
         }
+    }
+
+    #[test]
+    fn a_java_workload_names_its_public_class() {
+        let src = "/* a workload\n * of demo */\npackage demo.bench;\n\nimport java.util.List;\n\n// times dedup\npublic final class DedupWorkload {\n    public static void workload() {}\n}\n";
+        assert_eq!(
+            java_workload_class(src),
+            Some(("demo.bench.DedupWorkload".into(), "DedupWorkload".into()))
+        );
+        assert_eq!(
+            java_workload_class("public class Main{ public static void main(String[] a) {} }"),
+            Some(("Main".into(), "Main".into()))
+        );
+        assert_eq!(java_workload_class("class Hidden {}"), None);
+        assert_eq!(java_workload_class("def workload(): pass"), None);
     }
 
     #[test]

@@ -273,6 +273,8 @@ impl Default for BootstrapConfig {
                 "junit4",
                 "libmaven-compiler-plugin-java",
                 "libmaven-resources-plugin-java",
+                // build-classpath: the class path Java workloads compile and run against.
+                "libmaven-dependency-plugin-java",
                 "python3",
                 "python3-pytest",
                 "python3-venv",

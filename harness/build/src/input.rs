@@ -116,12 +116,19 @@ impl EtipInput {
         if let Some(p) = workloads_problem(&self.workloads) {
             return Some(p);
         }
-        if self.language == Language::Java && !self.workloads.is_empty() {
-            return Some(
-                "workloads are Python scripts; a Java ETIP's workloads (a main class) are not \
-                 supported yet"
-                    .into(),
-            );
+        if self.language == Language::Java {
+            for w in &self.workloads {
+                if let Some(src) = &w.script
+                    && etip_core::detector::java_workload_class(src).is_none()
+                {
+                    return Some(format!(
+                        "workload {}: a Java ETIP's workload is the source of a `public class` with \
+                         `public static void workload()` (and optionally `setup()`) or a `main` \
+                         method; this text declares no public class",
+                        w.name
+                    ));
+                }
+            }
         }
         if is_null_commit(&self.base_commit) {
             return Some(format!(
@@ -245,7 +252,7 @@ mod tests {
         assert_eq!(w[0].file, None, "the text travels, not the path");
         assert_eq!(w[0].repeat(), 3);
         assert_eq!(w[1].script.as_deref(), Some("def workload(): pass"));
-        // A missing file, a bad name, two sources, a Java ETIP with workloads: refused with the line.
+        // A missing file, a bad name, two sources, a Java workload without a public class: refused with the line.
         for (workloads, says) in [
             (r#"[{"name":"x","file":"wl/none.py"}]"#, "reading"),
             (r#"[{"name":"a b","script":"s"}]"#, "is not 1 to"),
@@ -266,7 +273,16 @@ mod tests {
         )
         .unwrap();
         let err = EtipInput::read_jsonl(&p).unwrap_err().to_string();
-        assert!(err.contains("not supported yet"), "{err}");
+        assert!(err.contains("declares no public class"), "{err}");
+        std::fs::write(
+            &p,
+            line(
+                r#"[{"name":"x","script":"public class W { public static void workload() {} }"}]"#,
+            )
+            .replace("python", "java"),
+        )
+        .unwrap();
+        assert_eq!(EtipInput::read_jsonl(&p).unwrap()[0].workloads.len(), 1);
     }
 
     #[test]

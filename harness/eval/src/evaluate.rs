@@ -610,6 +610,99 @@ pub(crate) fn floor_at_resolution(tests: &mut [TestRuns], resolution: f64) -> us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use etip_core::detector::DetectorKind;
+    use etip_measure::protocol::{ClassTime, SideResult};
+    use etip_records::measure::RoundSummary;
+
+    fn side(classes: Vec<ClassTime>) -> SideResult {
+        SideResult {
+            version: Version::Original,
+            exit_code: Some(0),
+            timed_out: false,
+            command_secs: 1.0,
+            classes,
+            resolution: 0.0,
+        }
+    }
+
+    fn workload(secs: f64, error: Option<&str>) -> ClassTime {
+        ClassTime {
+            name: "workload:dedup".into(),
+            secs,
+            passed: error.is_none(),
+            kind: DetectorKind::Workload,
+            error: error.map(str::to_string),
+            own: None,
+        }
+    }
+
+    fn round(k: usize, sides: Vec<SideResult>) -> RoundResult {
+        RoundResult {
+            summary: RoundSummary {
+                round: k,
+                warmup: k == 0,
+                first: Version::Original,
+                sequence: Vec::new(),
+                started: String::new(),
+                wall_secs: 2.0,
+                command_secs: vec![1.0, 1.0],
+                exit_codes: vec![Some(0), Some(0)],
+                pressure: None,
+                repeats: 0,
+            },
+            sides,
+        }
+    }
+
+    #[test]
+    fn an_etip_with_workloads_is_judged_on_them_and_a_broken_one_is_named() {
+        let both = |w: ClassTime| side(vec![ClassTime::test("tests.test_join", 0.2, true), w]);
+        let rounds: Vec<RoundResult> = (0..3)
+            .map(|k| {
+                round(
+                    k,
+                    vec![both(workload(1.0, None)), both(workload(0.1, None))],
+                )
+            })
+            .collect();
+        let (only, on) = performance_rounds(&rounds);
+        assert_eq!(on, JudgedOn::Workloads(1));
+        assert!(
+            only.iter()
+                .flat_map(|r| &r.sides)
+                .all(|s| s.classes.len() == 1 && s.classes[0].name == "workload:dedup")
+        );
+        assert_eq!(broken_detector(&rounds), None);
+        // Tests only: judged on the tests, nothing dropped.
+        let tests: Vec<RoundResult> = (0..2)
+            .map(|k| {
+                round(
+                    k,
+                    vec![
+                        side(vec![ClassTime::test("a", 0.2, true)]),
+                        side(vec![ClassTime::test("a", 0.1, true)]),
+                    ],
+                )
+            })
+            .collect();
+        assert_eq!(performance_rounds(&tests), (tests.clone(), JudgedOn::Tests));
+        // The candidate breaks the workload in round 2.
+        let mut broken = rounds.clone();
+        broken[2].sides[1] = both(workload(
+            0.0,
+            Some("Traceback (most recent call last):\n  x\nValueError: special\n"),
+        ));
+        assert_eq!(
+            broken_detector(&broken).as_deref(),
+            Some(
+                "workload:dedup runs on the original but fails on the candidate: ValueError: special"
+            )
+        );
+        // A workload failing on the original too says nothing about the candidate.
+        let mut both_fail = broken.clone();
+        both_fail[1].sides[0] = both(workload(0.0, Some("boom")));
+        assert_eq!(broken_detector(&both_fail), None);
+    }
 
     #[test]
     fn zero_times_count_at_the_resolution_and_nothing_else_changes() {

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod consistency;
+pub mod java_workload;
 pub mod measure;
 pub mod protocol;
 pub mod suites;

@@ -14,8 +14,8 @@
 
 use crate::consistency;
 use crate::protocol::{
-    self, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError, Stop,
-    WorkloadRun,
+    self, JavaBuild, Order, Plan, ProtocolConfig, RoundResult, RoundSink, SidePlan, SinkError,
+    Stop, WorkloadRun,
 };
 use crate::verdict::{self, VerdictConfig};
 use etip_build::config::BuildConfig;
@@ -378,7 +378,7 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
             workloads: {
                 let tree = spec.version(v).tree.as_str();
                 let mut runs = if cfg.detectors.workloads {
-                    workload_runs(status, tree)
+                    workload_runs(status, &spec, v)
                 } else {
                     Vec::new()
                 };
@@ -568,17 +568,19 @@ fn write_commands(dir: &std::path::Path, plan: &Plan) {
         if let Some(c) = &s.command {
             text.push_str(&format!("# tests, cwd {}\n{}\n", c.cwd, quoted(&c.argv)));
         }
-        for w in &s.workloads {
+        for (j, w) in s.workloads.iter().enumerate() {
             // The session's scratch folder is known once the session runs.
             let placed = crate::workload::Placed {
                 runner: "$ETIP_IN/etip_workload.py".into(),
-                script: format!("$ETIP_IN/workload-{}.py", w.workload.name),
-                report: format!("$ETIP_IN/workload-{}.json", w.workload.name),
+                script: format!("$ETIP_IN/workload-{j}.py"),
+                report: format!("$ETIP_IN/workload-{j}.json"),
+                index: j,
+                broken: None,
             };
             let c = crate::workload::command(w, &placed, std::time::Duration::ZERO);
             text.push_str(&format!(
                 "# {}, cwd {}\n{}\n",
-                w.workload.detector(),
+                w.detector(),
                 c.cwd,
                 quoted(&c.argv)
             ));
@@ -590,9 +592,7 @@ fn write_commands(dir: &std::path::Path, plan: &Plan) {
 
 /// Whether a run times workloads or suite benchmarks of this instance.
 fn has_workloads(status: &InstanceStatus, cfg: &MeasureConfig) -> bool {
-    let own = cfg.detectors.workloads
-        && !status.workloads.is_empty()
-        && status.language == etip_core::Language::Python;
+    let own = cfg.detectors.workloads && !status.workloads.is_empty();
     own || !suite_benchmarks(status, cfg).is_empty()
 }
 
@@ -622,15 +622,24 @@ fn suite_benchmarks<'a>(status: &InstanceStatus, cfg: &'a MeasureConfig) -> &'a 
     }
 }
 
-/// The workloads of an instance as one version runs them: the version's interpreter in its tree.
-fn workload_runs(status: &InstanceStatus, tree: &str) -> Vec<WorkloadRun> {
-    if status.language != etip_core::Language::Python {
-        return Vec::new();
-    }
+/// The workloads of an instance as one version runs them: Python, the version's interpreter in
+/// its tree; Java, compiled in the session with the version's Maven command.
+fn workload_runs(status: &InstanceStatus, spec: &InstanceSpec, v: Version) -> Vec<WorkloadRun> {
+    let vs = spec.version(v);
+    let java = (status.language == etip_core::Language::Java).then(|| JavaBuild {
+        maven: std::iter::once(vs.build_tool.clone())
+            .chain(spec.maven_args.iter().cloned())
+            .collect(),
+        modules: spec.modules.clone(),
+    });
     status
         .workloads
         .iter()
-        .map(|w| WorkloadRun::own(w.clone(), "python", tree))
+        .map(|w| WorkloadRun {
+            java: java.clone(),
+            python: if java.is_some() { "java" } else { "python" }.into(),
+            ..WorkloadRun::own(w.clone(), "python", vs.tree.as_str())
+        })
         .collect()
 }
 

@@ -125,6 +125,17 @@ pub struct WorkloadRun {
     pub python: String,
     /// Working directory: the version's tree.
     pub cwd: String,
+    /// A Java workload: how its session compiles it ([`crate::java_workload`]); `None` for Python.
+    pub java: Option<JavaBuild>,
+}
+
+/// How a Java workload is compiled in its session: the version's Maven command (build tool and
+/// arguments, offline as in every session) and the changed modules whose classes it uses.
+#[derive(Debug, Clone)]
+pub struct JavaBuild {
+    pub maven: Vec<String>,
+    /// Modules relative to the tree; empty for the root project.
+    pub modules: Vec<String>,
 }
 
 impl WorkloadRun {
@@ -135,6 +146,7 @@ impl WorkloadRun {
             kind: DetectorKind::Workload,
             python: python.into(),
             cwd: cwd.into(),
+            java: None,
         }
     }
 

@@ -170,6 +170,7 @@ pub fn runs(benchmarks: &[SuiteBenchmark], tree: &str) -> Vec<WorkloadRun> {
                 kind: b.kind,
                 python: "python".into(),
                 cwd: tree.to_string(),
+                java: None,
             })
         })
         .collect()

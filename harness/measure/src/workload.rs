@@ -8,6 +8,7 @@
 //! detector in that round, with the reason: never a silent drop, and never the end of the other
 //! detectors' measurement (tests are the correctness gate; a workload is evidence of speed).
 
+use crate::java_workload::{self, JAVA_RUNNER, JAVA_RUNNER_FILE};
 use crate::protocol::{ClassTime, RUNNER_FILE, SidePlan, WORKLOAD_RUNNER, WorkloadRun};
 use etip_exec::executor::{CommandRequest, ExecError, Session};
 use serde::Deserialize;
@@ -21,6 +22,10 @@ pub struct Placed {
     pub runner: String,
     pub script: String,
     pub report: String,
+    /// Its position among the side's workloads (names the Java workload's folder).
+    pub index: usize,
+    /// Why the workload cannot run in this session (a Java workload that does not compile).
+    pub broken: Option<String>,
 }
 
 /// The workloads of a protocol run: where each side's files are, and the workloads that
@@ -28,7 +33,8 @@ pub struct Placed {
 /// hanging one would cost its time limit in every round).
 pub struct State {
     placed: Vec<Vec<Placed>>,
-    failed: BTreeMap<String, String>,
+    /// Per (side, detector): why it is not run again on that side.
+    failed: BTreeMap<(usize, String), String>,
 }
 
 impl State {
@@ -63,7 +69,7 @@ impl State {
         let placed = self.placed.get(i).map(Vec::as_slice).unwrap_or_default();
         for (j, (w, at)) in side.workloads.iter().zip(placed).enumerate() {
             let name = w.detector();
-            if let Some(why) = self.failed.get(&name) {
+            if let Some(why) = self.failed.get(&(i, name.clone())) {
                 out.push(WorkloadResult {
                     class: failed_class(w, why.clone()),
                     wall: 0.0,
@@ -72,10 +78,17 @@ impl State {
                 continue;
             }
             let dest = dir.join(format!("workload-{j}"));
-            let r = run_once(session, w, at, timeout, &dest).map_err(|e| (name.clone(), e))?;
+            let r = match &at.broken {
+                Some(why) => WorkloadResult {
+                    class: failed_class(w, why.clone()),
+                    wall: 0.0,
+                    resolution: 0.0,
+                },
+                None => run_once(session, w, at, timeout, &dest).map_err(|e| (name.clone(), e))?,
+            };
             if let Some(e) = &r.class.error {
                 self.failed.insert(
-                    name,
+                    (i, name),
                     format!(
                         "{NOT_RUN_AGAIN}failed in {when} ({}): {}",
                         side.session.label,
@@ -117,7 +130,8 @@ fn failed_class(w: &WorkloadRun, error: String) -> ClassTime {
     }
 }
 
-/// Puts the runner and the scripts of a side's workloads into its session.
+/// Puts the runner and the scripts of a side's workloads into its session; Java workloads are
+/// compiled there too (a failure marks the workload broken in this session, with the reason).
 fn put_inputs(
     session: &mut dyn Session,
     workloads: &[WorkloadRun],
@@ -125,7 +139,12 @@ fn put_inputs(
     if workloads.is_empty() {
         return Ok(Vec::new());
     }
-    let runner = session.put_file(RUNNER_FILE, WORKLOAD_RUNNER.as_bytes())?;
+    let java = workloads.iter().any(|w| w.java.is_some());
+    let runner = if java {
+        session.put_file(JAVA_RUNNER_FILE, JAVA_RUNNER.as_bytes())?
+    } else {
+        session.put_file(RUNNER_FILE, WORKLOAD_RUNNER.as_bytes())?
+    };
     let folder = runner
         .rsplit_once('/')
         .map(|(d, _)| d.to_string())
@@ -133,17 +152,57 @@ fn put_inputs(
     let mut placed = Vec::with_capacity(workloads.len());
     // Files by position: suite benchmarks' names hold characters a file name should not.
     for (j, w) in workloads.iter().enumerate() {
+        let ext = if w.java.is_some() { "java" } else { "py" };
         let script = session.put_file(
-            &format!("workload-{j}.py"),
+            &format!("workload-{j}.{ext}"),
             w.workload.script.as_deref().unwrap_or_default().as_bytes(),
         )?;
+        let broken = match &w.java {
+            Some(build) => prepare_java(session, w, build, j, &folder, &script, &runner)?,
+            None => None,
+        };
         placed.push(Placed {
             runner: runner.clone(),
             script,
             report: format!("{folder}/workload-{j}.json"),
+            index: j,
+            broken,
         });
     }
     Ok(placed)
+}
+
+/// Compiles Java workload `j` in its session; the reason when it cannot be.
+fn prepare_java(
+    session: &mut dyn Session,
+    w: &WorkloadRun,
+    build: &crate::protocol::JavaBuild,
+    j: usize,
+    folder: &str,
+    source: &str,
+    runner: &str,
+) -> Result<Option<String>, ExecError> {
+    let script = match java_workload::prepare_script(w, build, j, folder, source, runner) {
+        Ok(s) => s,
+        Err(why) => return Ok(Some(why)),
+    };
+    let out = session.run(&CommandRequest {
+        argv: vec!["sh".into(), "-c".into(), script],
+        env: Vec::new(),
+        cwd: w.cwd.clone(),
+        clean: Vec::new(),
+        timeout: Duration::from_secs(900),
+    })?;
+    if out.success() {
+        return Ok(None);
+    }
+    let text = format!("{}{}", out.stdout, out.stderr);
+    let why = if out.timed_out {
+        "compiling the workload ran past 900 s".to_string()
+    } else {
+        etip_core::clip::clip(text.trim(), 3000).into_owned()
+    };
+    Ok(Some(why))
 }
 
 /// What one workload process did.
@@ -181,8 +240,14 @@ struct RunnerOwn {
 
 /// The command that runs one workload in a fresh process.
 pub fn command(w: &WorkloadRun, placed: &Placed, timeout: Duration) -> CommandRequest {
-    CommandRequest {
-        argv: vec![
+    let folder = placed
+        .report
+        .rsplit_once('/')
+        .map(|(d, _)| d.to_string())
+        .unwrap_or_default();
+    let argv = match &w.java {
+        Some(_) => java_workload::run_argv(w, placed.index, &folder, &placed.report),
+        None => vec![
             w.python.clone(),
             placed.runner.clone(),
             "--name".into(),
@@ -193,6 +258,9 @@ pub fn command(w: &WorkloadRun, placed: &Placed, timeout: Duration) -> CommandRe
             placed.report.clone(),
             placed.script.clone(),
         ],
+    };
+    CommandRequest {
+        argv,
         env: Vec::new(),
         cwd: w.cwd.clone(),
         clean: vec![placed.report.clone()],
@@ -324,6 +392,8 @@ mod tests {
             runner: "/tmp/etip-in/etip_workload.py".into(),
             script: "/tmp/etip-in/workload-dedup.py".into(),
             report: "/tmp/etip-in/workload-dedup.json".into(),
+            index: 0,
+            broken: None,
         };
         let c = command(&w, &placed, Duration::from_secs(5));
         assert_eq!(

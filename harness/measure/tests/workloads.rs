@@ -253,3 +253,111 @@ fn workloads_alone_measure_an_etip() {
         "a clear reason"
     );
 }
+
+/// A Java workload with `setup()` and `workload()`: the quadratic `dedup` made linear.
+const JAVA_DEDUP: &str = r#"import demo.TextUtil;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Times TextUtil.dedup on 20,000 values with 10,000 distinct. */
+public class DedupWorkload {
+    static List<Integer> values;
+
+    public static void setup() {
+        values = new ArrayList<>();
+        for (int i = 0; i < 20000; i++) {
+            values.add((i * 7919) % 10000);
+        }
+    }
+
+    public static void workload() {
+        TextUtil.dedup(values);
+    }
+}
+"#;
+
+/// A `main` class in a package of its own: `join` is the same in both versions.
+const JAVA_JOIN_MAIN: &str = r#"package bench;
+
+import demo.TextUtil;
+import java.util.ArrayList;
+import java.util.List;
+
+public final class JoinMain {
+    public static void main(String[] args) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < 6000; i++) {
+            parts.add("part" + i);
+        }
+        if (TextUtil.join(parts, ",").isEmpty()) {
+            throw new IllegalStateException("empty");
+        }
+    }
+}
+"#;
+
+/// Java workloads: each compiled once per session against the version's classes and the runtime
+/// class path Maven resolves, then timed in a fresh JVM per round and version; one that does
+/// not compile is a recorded failure.
+#[test]
+fn java_workloads_are_timed_in_a_fresh_jvm_per_round() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let e = env("javawl");
+    let dir = e.dir.path().join("maven");
+    let commits = repo(&dir, fixture_steps("maven"));
+    let java = |name: &str, src: &str| Workload {
+        name: name.into(),
+        script: Some(src.into()),
+        file: None,
+        repeat: Some(3),
+    };
+    let status = e.build_with(
+        "javawl",
+        Language::Java,
+        &dir,
+        &commits[0],
+        &commits[1],
+        vec![
+            java("dedup", JAVA_DEDUP),
+            java("join_main", JAVA_JOIN_MAIN),
+            java(
+                "broken",
+                "public class Broken { public static void workload() { notThere(); } }",
+            ),
+        ],
+    );
+    let rounds = 8;
+    let cfg = |force: bool| MeasureConfig {
+        // Only the unchanged class runs: the tests do not see the change.
+        tests: Tests::Classes(vec!["demo.JoinTest".into()]),
+        force,
+        ..config(rounds, false)
+    };
+    let mut m = e.measure(&status, &cfg(false));
+    assert!(m.executable, "{:?}: {:?}", m.reason, m.detail);
+    if direction(&m, "workload:join_main") != Direction::NotSignificant {
+        eprintln!("the unchanged main class was flagged by chance: measuring again");
+        m = e.measure(&status, &cfg(true));
+    }
+    assert_eq!(
+        direction(&m, "workload:join_main"),
+        Direction::NotSignificant,
+        "{m:#?}"
+    );
+    let dedup = class(&m, "workload:dedup");
+    assert_eq!(dedup.kind, DetectorKind::Workload);
+    assert_eq!(
+        direction(&m, "workload:dedup"),
+        Direction::PatchedFaster,
+        "{dedup:#?}"
+    );
+    let ratio = dedup.effect.as_ref().unwrap().median_ratio;
+    assert!(ratio < 0.2, "dedup's median ratio {ratio}");
+    assert_eq!(dedup.own.as_ref().unwrap().original.len(), rounds);
+    let broken = class(&m, "workload:broken");
+    let why = broken.excluded.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("the workload does not compile: Broken.java:1: error: cannot find symbol"),
+        "{broken:#?}"
+    );
+}

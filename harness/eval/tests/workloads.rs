@@ -1,0 +1,146 @@
+//! `etip eval` and `etip eval-test` with workloads, on the real Docker engine: the Python
+//! fixture's dedup ETIP carries a workload, and the tests that run do not see the change. The
+//! ground truth is `correct_faster` judged on the workload; a candidate whose tests pass but
+//! that breaks the workload is `tests_fail`; a generated workload that times the change is a
+//! `detector`, one that fails on the original `fails_on_original`.
+
+#[path = "../../measure/tests/common/mod.rs"]
+mod common;
+
+use common::{Env, Step};
+use etip_core::Language;
+use etip_core::detector::Workload;
+use etip_eval::evaluate::{EvalConfig, evaluate};
+use etip_eval::generated::evaluate_test;
+use etip_eval::predictions::{Kind, Prediction};
+use etip_measure::measure::Tests;
+use std::time::Duration;
+
+const DEDUP: &str = "from textutil import dedup\n\nvalues = [(i * 7919) % 3000 for i in range(6000)]\n\n\ndef workload():\n    dedup(values)\n";
+
+fn config() -> EvalConfig {
+    let mut measure = common::config(6, false);
+    measure.protocol.fresh_rounds = true;
+    measure.protocol.workload_timeout = Duration::from_secs(60);
+    // Only the unchanged class runs: the tests do not see the change.
+    measure.tests = Tests::Classes(vec!["tests/test_join.py".into()]);
+    EvalConfig {
+        measure,
+        allow_test_changes: false,
+        setup_timeout: Duration::from_secs(300),
+        run_id: Some("test".into()),
+    }
+}
+
+fn built(name: &str) -> (Env, etip_core::instance::InstanceStatus) {
+    let env = common::env(name);
+    let repo = env.dir.path().join("repo");
+    let steps: Vec<Step> = common::fixture_steps("python")
+        .into_iter()
+        .take(2)
+        .collect();
+    let commits = common::repo(&repo, steps);
+    let status = env.build_with(
+        "py-dedup",
+        Language::Python,
+        &repo,
+        &commits[0],
+        &commits[1],
+        vec![Workload {
+            name: "dedup".into(),
+            script: Some(DEDUP.into()),
+            file: None,
+            repeat: Some(3),
+        }],
+    );
+    (env, status)
+}
+
+fn prediction(model: &str, kind: Kind, patch: Option<String>) -> Prediction {
+    Prediction {
+        instance_id: "py-dedup".into(),
+        model: model.into(),
+        patch,
+        line: 1,
+        kind,
+        classes: Vec::new(),
+        workload: None,
+    }
+}
+
+/// A candidate that fails for exactly the workload's input (tests pass: none of them uses it).
+const SPECIAL_CASE: &str = "--- a/textutil/__init__.py\n+++ b/textutil/__init__.py\n@@ -4,6 +4,8 @@\n def dedup(values):\n     \"\"\"The distinct values, in first-seen order.\"\"\"\n+    if len(values) == 6000:\n+        raise ValueError(\"special\")\n     out = []\n     for v in values:\n         if v not in out:\n             out.append(v)\n";
+
+#[test]
+fn candidates_are_judged_on_the_workload_and_generated_workloads_are_evaluated() {
+    let _serial = common::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (env, status) = built("eval-wl");
+    let cfg = config();
+    let logs = env.dir.path().join("logs");
+
+    let gold = etip_eval::gold::patch(&status, &env.dir.path().join("cache")).unwrap();
+    let r = evaluate(
+        &env.executor,
+        &status,
+        &prediction("gold", Kind::Gold, Some(gold)),
+        &cfg,
+        Some(&logs.join("gold")),
+        &(),
+    );
+    assert_eq!(r.category.as_deref(), Some("correct_faster"), "{r:#?}");
+    let detail = r.detail.as_deref().unwrap();
+    assert!(
+        detail.contains("judged on the ETIP's 1 workload"),
+        "{detail}"
+    );
+    let names: Vec<&str> = r.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["workload:dedup"], "the speed is the workload's");
+    assert!(r.speedup.unwrap() > 3.0, "{r:#?}");
+
+    let r = evaluate(
+        &env.executor,
+        &status,
+        &prediction("special", Kind::Agent, Some(SPECIAL_CASE.into())),
+        &cfg,
+        Some(&logs.join("special")),
+        &(),
+    );
+    assert_eq!(r.category.as_deref(), Some("tests_fail"), "{r:#?}");
+    let detail = r.detail.as_deref().unwrap();
+    assert!(
+        detail.contains("workload:dedup runs on the original but fails on the candidate")
+            && detail.contains("ValueError: special"),
+        "{detail}"
+    );
+    assert_eq!(r.correct, Some(false));
+
+    // eval-test: a generated workload instead of a test patch.
+    let mut detector = prediction("gen", Kind::Test, None);
+    detector.workload = Some(DEDUP.into());
+    let r = evaluate_test(
+        &env.executor,
+        &status,
+        &detector,
+        &cfg,
+        Some(&logs.join("gen")),
+        &(),
+    );
+    assert_eq!(r.category.as_deref(), Some("detector"), "{r:#?}");
+    assert_eq!(r.tests[0].name, "workload:generated");
+    assert!(r.gold_speedup.unwrap() > 3.0, "{r:#?}");
+    let mut broken = prediction("broken", Kind::Test, None);
+    broken.workload = Some("from textutil import nothing_here\n".into());
+    let r = evaluate_test(
+        &env.executor,
+        &status,
+        &broken,
+        &cfg,
+        Some(&logs.join("broken")),
+        &(),
+    );
+    assert_eq!(r.category.as_deref(), Some("fails_on_original"), "{r:#?}");
+    assert!(
+        r.detail.as_deref().unwrap().contains("ImportError"),
+        "{r:#?}"
+    );
+}
