@@ -24,6 +24,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<eval::Outcom
         // Each record names what to run.
         tests: TestChoice::Modules,
         allow_test_changes: false,
+        selection: None,
         run: cfg.run.clone(),
         records: Records::Tests,
     };

@@ -2,7 +2,8 @@
 //! fixture's dedup ETIP carries a workload, and the tests that run do not see the change. The
 //! ground truth is `correct_faster` judged on the workload; a candidate whose tests pass but
 //! that breaks the workload is `tests_fail`; a generated workload that times the change is a
-//! `detector`, one that fails on the original `fails_on_original`.
+//! `detector`, one that fails on the original `fails_on_original`. With a selection, the covering
+//! benchmarks of the project's asv and pytest-benchmark suites time the candidate.
 
 #[path = "../../measure/tests/common/mod.rs"]
 mod common;
@@ -13,7 +14,7 @@ use etip_core::detector::Workload;
 use etip_eval::evaluate::{EvalConfig, evaluate};
 use etip_eval::generated::evaluate_test;
 use etip_eval::predictions::{Kind, Prediction};
-use etip_measure::measure::Tests;
+use etip_measure::measure::{Covering, Tests};
 use std::time::Duration;
 
 const DEDUP: &str = "from textutil import dedup\n\nvalues = [(i * 7919) % 3000 for i in range(6000)]\n\n\ndef workload():\n    dedup(values)\n";
@@ -141,6 +142,67 @@ fn candidates_are_judged_on_the_workload_and_generated_workloads_are_evaluated()
     assert_eq!(r.category.as_deref(), Some("fails_on_original"), "{r:#?}");
     assert!(
         r.detail.as_deref().unwrap().contains("ImportError"),
+        "{r:#?}"
+    );
+}
+
+/// `etip eval --tests covering --selection`: the covering tests are the correctness gate and the
+/// covering suite benchmarks time the candidate.
+#[test]
+fn with_a_selection_candidates_are_judged_on_the_covering_suite_benchmarks() {
+    let _serial = common::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let env = common::env("eval-suites");
+    let repo = env.dir.path().join("repo");
+    let mut steps: Vec<Step> = common::fixture_steps("python")
+        .into_iter()
+        .take(2)
+        .collect();
+    steps.insert(1, common::suite_files());
+    let c = common::repo(&repo, steps);
+    let status = env.build("py-suites", Language::Python, &repo, &c[1], &c[2]);
+    let sel = etip_select::select_one(
+        &env.executor,
+        &status,
+        &etip_select::SelectConfig {
+            build: etip_build::config::BuildConfig::default(),
+            resources: etip_exec::executor::Resources::default(),
+            timeout: Duration::from_secs(600),
+            work: env.dir.path().join("select"),
+            force: false,
+        },
+        None,
+    );
+    assert_eq!(sel.suites.len(), 3, "{sel:#?}");
+    let mut cfg = config();
+    cfg.measure.tests = Tests::Covering(std::collections::BTreeMap::from([(
+        "py-suites".to_string(),
+        Covering::from_selection(&sel),
+    )]));
+    let gold = etip_eval::gold::patch(&status, &env.dir.path().join("cache")).unwrap();
+    let r = evaluate(
+        &env.executor,
+        &status,
+        &prediction("gold", Kind::Gold, Some(gold)),
+        &cfg,
+        Some(&env.dir.path().join("logs")),
+        &(),
+    );
+    assert_eq!(r.category.as_deref(), Some("correct_faster"), "{r:#?}");
+    let names: Vec<&str> = r.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "asv:bench_text.TimeDedup.time_dedup(2000)",
+            "asv:bench_text.TimeDedup.time_dedup(4000)",
+            "pytest_benchmark:tests/test_speed.py::test_dedup_speed"
+        ],
+        "{r:#?}"
+    );
+    assert!(
+        r.detail
+            .as_deref()
+            .unwrap()
+            .contains("judged on the ETIP's 3 workload(s) and suite benchmark(s)"),
         "{r:#?}"
     );
 }

@@ -22,9 +22,15 @@ pub struct Args {
     #[arg(long)]
     predictions: String,
     /// Which tests time the versions: `modules` (the changed modules; Python: all tests), `all`,
-    /// or a comma-separated list of test classes (Java) or node ids/paths (Python).
+    /// `covering` or `auto` (the tests `etip select` found executing the change; needs
+    /// --selection), or a comma-separated list of test classes (Java) or node ids/paths (Python).
     #[arg(long, default_value = "modules")]
     tests: String,
+    /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto:
+    /// the covering tests, and the covering asv and pytest-benchmark benchmarks, which time the
+    /// candidate beside the ETIP's workloads.
+    #[arg(long)]
+    selection: Option<PathBuf>,
     /// Let patches change tests, benchmark and build files (refused by default).
     #[arg(long)]
     allow_test_changes: bool,
@@ -131,7 +137,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
             "empty" => Predictions::Empty,
             path => Predictions::File(PathBuf::from(path)),
         },
-        tests: TestChoice::parse_listed(&args.tests),
+        tests: TestChoice::parse(&args.tests),
+        selection: args.selection,
         allow_test_changes: args.allow_test_changes,
         run: args.run.config(),
         records: Records::Patches,

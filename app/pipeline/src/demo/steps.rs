@@ -356,6 +356,7 @@ fn patches(predictions: Predictions, run: RunConfig) -> eval::Config {
     eval::Config {
         predictions,
         tests: TestChoice::Modules,
+        selection: None,
         allow_test_changes: false,
         run,
         records: Records::Patches,

@@ -7,6 +7,7 @@ use crate::progress::Progress;
 use etip_core::instance::InstanceStatus;
 use etip_eval::evaluate::EvalConfig;
 use etip_eval::predictions::Prediction;
+use etip_measure::measure::Tests;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -126,12 +127,18 @@ pub(super) fn key(status: &InstanceStatus, p: &Prediction, cfg: &EvalConfig) -> 
         "memory_mb": cfg.measure.resources.memory_mb,
         "cpusets": cfg.measure.cpusets,
         "allow_test_changes": cfg.allow_test_changes,
-        "tests": cfg.measure.tests.describe(),
+        "tests": cfg.measure.tests.describe_for(&status.id),
         "fresh_rounds": cfg.measure.protocol.fresh_rounds,
     });
     // Added only when present, so the keys of test-only results stay what they were.
     if let Some(w) = &p.workload {
         params["workload"] = w.as_str().into();
+    }
+    if let Tests::Covering(map) = &cfg.measure.tests
+        && let Some(c) = map.get(&status.id)
+        && !c.suites.is_empty()
+    {
+        params["suites"] = serde_json::to_value(&c.suites).unwrap_or_default();
     }
     if !status.workloads.is_empty() {
         params["workloads"] = serde_json::to_value(&status.workloads).unwrap_or_default();

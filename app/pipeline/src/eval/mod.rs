@@ -80,8 +80,13 @@ pub struct RunConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub predictions: Predictions,
-    /// Which tests time the versions (modules, all or a list).
+    /// Which tests time the versions (modules, all, a list; `covering` or `auto` with
+    /// `selection`).
     pub tests: TestChoice,
+    /// The output of `etip select`: the covering tests (`--tests covering|auto`) and the covering
+    /// benchmarks of the project's own suites, timed as detectors.
+    #[serde(default)]
+    pub selection: Option<PathBuf>,
     /// Let patches change tests, benchmark and build files.
     pub allow_test_changes: bool,
     pub run: RunConfig,
@@ -139,6 +144,9 @@ fn check_paths(cfg: &Config) -> Result<(), InputError> {
     if let Some(c) = &cfg.run.build_config {
         paths.push(Named::reads("--config", c));
     }
+    if let Some(s) = &cfg.selection {
+        paths.push(Named::reads("--selection", s));
+    }
     for name in OUTPUTS {
         paths.push(Named::writes(
             format!("the {name} of --out"),
@@ -157,6 +165,7 @@ fn check_paths(cfg: &Config) -> Result<(), InputError> {
 /// The evaluation's parameters.
 fn eval_config(
     cfg: &Config,
+    tests: Tests,
     cpuset: Option<String>,
     notes: Vec<String>,
 ) -> anyhow::Result<EvalConfig> {
@@ -169,18 +178,7 @@ fn eval_config(
                 ..cfg.run.timing.protocol(Order::Alternate)
             },
             verdict: cfg.run.timing.verdict(None),
-            tests: match &cfg.tests {
-                TestChoice::Modules => Tests::Modules,
-                TestChoice::All => Tests::All,
-                TestChoice::Listed(list) => Tests::Classes(list.clone()),
-                TestChoice::Auto | TestChoice::Covering => {
-                    return Err(InputError(format!(
-                        "--tests {}: etip eval runs modules, all or listed tests",
-                        cfg.tests.flag()
-                    ))
-                    .into());
-                }
-            },
+            tests,
             aa: false,
             resources: cfg.run.timing.resources(),
             cpusets: cpuset.map(|c| [c.clone(), c]),
@@ -201,6 +199,13 @@ fn check(cfg: &Config) -> anyhow::Result<()> {
     check_paths(cfg)?;
     if cfg.run.workers == 0 {
         return Err(InputError("--workers must be at least 1".into()).into());
+    }
+    if cfg.selection.is_some() && !matches!(cfg.tests, TestChoice::Auto | TestChoice::Covering) {
+        return Err(InputError(format!(
+            "--selection is read with --tests covering or auto, not --tests {}",
+            cfg.tests.flag()
+        ))
+        .into());
     }
     etip_measure::measure::check_feasible(cfg.run.timing.rounds, cfg.run.timing.sign().p_val)
         .map_err(|e| InputError(e.to_string()))?;
@@ -256,7 +261,18 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
     let ex = crate::executor::choose(&cfg.run.executor, &statuses, Workload::Candidates, progress)?;
     let disk = disk_guard(&cfg.run, ex.data_root.clone());
     let (cpuset, notes) = pinning(cfg.run.timing.cpus.as_deref(), ex.executor.info().can_pin)?;
-    let eval = eval_config(cfg, cpuset, notes)?;
+    let tests = match &cfg.tests {
+        TestChoice::Modules => Tests::Modules,
+        TestChoice::All => Tests::All,
+        TestChoice::Listed(list) => Tests::Classes(list.clone()),
+        TestChoice::Auto | TestChoice::Covering => crate::measure::tests::covering(
+            &cfg.tests,
+            cfg.selection.as_deref(),
+            &statuses,
+            progress,
+        )?,
+    };
+    let eval = eval_config(cfg, tests, cpuset, notes)?;
     let stage = match cfg.records {
         Records::Patches => Stage::Eval,
         Records::Tests => Stage::EvalTest,

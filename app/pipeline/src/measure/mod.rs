@@ -11,7 +11,7 @@
 //! stored rounds, and a store written before work units existed is resumed the same way.
 
 mod paths;
-mod tests;
+pub(crate) mod tests;
 mod units;
 
 use crate::executor::{ExecutorChoice, Workload};
@@ -135,7 +135,9 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     let tests = match &cfg.tests {
         TestChoice::Modules => Tests::Modules,
         TestChoice::All => Tests::All,
-        TestChoice::Auto | TestChoice::Covering => tests::covering(cfg, &statuses, progress)?,
+        TestChoice::Auto | TestChoice::Covering => {
+            tests::covering(&cfg.tests, cfg.selection.as_deref(), &statuses, progress)?
+        }
         TestChoice::Listed(list) => Tests::Classes(list.clone()),
     };
     // Before anything starts: can these rounds give a significant outcome at all?

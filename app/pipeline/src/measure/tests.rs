@@ -1,7 +1,6 @@
 //! Which tests `measure` runs for covering and auto choices: the covering tests of each ETIP
 //! from the selection of `select`.
 
-use super::Config;
 use crate::InputError;
 use crate::progress::Progress;
 use crate::timing::TestChoice;
@@ -10,14 +9,16 @@ use etip_core::selection::SelectionOutcome;
 use etip_measure::measure::{Covering, Tests};
 
 /// `covering` needs a usable selection for every built ETIP; `auto` takes what there is for
-/// Python ETIPs (Java keeps its modules; without a selection every ETIP runs its modules).
-pub(super) fn covering(
-    cfg: &Config,
+/// Python ETIPs (Java keeps its modules; without a selection every ETIP runs its modules). The
+/// selection also brings each ETIP's covering suite benchmarks. Shared by `measure` and `eval`.
+pub(crate) fn covering(
+    choice: &TestChoice,
+    selection: Option<&std::path::Path>,
     statuses: &[InstanceStatus],
     progress: &dyn Progress,
 ) -> anyhow::Result<Tests> {
-    let strict = cfg.tests == TestChoice::Covering;
-    let Some(path) = &cfg.selection else {
+    let strict = *choice == TestChoice::Covering;
+    let Some(path) = selection else {
         if strict {
             return Err(InputError(
                 "--tests covering needs --selection DIR, the output folder of `etip select`".into(),

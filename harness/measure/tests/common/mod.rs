@@ -194,3 +194,65 @@ pub fn aa_flagged(aa: &Measurement) -> Vec<(String, etip_stats::Direction)> {
     }
     out
 }
+
+const ASV_CONF: &str = r#"{
+    // asv reads its configuration leniently: comments and trailing commas are allowed.
+    "version": 1,
+    "project": "textutil",
+    "benchmark_dir": "benchmarks",
+    "environment_type": "existing",
+}
+"#;
+
+const ASV_BENCH: &str = r#"from textutil import dedup, join
+
+
+class TimeDedup:
+    params = [2000, 4000]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.values = [(i * 7919) % (n // 2) for i in range(n)]
+
+    def time_dedup(self, n):
+        dedup(self.values)
+
+
+def time_join():
+    join(["part%d" % i for i in range(20000)], ",")
+"#;
+
+const SPEED_TESTS: &str = r#"from textutil import dedup, join
+
+
+def test_dedup_speed(benchmark):
+    values = [(i * 7919) % 2000 for i in range(4000)]
+    out = benchmark(dedup, values)
+    assert len(out) == 2000
+
+
+def test_join_speed(benchmark):
+    parts = ["part%d" % i for i in range(20000)]
+    assert benchmark(join, parts, ",").startswith("part0,")
+"#;
+
+/// The Python fixture's asv suite (`asv.conf.json`, `benchmarks/bench_text.py`: a parametrised
+/// dedup benchmark and a join benchmark) and pytest-benchmark tests (`tests/test_speed.py`), with
+/// pytest-benchmark declared as a test dependency: a step to commit before the dedup ETIP.
+pub fn suite_files() -> Step<'static> {
+    let pyproject =
+        std::fs::read_to_string(etip_testkit::fixtures().join("python/1-original/pyproject.toml"))
+            .unwrap();
+    Step::Files(vec![
+        (
+            "pyproject.toml",
+            format!(
+                "{pyproject}\n[project.optional-dependencies]\ntest = [\"pytest-benchmark\"]\n"
+            ),
+        ),
+        ("asv.conf.json", ASV_CONF.into()),
+        ("benchmarks/__init__.py", String::new()),
+        ("benchmarks/bench_text.py", ASV_BENCH.into()),
+        ("tests/test_speed.py", SPEED_TESTS.into()),
+    ])
+}
