@@ -96,6 +96,11 @@ pub struct SuiteBenchmark {
     /// asv: the index of the parameter combination in `itertools.product(*params)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<usize>,
+    /// asv: calls per timed sample when the benchmark sets no `number` of its own, calibrated
+    /// once on the original version (asv's rule: a sample lasts at least its `sample_time`), the
+    /// same for both versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
     pub original: Hit,
     pub patched: Hit,
 }
@@ -232,6 +237,7 @@ mod tests {
             module: "bench_text".into(),
             target: "TimeText.time_dedup".into(),
             params: Some(0),
+            number: Some(20),
             original: Hit::default(),
             patched: Hit::default(),
         };
@@ -245,6 +251,7 @@ mod tests {
             module: String::new(),
             target: String::new(),
             params: None,
+            number: None,
             ..b
         };
         assert_eq!(

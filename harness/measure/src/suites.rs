@@ -5,7 +5,8 @@
 //! - **asv**: the script imports the benchmark's module as asv does (the benchmark folder's
 //!   parent on `sys.path`, the folder as a package) and has the runner's two functions:
 //!   `setup()` runs asv's `setup_cache` (once per process) and `setup(*params)` untimed,
-//!   `workload()` calls the benchmark `number` times (its own `number` attribute, else once).
+//!   `workload()` calls the benchmark `number` times (its own `number` attribute, else the number
+//!   `etip select` calibrated on the original so that a sample lasts about asv's 10 ms).
 //!   asv's own statistic is the median of its samples; the runner's is the mean of the last half
 //!   of the calls, recorded beside etip's total. No asv installation is needed or used: the
 //!   benchmark runs in the ETIP's environment, never in one asv would build.
@@ -87,7 +88,7 @@ def setup():
         if cache is not None:
             args = [cache()] + args
         number = _first(sources, "number")
-        number = number if isinstance(number, int) and number > 0 else 1
+        number = number if isinstance(number, int) and number > 0 else {calibrated}
         _state.update(func=func, sources=sources, args=args, number=number)
         _state["call"] = True
     sources, args = _state["sources"], _state["args"]
@@ -109,6 +110,7 @@ def workload():
         package = py(&package),
         module = py(&b.module),
         target = py(&b.target),
+        calibrated = b.number.unwrap_or(1).max(1),
     )
 }
 
@@ -189,6 +191,7 @@ mod tests {
             module: "bench_text".into(),
             target: "TimeText.time_dedup".into(),
             params: Some(1),
+            number: Some(7),
             original: Hit::default(),
             patched: Hit::default(),
         }
@@ -207,6 +210,7 @@ mod tests {
         let s = r[0].workload.script.as_deref().unwrap();
         assert!(s.contains("importlib.import_module(\"benchmarks\" + \".\" + \"bench_text\")"));
         assert!(s.contains("index = 1\n"), "{s}");
+        assert!(s.contains("else 7\n"), "the calibrated number: {s}");
         assert!(s.contains("def workload():") && s.contains("def setup():"));
         assert_eq!(
             r[1].detector(),
@@ -274,6 +278,7 @@ mod host {
             module: "b".into(),
             target: "TimeSleep.time_sleep".into(),
             params: Some(1),
+            number: None,
             original: Hit::default(),
             patched: Hit::default(),
         };

@@ -7,8 +7,8 @@
         setup_cache, setup(*params), the call, teardown(*params). Coverage records every file of
         the tree, the run of benchmark NAME in context `asv:NAME|run`, the imports in the empty
         context, into DATA_FILE (coverage.py 5.0 or later). Prints JSON: {conf, dir, benchmarks:
-        [{name, module, target, params, ok, error}], errors, skipped, truncated}. At most LIMIT
-        (default 400) benchmarks run.
+        [{name, module, target, params, ok, error, secs}], errors, skipped, truncated}, where
+        secs is the call's time under coverage. At most LIMIT (default 400) benchmarks run.
     python3 -c SCRIPT bench-tests TREE
         The test functions that take pytest-benchmark's `benchmark` fixture (read with `ast`, not
         imported): JSON list of `path::func` and `path::Class::func`.
@@ -25,6 +25,7 @@ import os
 import re
 import signal
 import sys
+import time
 import traceback
 
 SKIP_DIRS = {".git", ".hg", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "build", "dist",
@@ -148,7 +149,9 @@ def run_one(module, owner, attr, params, cache):
     if setup is not None:
         setup(*args)
     try:
+        t0 = time.perf_counter()
         func(*args)
+        return time.perf_counter() - t0
     finally:
         if teardown is not None:
             teardown(*args)
@@ -219,7 +222,7 @@ def asv(tree, data_file, limit):
                     signal.alarm(BENCH_TIMEOUT)
                     sys.stdout = devnull
                     try:
-                        run_one(module, owner, attr, params, cache)
+                        entry["secs"] = run_one(module, owner, attr, params, cache)
                     except NotImplementedError:
                         entry["ok"] = False
                         entry["error"] = "skipped: setup raised NotImplementedError (asv skips the combination)"

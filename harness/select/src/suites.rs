@@ -36,6 +36,23 @@ pub struct AsvEntry {
     pub ok: bool,
     #[serde(default)]
     pub error: Option<String>,
+    /// The call's time under coverage.
+    #[serde(default)]
+    pub secs: Option<f64>,
+}
+
+/// How long a timed asv sample should last at least under coverage: coverage slows Python code
+/// down by 2 to 5 times, so samples then last at least about asv's default `sample_time` of 10 ms
+/// when timed without it.
+pub const ASV_SAMPLE_UNDER_COVERAGE: f64 = 0.05;
+
+/// Calls per sample for a call that took `secs` under coverage: the fewest that reach
+/// [`ASV_SAMPLE_UNDER_COVERAGE`], at most a million.
+pub fn calibrated_number(secs: f64) -> u64 {
+    if !secs.is_finite() || secs <= 0.0 {
+        return 1;
+    }
+    ((ASV_SAMPLE_UNDER_COVERAGE / secs).ceil() as u64).clamp(1, 1_000_000)
 }
 
 /// What `etip_suites.py asv` printed.
@@ -234,6 +251,8 @@ pub fn decide(
             module: e.module.clone(),
             target: e.target.clone(),
             params: e.params,
+            // Calibrated on the original (the version both are compared against).
+            number: entries[0].and_then(|o| o.secs).map(calibrated_number),
             original: hits[0].clone(),
             patched: hits[1].clone(),
         });
@@ -258,6 +277,7 @@ pub fn decide(
                 module: String::new(),
                 target: String::new(),
                 params: None,
+                number: None,
                 original: original.clone(),
                 patched: patched.clone(),
             });
@@ -276,6 +296,16 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_asv_calls_are_repeated_to_a_sample_of_asvs_length() {
+        assert_eq!(calibrated_number(0.2), 1);
+        assert_eq!(calibrated_number(0.05), 1);
+        assert_eq!(calibrated_number(0.001), 50);
+        assert_eq!(calibrated_number(0.0003), 167);
+        assert_eq!(calibrated_number(0.0), 1);
+        assert_eq!(calibrated_number(1e-12), 1_000_000);
+    }
 
     #[test]
     fn node_ids_name_their_test_function() {
