@@ -60,22 +60,6 @@ pub struct Covering {
 }
 
 impl Covering {
-    /// Covering tests and nothing else.
-    pub fn tests(tests: Vec<String>) -> Covering {
-        Covering {
-            tests,
-            ..Covering::default()
-        }
-    }
-
-    /// No covering test, for the reason `detail`.
-    pub fn none(detail: impl Into<String>) -> Covering {
-        Covering {
-            detail: detail.into(),
-            ..Covering::default()
-        }
-    }
-
     /// What a usable selection (not `failed`) says covers the change.
     pub fn from_selection(s: &TestSelection) -> Covering {
         Covering {
