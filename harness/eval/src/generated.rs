@@ -68,13 +68,8 @@ pub fn evaluate_test(
     if let Err((c, why)) = check(status, text, &test.classes) {
         return finish(result, c, why);
     }
-    if !status.runnable() {
-        let why = status.not_runnable_reason();
-        return finish(
-            result,
-            TestCategory::Error,
-            format!("the instance was not built: {why}"),
-        );
+    if let Some(why) = not_built(status) {
+        return finish(result, TestCategory::Error, why);
     }
     let mcfg = MeasureConfig {
         tests: Tests::Classes(test.classes.clone()),
@@ -183,13 +178,8 @@ fn evaluate_workload(
             "workloads of Java ETIPs are not supported yet".into(),
         );
     }
-    if !status.runnable() {
-        let why = status.not_runnable_reason();
-        return finish(
-            result,
-            TestCategory::Error,
-            format!("the instance was not built: {why}"),
-        );
+    if let Some(why) = not_built(status) {
+        return finish(result, TestCategory::Error, why);
     }
     let with = InstanceStatus {
         workloads: vec![workload],
@@ -250,6 +240,16 @@ fn evaluate_workload(
         );
     }
     judge(result, &run.rounds, run.stop, &mcfg)
+}
+
+/// Why a test or workload cannot be evaluated on this instance: it was not built.
+fn not_built(status: &InstanceStatus) -> Option<String> {
+    (!status.runnable()).then(|| {
+        format!(
+            "the instance was not built: {}",
+            status.not_runnable_reason()
+        )
+    })
 }
 
 fn finish(mut r: TaskResult, c: TestCategory, detail: String) -> TaskResult {

@@ -11,33 +11,17 @@
 
 mod common;
 
-use common::{SERIAL, config, env, fixture_steps, repo, suite_files};
+use common::{SERIAL, class, config, direction, env, fixture_steps, repo, suite_files};
 use etip_build::config::BuildConfig;
 use etip_core::Language;
 use etip_core::detector::DetectorKind;
 use etip_core::selection::SelectionOutcome;
 use etip_exec::executor::Resources;
 use etip_measure::measure::{Covering, Detectors, MeasureConfig, Tests};
-use etip_records::measure::{ClassRecord, Measurement};
 use etip_select::{SelectConfig, select_one};
 use etip_stats::Direction;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-fn class<'a>(m: &'a Measurement, name: &str) -> &'a ClassRecord {
-    m.classes
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no detector {name} in {:#?}", m.classes))
-}
-
-fn direction(m: &Measurement, name: &str) -> Direction {
-    class(m, name)
-        .sign_test
-        .as_ref()
-        .unwrap_or_else(|| panic!("{name} has no verdict: {:#?}", class(m, name)))
-        .direction
-}
 
 const ASV_SMALL: &str = "asv:bench_text.TimeDedup.time_dedup(2000)";
 const ASV_LARGE: &str = "asv:bench_text.TimeDedup.time_dedup(4000)";

@@ -5,11 +5,10 @@
 
 mod common;
 
-use common::{SERIAL, config, env, fixture_steps, repo};
+use common::{SERIAL, class, config, direction, env, fixture_steps, repo};
 use etip_core::Language;
 use etip_core::detector::{DetectorKind, Workload};
 use etip_measure::measure::{MeasureConfig, Tests};
-use etip_records::measure::{ClassRecord, Measurement};
 use etip_stats::Direction;
 use std::time::Duration;
 
@@ -67,21 +66,6 @@ fn workloads() -> Vec<Workload> {
             "import time\n\n\ndef workload():\n    time.sleep(3600)\n",
         ),
     ]
-}
-
-fn class<'a>(m: &'a Measurement, name: &str) -> &'a ClassRecord {
-    m.classes
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no detector {name} in {:#?}", m.classes))
-}
-
-fn direction(m: &Measurement, name: &str) -> Direction {
-    class(m, name)
-        .sign_test
-        .as_ref()
-        .unwrap_or_else(|| panic!("{name} has no verdict: {:#?}", class(m, name)))
-        .direction
 }
 
 fn cfg(rounds: usize, aa: bool) -> MeasureConfig {

@@ -256,3 +256,20 @@ pub fn suite_files() -> Step<'static> {
         ("tests/test_speed.py", SPEED_TESTS.into()),
     ])
 }
+
+/// The detector `name` of a measurement (panics with the detectors when it is absent).
+pub fn class<'a>(m: &'a Measurement, name: &str) -> &'a etip_records::measure::ClassRecord {
+    m.classes
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no detector {name} in {:#?}", m.classes))
+}
+
+/// The sign test's direction of detector `name`.
+pub fn direction(m: &Measurement, name: &str) -> etip_stats::Direction {
+    class(m, name)
+        .sign_test
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name} has no verdict: {:#?}", class(m, name)))
+        .direction
+}
