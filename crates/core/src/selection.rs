@@ -75,24 +75,35 @@ pub struct CoveringTest {
 }
 
 /// A benchmark of the project's own suites that executes the changed code: an asv benchmark
-/// (one per parameter combination) or a test using pytest-benchmark's `benchmark` fixture. Each is
-/// one detector of `etip measure` (`--detectors suites`).
+/// (one per parameter combination), a test using pytest-benchmark's `benchmark` fixture, or a JMH
+/// benchmark (one per `@Param` set). Each is one detector of `etip measure` (`--detectors suites`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuiteBenchmark {
-    /// [`DetectorKind::Asv`] or [`DetectorKind::PytestBenchmark`].
+    /// [`DetectorKind::Asv`], [`DetectorKind::PytestBenchmark`] or [`DetectorKind::Jmh`].
     pub kind: DetectorKind,
     /// asv's name (`bench_text.TimeText.time_dedup`, with `(10, 'a')` for a parameter
-    /// combination); pytest's node id for a pytest-benchmark test.
+    /// combination); pytest's node id for a pytest-benchmark test; JMH's benchmark with its
+    /// parameters in name order (`org.acme.Bench.parse[size=100]`, with `#avgt` when the
+    /// benchmark runs in several modes).
     pub name: String,
-    /// asv: the benchmark folder, relative to the tree (`benchmarks`); empty for pytest.
+    /// asv: the benchmark folder, relative to the tree (`benchmarks`); JMH: the Maven module
+    /// (empty for the root project); empty for pytest.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub dir: String,
-    /// asv: the module in that folder (`bench_text`, `sub.bench`); empty for pytest.
+    /// asv: the module in that folder (`bench_text`, `sub.bench`); JMH: the class folder holding
+    /// JMH's benchmark list, relative to the tree (`bench/target/classes`); empty for pytest.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub module: String,
-    /// asv: the attribute path in the module (`TimeText.time_dedup`); empty for pytest.
+    /// asv: the attribute path in the module (`TimeText.time_dedup`); JMH: the benchmark method
+    /// (`org.acme.Bench.parse`); empty for pytest.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub target: String,
+    /// JMH: the `@Param` values of this run.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub values: std::collections::BTreeMap<String, String>,
+    /// JMH: the benchmark mode (`thrpt`, `avgt`, `sample`, `ss`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mode: String,
     /// asv: the index of the parameter combination in `itertools.product(*params)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<usize>,
@@ -238,6 +249,8 @@ mod tests {
             target: "TimeText.time_dedup".into(),
             params: Some(0),
             number: Some(20),
+            values: Default::default(),
+            mode: String::new(),
             original: Hit::default(),
             patched: Hit::default(),
         };
@@ -259,5 +272,19 @@ mod tests {
             "pytest_benchmark:tests/test_speed.py::test_dedup"
         );
         assert!(!serde_json::to_string(&p).unwrap().contains("module"));
+        let j = SuiteBenchmark {
+            kind: DetectorKind::Jmh,
+            name: "org.acme.Bench.parse[size=100]".into(),
+            dir: "bench".into(),
+            module: "bench/target/classes".into(),
+            target: "org.acme.Bench.parse".into(),
+            values: [("size".to_string(), "100".to_string())].into(),
+            mode: "thrpt".into(),
+            ..p
+        };
+        assert_eq!(j.detector(), "jmh:org.acme.Bench.parse[size=100]");
+        let text = serde_json::to_string(&j).unwrap();
+        assert!(text.contains(r#""values":{"size":"100"}"#), "{text}");
+        assert_eq!(serde_json::from_str::<SuiteBenchmark>(&text).unwrap(), j);
     }
 }

@@ -39,6 +39,7 @@ mod failure;
 pub mod git;
 mod input;
 pub mod instance;
+pub mod jvm;
 mod layers;
 pub mod local;
 pub mod network;

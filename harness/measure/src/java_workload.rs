@@ -10,6 +10,7 @@
 //! failed detector with the compiler's or Maven's message.
 
 use crate::protocol::{JavaBuild, WorkloadRun};
+use etip_build::jvm;
 use etip_build::spec::sh_quote;
 use etip_core::detector::java_workload_class;
 
@@ -37,33 +38,11 @@ pub fn prepare_script(
     let (_, simple) = java_workload_class(w.workload.script.as_deref().unwrap_or_default())
         .ok_or_else(|| "the workload's source declares no public class".to_string())?;
     let d = work_dir(folder, j);
-    let modules = if java.modules.is_empty() {
-        vec![".".to_string()]
-    } else {
-        java.modules.clone()
-    };
-    let maven: Vec<String> = java.maven.iter().map(|a| sh_quote(a)).collect();
     let mut s = format!(
-        "set -u\nD={d}\nrm -rf \"$D\" && mkdir -p \"$D/src\" \"$D/classes\" || exit 2\n\
-         V=$(ls -1 /opt/etip/m2/org/apache/maven/plugins/maven-dependency-plugin \
-         /usr/share/maven-repo/org/apache/maven/plugins/maven-dependency-plugin 2>/dev/null \
-         | grep -E '^[0-9]' | sort -V | tail -n 1)\n\
-         P=org.apache.maven.plugins:maven-dependency-plugin${{V:+:$V}}:build-classpath\n\
-         CP=\n",
+        "set -u\nD={d}\nrm -rf \"$D\" && mkdir -p \"$D/src\" \"$D/classes\" || exit 2\n",
         d = sh_quote(&d)
     );
-    for (n, m) in modules.iter().enumerate() {
-        let m = m.trim_matches('/');
-        let dir = if m.is_empty() { "." } else { m };
-        s.push_str(&format!(
-            "(cd {dir} && {maven} -q \"$P\" -Dmdep.outputFile=\"$D/cp-{n}.txt\" -Dmdep.includeScope=runtime) > \"$D/maven.log\" 2>&1 || {{ \
-             echo \"etip: the class path of module {shown} could not be resolved ($P):\"; tail -n 25 \"$D/maven.log\"; exit 3; }}\n\
-             CP=\"$CP:$PWD/{dir}/target/classes:$(cat \"$D/cp-{n}.txt\")\"\n",
-            dir = sh_quote(dir),
-            shown = dir.replace(['"', '$', '`', '\\'], ""),
-            maven = maven.join(" "),
-        ));
-    }
+    s.push_str(&jvm::classpath_lines(&java.maven, &java.modules, "runtime"));
     s.push_str(&format!(
         "printf '%s' \"$CP\" > \"$D/classpath\"\n\
          cp {source} \"$D/src/{simple}.java\" || exit 2\n\

@@ -192,6 +192,8 @@ mod tests {
             target: "TimeText.time_dedup".into(),
             params: Some(1),
             number: Some(7),
+            values: Default::default(),
+            mode: String::new(),
             original: Hit::default(),
             patched: Hit::default(),
         }
@@ -279,6 +281,8 @@ mod host {
             target: "TimeSleep.time_sleep".into(),
             params: Some(1),
             number: None,
+            values: Default::default(),
+            mode: String::new(),
             original: Hit::default(),
             patched: Hit::default(),
         };

@@ -28,6 +28,7 @@ pub mod changes;
 pub mod code;
 pub mod coverage_py;
 pub mod java;
+pub mod jmh;
 pub mod python;
 pub mod suites;
 
@@ -72,7 +73,7 @@ pub struct SelectConfig {
 
 /// The reuse key of an instance's selection: what shapes the runs and the rules.
 pub fn selection_key(status: &InstanceStatus, cfg: &SelectConfig) -> String {
-    let params = serde_json::json!({
+    let mut params = serde_json::json!({
         "id": status.id,
         "image": status.image,
         "layers": status.layers.iter().map(|l| l.image_id.clone()).collect::<Vec<_>>(),
@@ -82,6 +83,9 @@ pub fn selection_key(status: &InstanceStatus, cfg: &SelectConfig) -> String {
         "script": hex::encode(Sha256::digest(SELECT_SCRIPT.as_bytes())),
         "suites": hex::encode(Sha256::digest(suites::SUITES_SCRIPT.as_bytes())),
     });
+    if status.language == Language::Java {
+        params["jmh"] = etip_build::jvm::JMH_COVERAGE.describe().into();
+    }
     hex::encode(Sha256::digest(params.to_string().as_bytes()))
 }
 
@@ -392,20 +396,25 @@ impl<'a> Selector<'a> {
         for (r, c) in runs.iter_mut().zip(&code) {
             r.run.changed = c.files.clone();
         }
-        // 3. Python: the project's own suites, run in the same sessions.
+        // 3. The project's own suites, run in the same sessions.
         let mut suite_runs = Vec::new();
         let mut suite_notes = Vec::new();
-        if lang == Language::Python {
-            for i in 0..self.sides.len() {
-                match self.suite_run(i, &changed) {
-                    Ok(r) => suite_runs.push(r),
-                    Err(e) => {
-                        suite_notes.push(format!(
-                            "the project's benchmark suites were not selected: {e}"
-                        ));
-                        suite_runs.clear();
-                        break;
-                    }
+        for i in 0..self.sides.len() {
+            let run = match lang {
+                Language::Python => self.suite_run(i, &changed),
+                Language::Java => self.jmh_run(i, &changed).map(|jmh| suites::SuiteRun {
+                    jmh,
+                    ..Default::default()
+                }),
+            };
+            match run {
+                Ok(r) => suite_runs.push(r),
+                Err(e) => {
+                    suite_notes.push(format!(
+                        "the project's benchmark suites were not selected: {e}"
+                    ));
+                    suite_runs.clear();
+                    break;
                 }
             }
         }
@@ -581,7 +590,8 @@ impl<'a> Selector<'a> {
                     return Err(failed_run(RunProblem::NoSurefireReport));
                 }
                 let report = reports::merge(parts).map_err(|e| failed_run(RunProblem::Merge(e)))?;
-                let text = self.java_report(i, files)?;
+                let out = format!("{data_dir}/report.jsonl");
+                let text = self.java_report(i, files, std::slice::from_ref(&data_dir), &out)?;
                 let side = &mut self.sides[i];
                 let _ = side.session.copy_out(&data_dir, &dest);
                 let (cov, ranges) =
@@ -612,16 +622,27 @@ impl<'a> Selector<'a> {
         })
     }
 
-    /// The JaCoCo report of side `i`'s coverage run (`EtipCovReport.java`, JSON lines), for the
-    /// changed files, the sessions in the data folder and the changed modules' classes.
-    fn java_report(&mut self, i: usize, files: &[String]) -> Result<String, SelectError> {
+    /// The JaCoCo report (`EtipCovReport.java`, JSON lines, written to `out`) of the sessions in
+    /// the exec files or folders `execs` of side `i`, for the changed files and the changed
+    /// modules' classes.
+    fn java_report(
+        &mut self,
+        i: usize,
+        files: &[String],
+        execs: &[String],
+        out: &str,
+    ) -> Result<String, SelectError> {
         let side = &self.sides[i];
+        let q = etip_build::spec::sh_quote;
         let d = side.data_dir.replace('\'', "");
         let mut script = format!(
             "J=/usr/share/java; java -cp $J/org.jacoco.core.jar:$J/asm.jar:$J/asm-commons.jar:$J/asm-tree.jar \
-             {cov}/EtipCovReport.java --exec '{d}'",
+             {cov}/EtipCovReport.java",
             cov = java::COVERAGE_DIR
         );
+        for e in execs {
+            script.push_str(&format!(" --exec {}", q(e)));
+        }
         let modules = if self.spec.modules.is_empty() {
             vec![String::new()]
         } else {
@@ -634,21 +655,12 @@ impl<'a> Selector<'a> {
             } else {
                 format!("{m}/target/classes")
             };
-            script.push_str(&format!(
-                " --classes {}",
-                etip_build::spec::sh_quote(&classes)
-            ));
+            script.push_str(&format!(" --classes {}", q(&classes)));
         }
-        script.push_str(&format!(
-            " --changed-list '{d}/changed.txt' > '{d}/report.jsonl'"
-        ));
+        script.push_str(&format!(" --changed-list '{d}/changed.txt' > {}", q(out)));
         let list = format!(
             "printf '%s\\n' {} > '{d}/changed.txt'",
-            files
-                .iter()
-                .map(|f| etip_build::spec::sh_quote(f))
-                .collect::<Vec<_>>()
-                .join(" ")
+            files.iter().map(|f| q(f)).collect::<Vec<_>>().join(" ")
         );
         let both = format!("{list} && {script}");
         self.must(
@@ -658,15 +670,16 @@ impl<'a> Selector<'a> {
         )?;
         let side = &mut self.sides[i];
         let tmp = tempfile::tempdir().map_err(|source| SelectError::TempDir { source })?;
-        let path = format!("{}/report.jsonl", side.data_dir);
-        if !side.session.copy_out(&path, tmp.path())? {
+        if !side.session.copy_out(out, tmp.path())? {
             return Err(SelectError::NoJacocoReport { label: side.label });
         }
-        etip_core::bounded::read_to_string_capped(&tmp.path().join("report.jsonl"), 256 << 20)
-            .map_err(|source| SelectError::JacocoReport {
+        let name = out.rsplit('/').next().unwrap_or(out);
+        etip_core::bounded::read_to_string_capped(&tmp.path().join(name), 256 << 20).map_err(
+            |source| SelectError::JacocoReport {
                 label: side.label,
                 source,
-            })
+            },
+        )
     }
 
     /// The covering tests (see the module documentation) and the record.

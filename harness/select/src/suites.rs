@@ -12,6 +12,7 @@
 
 use crate::code::{self, VersionCode};
 use crate::coverage_py::{self, TestLines};
+use crate::jmh::{self, JmhSuiteRun};
 use crate::{SelectError, Selector};
 use etip_core::detector::DetectorKind;
 use etip_core::selection::{Hit, SuiteBenchmark};
@@ -70,12 +71,14 @@ pub struct AsvFound {
     pub truncated: usize,
 }
 
-/// One version's suites: the asv run with its coverage, the pytest-benchmark tests.
+/// One version's suites: the asv run with its coverage, the pytest-benchmark tests (Python); the
+/// JMH benchmarks with theirs (Java).
 #[derive(Debug, Default)]
 pub struct SuiteRun {
     pub asv: AsvFound,
     pub cov: TestLines,
     pub bench_tests: BTreeSet<String>,
+    pub jmh: JmhSuiteRun,
 }
 
 /// The test function of a pytest node id (`t.py::C::f[x]` → `t.py::C::f`).
@@ -127,6 +130,7 @@ impl Selector<'_> {
             asv,
             cov,
             bench_tests: bench_tests.into_iter().collect(),
+            jmh: JmhSuiteRun::default(),
         })
     }
 
@@ -253,6 +257,8 @@ pub fn decide(
             params: e.params,
             // Calibrated on the original (the version both are compared against).
             number: entries[0].and_then(|o| o.secs).map(calibrated_number),
+            values: BTreeMap::new(),
+            mode: String::new(),
             original: hits[0].clone(),
             patched: hits[1].clone(),
         });
@@ -278,6 +284,8 @@ pub fn decide(
                 target: String::new(),
                 params: None,
                 number: None,
+                values: BTreeMap::new(),
+                mode: String::new(),
                 original: original.clone(),
                 patched: patched.clone(),
             });
@@ -288,9 +296,102 @@ pub fn decide(
             not_covering.push(format!("{}:{test}", DetectorKind::PytestBenchmark.as_str()));
         }
     }
+    decide_jmh(runs, code, notes, &mut out, &mut not_covering);
     out.sort_by_key(|b| b.detector());
     not_covering.sort();
     (out, not_covering)
+}
+
+/// The covering JMH benchmarks: those that ran in both versions and hit the changed code in
+/// either, one detector per parameter set (and mode) of the original's run.
+fn decide_jmh(
+    runs: &[SuiteRun],
+    code: &[VersionCode],
+    notes: &mut Vec<String>,
+    out: &mut Vec<SuiteBenchmark>,
+    not_covering: &mut Vec<String>,
+) {
+    let labels = ["original", "patched"];
+    for (r, label) in runs.iter().zip(labels) {
+        for n in &r.jmh.notes {
+            notes.push(format!("jmh ({label}): {n}"));
+        }
+        if r.jmh.truncated > 0 {
+            notes.push(format!(
+                "jmh ({label}): {} benchmarks past the first {} were not run",
+                r.jmh.truncated,
+                jmh::JMH_LIMIT
+            ));
+        }
+    }
+    let by_name: Vec<BTreeMap<&str, &jmh::JmhBenchmark>> = runs
+        .iter()
+        .map(|r| {
+            r.jmh
+                .benchmarks
+                .iter()
+                .map(|b| (b.benchmark.as_str(), b))
+                .collect()
+        })
+        .collect();
+    let names: BTreeSet<&str> = by_name.iter().flat_map(|m| m.keys().copied()).collect();
+    let mut failing = Vec::new();
+    for name in names {
+        let context = jmh::context(name);
+        let hits: Vec<Hit> = runs
+            .iter()
+            .zip(code)
+            .map(|(r, c)| code::hit(c, r.jmh.cov.tests.get(&context), &r.jmh.cov.outside))
+            .collect();
+        if !hits.iter().any(Hit::any) {
+            not_covering.push(context);
+            continue;
+        }
+        let entries: Vec<Option<&&jmh::JmhBenchmark>> =
+            by_name.iter().map(|m| m.get(name)).collect();
+        let bad = entries.iter().zip(labels).find_map(|(e, label)| match e {
+            None => Some(format!("{name} ({label}: absent)")),
+            Some(e) => e.error.as_ref().map(|why| {
+                format!(
+                    "{name} ({label}: {})",
+                    why.lines().next().unwrap_or("failed")
+                )
+            }),
+        });
+        if let Some(why) = bad {
+            failing.push(why);
+            continue;
+        }
+        let Some(Some(b)) = entries.first() else {
+            continue;
+        };
+        for run in &b.runs {
+            out.push(SuiteBenchmark {
+                kind: DetectorKind::Jmh,
+                name: run
+                    .detector
+                    .strip_prefix("jmh:")
+                    .unwrap_or(&run.detector)
+                    .to_string(),
+                dir: b.module.clone(),
+                module: b.list_dir.clone(),
+                target: b.benchmark.clone(),
+                params: None,
+                number: None,
+                values: run.params.clone(),
+                mode: run.mode.clone(),
+                original: hits[0].clone(),
+                patched: hits[1].clone(),
+            });
+        }
+    }
+    if !failing.is_empty() {
+        notes.push(format!(
+            "{} covering JMH benchmark(s) do not run in both versions and are left out: {}",
+            failing.len(),
+            etip_core::clip::clip(&failing.join("; "), 600)
+        ));
+    }
 }
 
 #[cfg(test)]

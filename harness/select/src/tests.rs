@@ -2,6 +2,7 @@ use super::changes::Range;
 use super::code::{VersionCode, changed_code, hit, savings};
 use super::python::{node_parts, pytest_case, pytest_class};
 use super::*;
+use etip_core::detector::DetectorKind;
 use etip_core::selection::CoveringTest;
 
 const ORIGINAL: &str = "\"\"\"Text.\"\"\"
@@ -181,4 +182,87 @@ fn savings_share_a_class_time_among_its_tests() {
     assert!((p.secs_selected - 1.75).abs() < 1e-9, "{p:?}");
     assert_eq!((s.tests_all, s.tests_selected), (6, 1));
     assert!((s.secs_all - 8.0).abs() < 1e-9 && (s.secs_selected - 0.5).abs() < 1e-9);
+}
+
+/// Two parameter sets of one benchmark, as JMH's JSON result gives them.
+const JMH_RESULT: &str = r#"[
+ {"jmhVersion":"1.37","benchmark":"org.acme.Bench.dedup","mode":"avgt","forks":1,"params":{"size":"10"},
+  "primaryMetric":{"score":2.0,"scoreError":"NaN","scoreUnit":"us/op","rawData":[[2.0]]}},
+ {"jmhVersion":"1.37","benchmark":"org.acme.Bench.dedup","mode":"avgt","forks":1,"params":{"size":"1000"},
+  "primaryMetric":{"score":300.0,"scoreError":"NaN","scoreUnit":"us/op","rawData":[[300.0]]}}
+]"#;
+
+#[test]
+fn jmh_benchmarks_are_selected_by_coverage_one_detector_per_parameter_set() {
+    let c = code();
+    let runs = etip_exec::reports::jmh::parse(JMH_RESULT.as_bytes(), "r.json").unwrap();
+    let bench = |name: &str, error: Option<&str>| jmh::JmhBenchmark {
+        benchmark: name.into(),
+        module: "bench".into(),
+        list_dir: "bench/target/classes".into(),
+        runs: if name.ends_with("dedup") {
+            runs.clone()
+        } else {
+            Vec::new()
+        },
+        error: error.map(str::to_string),
+    };
+    let side = |broken: Option<&str>| {
+        let mut cov = coverage_py::TestLines::default();
+        cov.tests
+            .insert("jmh:org.acme.Bench.dedup".into(), lines(&[6, 7, 8, 9, 10]));
+        cov.tests
+            .insert("jmh:org.acme.Bench.broken".into(), lines(&[6, 7]));
+        cov.tests
+            .insert("jmh:org.acme.Bench.idle".into(), lines(&[]));
+        suites::SuiteRun {
+            jmh: jmh::JmhSuiteRun {
+                benchmarks: vec![
+                    bench("org.acme.Bench.dedup", None),
+                    bench("org.acme.Bench.broken", broken),
+                    bench("org.acme.Bench.idle", None),
+                ],
+                cov,
+                notes: vec!["JMH benchmarks of module other not listed: exit 3".into()],
+                truncated: 0,
+            },
+            ..Default::default()
+        }
+    };
+    let runs = [
+        side(None),
+        side(Some("exit 1: java.lang.IllegalStateException")),
+    ];
+    let mut notes = Vec::new();
+    let (chosen, not_covering) = suites::decide(&runs, &c, &[], &[], &mut notes);
+    let names: Vec<String> = chosen.iter().map(|b| b.detector()).collect();
+    assert_eq!(
+        names,
+        [
+            "jmh:org.acme.Bench.dedup[size=1000]",
+            "jmh:org.acme.Bench.dedup[size=10]"
+        ]
+    );
+    let b = &chosen[1];
+    assert_eq!(b.kind, DetectorKind::Jmh);
+    assert_eq!(b.target, "org.acme.Bench.dedup");
+    assert_eq!(
+        (b.dir.as_str(), b.module.as_str()),
+        ("bench", "bench/target/classes")
+    );
+    assert_eq!(b.values["size"], "10");
+    assert_eq!(b.mode, "avgt");
+    assert!(b.original.any());
+    assert_eq!(not_covering, ["jmh:org.acme.Bench.idle"]);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("org.acme.Bench.broken (patched: exit 1")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("jmh (original): JMH benchmarks of module other"))
+    );
 }
