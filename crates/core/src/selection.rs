@@ -109,7 +109,8 @@ pub struct SuiteBenchmark {
     pub params: Option<usize>,
     /// asv: calls per timed sample when the benchmark sets no `number` of its own, calibrated
     /// once on the original version (asv's rule: a sample lasts at least its `sample_time`), the
-    /// same for both versions.
+    /// same for both versions. JMH: the operations etip's figure stands for (JMH's time per
+    /// operation times this; about one second's worth on the original), the same for both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<u64>,
     pub original: Hit,

@@ -80,6 +80,22 @@ impl JmhSettings {
     }
 }
 
+/// How long the figure etip records for a JMH run stands for, in seconds: one measurement
+/// iteration of [`JMH_MEASURE`].
+pub const JMH_FIGURE_SECS: f64 = 1.0;
+
+/// The operations a JMH figure stands for, from the time per operation of the original's
+/// selection run: the fewest that last [`JMH_FIGURE_SECS`] (at least 1). etip's figure for a run
+/// is JMH's time per operation times this number, the same for both versions: ratios are JMH's,
+/// and the figure is in seconds like every other detector's, so the verdicts' too-fast and
+/// resolution rules read it the same way.
+pub fn jmh_number(secs_per_op: f64) -> u64 {
+    if !secs_per_op.is_finite() || secs_per_op <= 0.0 {
+        return 1;
+    }
+    (JMH_FIGURE_SECS / secs_per_op).ceil().clamp(1.0, 1e15) as u64
+}
+
 /// JMH's include pattern for exactly one benchmark (`^org\.acme\.Bench\.parse$`).
 pub fn jmh_pattern(benchmark: &str) -> String {
     let mut p = String::from("^");
@@ -224,6 +240,16 @@ pub fn listed_benchmarks(stdout: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_figure_stands_for_about_one_iteration_of_operations() {
+        assert_eq!(jmh_number(1e-6), 1_000_000);
+        assert_eq!(jmh_number(0.3), 4);
+        assert_eq!(jmh_number(5.0), 1);
+        assert_eq!(jmh_number(0.0), 1);
+        assert_eq!(jmh_number(f64::NAN), 1);
+        assert_eq!(jmh_number(1e-30), 1_000_000_000_000_000);
+    }
 
     #[test]
     fn a_pattern_matches_one_benchmark_only() {

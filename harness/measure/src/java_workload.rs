@@ -93,6 +93,7 @@ mod tests {
                 ],
                 modules: vec!["core".into()],
             }),
+            jmh: None,
         }
     }
 

@@ -9,6 +9,7 @@
 //!   adaptive rounds under a group-sequential design;
 //! - [`workload`]: the workloads an ETIP carries, run by etip's runner in a fresh process per
 //!   round and version, each a detector of kind `workload` (a failing one is recorded, not fatal);
+//!   the project's own suites run the same way ([`suites`]: asv, pytest-benchmark; [`jmh`]: JMH);
 //! - [`consistency`]: the times the reports give held against the wall time measured around each
 //!   test command (a candidate's code runs in the process that writes its report);
 //! - [`measure`]: the whole of `etip measure` for one built instance: plan, resume from the store,
@@ -24,6 +25,7 @@
 
 pub mod consistency;
 pub mod java_workload;
+pub mod jmh;
 pub mod measure;
 pub mod protocol;
 pub mod suites;

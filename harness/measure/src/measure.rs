@@ -107,7 +107,7 @@ pub struct Detectors {
     /// The workloads the ETIP carries.
     pub workloads: bool,
     /// The benchmarks of the project's own suites that `etip select` found covering the change
-    /// (asv, pytest-benchmark).
+    /// (asv, pytest-benchmark, JMH).
     #[serde(default)]
     pub suites: bool,
 }
@@ -366,7 +366,9 @@ pub fn plan(status: &InstanceStatus, cfg: &MeasureConfig, executor: &str) -> Pla
                 } else {
                     Vec::new()
                 };
-                runs.extend(crate::suites::runs(suite_benchmarks(status, cfg), tree));
+                let suites = suite_benchmarks(status, cfg);
+                runs.extend(crate::suites::runs(suites, tree));
+                runs.extend(crate::jmh::runs(suites, tree, &maven_command(&spec, v)));
                 runs
             },
         }
@@ -407,7 +409,7 @@ pub fn measure_one(
     progress: &dyn MeasureProgress,
 ) -> Result<Measurement, MeasureError> {
     progress.etip_started(&status.id);
-    let env = environment(executor, cfg);
+    let env = environment(executor, cfg, status);
     if !status.runnable() {
         let m = record(
             status,
@@ -596,14 +598,19 @@ fn covering<'a>(status: &InstanceStatus, cfg: &'a MeasureConfig) -> Option<&'a C
     }
 }
 
-/// The suite benchmarks a run times for this instance (`--detectors suites`, Python).
+/// The suite benchmarks a run times for this instance (`--detectors suites`).
 fn suite_benchmarks<'a>(status: &InstanceStatus, cfg: &'a MeasureConfig) -> &'a [SuiteBenchmark] {
     match covering(status, cfg) {
-        Some(c) if cfg.detectors.suites && status.language == etip_core::Language::Python => {
-            &c.suites
-        }
+        Some(c) if cfg.detectors.suites => &c.suites,
         _ => &[],
     }
+}
+
+/// A version's Maven command: its build tool and the configured arguments.
+fn maven_command(spec: &InstanceSpec, v: Version) -> Vec<String> {
+    std::iter::once(spec.version(v).build_tool.clone())
+        .chain(spec.maven_args.iter().cloned())
+        .collect()
 }
 
 /// The workloads of an instance as one version runs them: Python, the version's interpreter in
@@ -611,9 +618,7 @@ fn suite_benchmarks<'a>(status: &InstanceStatus, cfg: &'a MeasureConfig) -> &'a 
 fn workload_runs(status: &InstanceStatus, spec: &InstanceSpec, v: Version) -> Vec<WorkloadRun> {
     let vs = spec.version(v);
     let java = (status.language == etip_core::Language::Java).then(|| JavaBuild {
-        maven: std::iter::once(vs.build_tool.clone())
-            .chain(spec.maven_args.iter().cloned())
-            .collect(),
+        maven: maven_command(spec, v),
         modules: spec.modules.clone(),
     });
     status
@@ -627,15 +632,32 @@ fn workload_runs(status: &InstanceStatus, spec: &InstanceSpec, v: Version) -> Ve
         .collect()
 }
 
-fn environment(executor: &dyn Executor, cfg: &MeasureConfig) -> Environment {
+/// Where and how the instance is measured; the JMH settings when it times JMH benchmarks.
+fn environment(
+    executor: &dyn Executor,
+    cfg: &MeasureConfig,
+    status: &InstanceStatus,
+) -> Environment {
     let info = executor.info();
+    let mut notes = cfg.notes.clone();
+    let jmh = suite_benchmarks(status, cfg)
+        .iter()
+        .filter(|b| b.kind == etip_core::detector::DetectorKind::Jmh)
+        .count();
+    if jmh > 0 {
+        notes.push(format!(
+            "jmh: {jmh} benchmark(s) run with {} (one fork per round and version); etip's figure \
+             is JMH's time per operation times the operations calibrated on the original",
+            etip_build::jvm::JMH_MEASURE.describe()
+        ));
+    }
     Environment {
         executor: info.name,
         cpu_model: info.cpu_model,
         kernel: info.kernel,
         engine: info.engine,
         cpus: cfg.cpusets.as_ref().map(|c| c.to_vec()).unwrap_or_default(),
-        notes: cfg.notes.clone(),
+        notes,
     }
 }
 

@@ -126,7 +126,10 @@ pub struct WorkloadRun {
     /// Working directory: the version's tree.
     pub cwd: String,
     /// A Java workload: how its session compiles it ([`crate::java_workload`]); `None` for Python.
+    /// A JMH benchmark: how its session resolves the class path.
     pub java: Option<JavaBuild>,
+    /// A JMH benchmark of the project's: what runs ([`crate::jmh`]).
+    pub jmh: Option<crate::jmh::JmhBench>,
 }
 
 /// How a Java workload is compiled in its session: the version's Maven command (build tool and
@@ -147,6 +150,7 @@ impl WorkloadRun {
             python: python.into(),
             cwd: cwd.into(),
             java: None,
+            jmh: None,
         }
     }
 

@@ -173,6 +173,7 @@ pub fn runs(benchmarks: &[SuiteBenchmark], tree: &str) -> Vec<WorkloadRun> {
                 python: "python".into(),
                 cwd: tree.to_string(),
                 java: None,
+                jmh: None,
             })
         })
         .collect()

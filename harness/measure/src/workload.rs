@@ -9,6 +9,7 @@
 //! detectors' measurement (tests are the correctness gate; a workload is evidence of speed).
 
 use crate::java_workload::{self, JAVA_RUNNER, JAVA_RUNNER_FILE};
+use crate::jmh;
 use crate::protocol::{ClassTime, RUNNER_FILE, SidePlan, WORKLOAD_RUNNER, WorkloadRun};
 use etip_exec::executor::{CommandRequest, ExecError, Session};
 use serde::Deserialize;
@@ -153,13 +154,25 @@ fn put_inputs(
     // Files by position: suite benchmarks' names hold characters a file name should not.
     for (j, w) in workloads.iter().enumerate() {
         let ext = if w.java.is_some() { "java" } else { "py" };
-        let script = session.put_file(
-            &format!("workload-{j}.{ext}"),
-            w.workload.script.as_deref().unwrap_or_default().as_bytes(),
-        )?;
-        let broken = match &w.java {
-            Some(build) => prepare_java(session, w, build, j, &folder, &script, &runner)?,
-            None => None,
+        let script = match w.jmh {
+            Some(_) => String::new(),
+            None => session.put_file(
+                &format!("workload-{j}.{ext}"),
+                w.workload.script.as_deref().unwrap_or_default().as_bytes(),
+            )?,
+        };
+        let broken = match (&w.java, &w.jmh) {
+            (Some(build), Some(_)) => {
+                let script = jmh::prepare_script(build, j, &folder);
+                prepare(session, w, script, "resolving the benchmark's class path")?
+            }
+            (Some(build), None) => {
+                match java_workload::prepare_script(w, build, j, &folder, &script, &runner) {
+                    Ok(script) => prepare(session, w, script, "compiling the workload")?,
+                    Err(why) => Some(why),
+                }
+            }
+            _ => None,
         };
         placed.push(Placed {
             runner: runner.clone(),
@@ -172,20 +185,14 @@ fn put_inputs(
     Ok(placed)
 }
 
-/// Compiles Java workload `j` in its session; the reason when it cannot be.
-fn prepare_java(
+/// Runs a Java detector's preparation `script` (`what` it does) in its session; the reason
+/// when it fails.
+fn prepare(
     session: &mut dyn Session,
     w: &WorkloadRun,
-    build: &crate::protocol::JavaBuild,
-    j: usize,
-    folder: &str,
-    source: &str,
-    runner: &str,
+    script: String,
+    what: &str,
 ) -> Result<Option<String>, ExecError> {
-    let script = match java_workload::prepare_script(w, build, j, folder, source, runner) {
-        Ok(s) => s,
-        Err(why) => return Ok(Some(why)),
-    };
     let out = session.run(&CommandRequest {
         argv: vec!["sh".into(), "-c".into(), script],
         env: Vec::new(),
@@ -198,7 +205,7 @@ fn prepare_java(
     }
     let text = format!("{}{}", out.stdout, out.stderr);
     let why = if out.timed_out {
-        "compiling the workload ran past 900 s".to_string()
+        format!("{what} ran past 900 s")
     } else {
         etip_core::clip::clip(text.trim(), 3000).into_owned()
     };
@@ -245,9 +252,10 @@ pub fn command(w: &WorkloadRun, placed: &Placed, timeout: Duration) -> CommandRe
         .rsplit_once('/')
         .map(|(d, _)| d.to_string())
         .unwrap_or_default();
-    let argv = match &w.java {
-        Some(_) => java_workload::run_argv(w, placed.index, &folder, &placed.report),
-        None => vec![
+    let argv = match (&w.java, &w.jmh) {
+        (_, Some(bench)) => jmh::run_argv(bench, placed.index, &folder, &placed.report),
+        (Some(_), None) => java_workload::run_argv(w, placed.index, &folder, &placed.report),
+        (None, None) => vec![
             w.python.clone(),
             placed.runner.clone(),
             "--name".into(),
@@ -295,7 +303,10 @@ fn run_once(
         )));
     }
     let report = if session.copy_out(&placed.report, dest)? {
-        read_report(dest)
+        match &w.jmh {
+            Some(bench) => read_jmh(dest, bench),
+            None => read_report(dest),
+        }
     } else {
         Err("the runner wrote no report".to_string())
     };
@@ -356,9 +367,27 @@ fn with_tail(tail: &str) -> String {
     }
 }
 
-/// Reads the runner's report copied to `dest` (the file, or the one file in the folder).
-fn read_report(dest: &Path) -> Result<RunnerReport, String> {
-    let file = if dest.is_file() {
+/// Reads JMH's result copied to `dest` as a runner's report (see [`crate::jmh`]).
+fn read_jmh(dest: &Path, bench: &jmh::JmhBench) -> Result<RunnerReport, String> {
+    let file = copied_file(dest)?;
+    let bytes = etip_core::bounded::read_to_string_capped(&file, 64 * 1024 * 1024)
+        .map_err(|e| format!("reading JMH's result: {e}"))?;
+    let figure = jmh::read_result(bytes.as_bytes(), "JMH's result", bench)?;
+    Ok(RunnerReport {
+        // JMH's iterations are long; its timer's resolution is the JVM's nanosecond clock.
+        resolution: Some(1e-9),
+        detectors: vec![RunnerEntry {
+            passed: true,
+            secs: Some(figure.secs),
+            error: None,
+            own: Some(RunnerOwn { secs: figure.own }),
+        }],
+    })
+}
+
+/// The file copied to `dest` (the file, or the one file in the folder).
+fn copied_file(dest: &Path) -> Result<std::path::PathBuf, String> {
+    Ok(if dest.is_file() {
         dest.to_path_buf()
     } else {
         std::fs::read_dir(dest)
@@ -366,7 +395,12 @@ fn read_report(dest: &Path) -> Result<RunnerReport, String> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.is_file())
             .ok_or_else(|| "the runner wrote no report".to_string())?
-    };
+    })
+}
+
+/// Reads the runner's report copied to `dest` (the file, or the one file in the folder).
+fn read_report(dest: &Path) -> Result<RunnerReport, String> {
+    let file = copied_file(dest)?;
     let text = etip_core::bounded::read_to_string_capped(&file, 16 * 1024 * 1024)
         .map_err(|e| format!("reading the runner's report: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("the runner's report is not readable: {e}"))

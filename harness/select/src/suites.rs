@@ -377,7 +377,7 @@ fn decide_jmh(
                 module: b.list_dir.clone(),
                 target: b.benchmark.clone(),
                 params: None,
-                number: None,
+                number: Some(etip_build::jvm::jmh_number(run.secs_per_op)),
                 values: run.params.clone(),
                 mode: run.mode.clone(),
                 original: hits[0].clone(),

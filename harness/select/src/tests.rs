@@ -252,6 +252,8 @@ fn jmh_benchmarks_are_selected_by_coverage_one_detector_per_parameter_set() {
     );
     assert_eq!(b.values["size"], "10");
     assert_eq!(b.mode, "avgt");
+    // 2 µs per operation in the original: a figure stands for 500,000 operations.
+    assert_eq!(b.number, Some(500_000));
     assert!(b.original.any());
     assert_eq!(not_covering, ["jmh:org.acme.Bench.idle"]);
     assert!(

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value = "modules")]
     tests: String,
     /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto:
-    /// the covering tests, and the covering asv and pytest-benchmark benchmarks, which time the
+    /// the covering tests, and the covering asv, pytest-benchmark and JMH benchmarks, which time the
     /// candidate beside the ETIP's workloads.
     #[arg(long)]
     selection: Option<PathBuf>,

@@ -102,8 +102,8 @@ pub struct Args {
     #[arg(long, default_value = "auto")]
     tests: String,
     /// Which kinds of detector are timed: `tests`, `workloads` (the scripts the ETIP carries,
-    /// each in a fresh process per round and version), `suites` (the asv benchmarks and
-    /// pytest-benchmark tests `etip select` found executing the changed code; needs
+    /// each in a fresh process per round and version), `suites` (the asv benchmarks,
+    /// pytest-benchmark tests and JMH benchmarks `etip select` found executing the changed code; needs
     /// --selection), or `all` (default: everything the ETIP has); a comma-separated list works
     /// too.
     #[arg(long, default_value = "all", value_parser = |s: &str| Detectors::parse(s))]

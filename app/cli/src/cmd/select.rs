@@ -119,8 +119,8 @@ fn summary(results: &[TestSelection], format: OutputFormat) -> anyhow::Result<St
     if format != OutputFormat::Json {
         out.push_str(
             "\ncovering: tests that execute the changed code in either version; tests: tests run \
-             (mean of the two versions); suites: the covering benchmarks of the project's asv and \
-             pytest-benchmark suites, of those that ran; secs/round: the tests' own times in the coverage runs \
+             (mean of the two versions); suites: the covering benchmarks of the project's asv, \
+             pytest-benchmark and JMH suites, of those that ran; secs/round: the tests' own times in the coverage runs \
              (Python: each test's, Java: whole classes), so compare the two columns, not with a \
              timed round\n",
         );
