@@ -160,7 +160,11 @@ fn evaluate_workload(
     result: TaskResult,
 ) -> TaskResult {
     if let Some(dir) = log_dir {
-        let _ = std::fs::write(dir.join("workload.py"), script);
+        let file = match status.language {
+            etip_core::Language::Java => "Workload.java",
+            etip_core::Language::Python => "workload.py",
+        };
+        let _ = std::fs::write(dir.join(file), script);
     }
     let workload = Workload {
         name: GENERATED_WORKLOAD.into(),
@@ -171,11 +175,13 @@ fn evaluate_workload(
     if let Some(why) = workload.problem() {
         return finish(result, TestCategory::Malformed, why);
     }
-    if status.language != etip_core::Language::Python {
+    if status.language == etip_core::Language::Java
+        && etip_core::detector::java_workload_class(script).is_none()
+    {
         return finish(
             result,
-            TestCategory::Error,
-            "workloads of Java ETIPs are not supported yet".into(),
+            TestCategory::Malformed,
+            "a Java workload declares a public class (with `workload()` or `main`)".into(),
         );
     }
     if let Some(why) = not_built(status) {

@@ -15,6 +15,7 @@ mod common;
 use common::{Env, Step};
 use etip_core::Language;
 use etip_eval::evaluate::{EvalConfig, evaluate};
+use etip_eval::generated::evaluate_test;
 use etip_eval::predictions::{Kind, Prediction};
 use etip_records::results::TaskResult;
 use std::time::Duration;
@@ -238,4 +239,47 @@ fn a_java_candidate_whose_test_jvm_rewrites_its_reports_is_timing_inconsistent()
         let _ = std::fs::copy(dir.join("rounds.jsonl"), "/tmp/timing-logs/java.jsonl");
     }
     assert_caught("jvm-rewrites-reports", &r);
+
+    // eval-test: a generated Java workload, compiled in each session against the version's
+    // classes and timed in a fresh JVM per round on the original and the reference.
+    let mut generated = prediction("gen", String::new());
+    generated.kind = Kind::Test;
+    generated.patch = None;
+    generated.workload = Some(JAVA_DEDUP_WORKLOAD.into());
+    let logs = env.dir.path().join("logs").join("gen");
+    let r = evaluate_test(&env.executor, &status, &generated, &cfg, Some(&logs), &());
+    assert_eq!(r.category.as_deref(), Some("detector"), "{r:#?}");
+    assert_eq!(r.tests[0].name, "workload:generated");
+    assert!(r.gold_speedup.unwrap() > 3.0, "{r:#?}");
+    assert!(logs.join("Workload.java").is_file());
+    let mut broken = generated.clone();
+    broken.workload =
+        Some("public class Broken { public static void workload() { nothing(); } }".into());
+    let r = evaluate_test(&env.executor, &status, &broken, &cfg, None, &());
+    assert_eq!(r.category.as_deref(), Some("fails_on_original"), "{r:#?}");
+    assert!(
+        r.detail.as_deref().unwrap().contains("does not compile"),
+        "{r:#?}"
+    );
 }
+
+/// A generated Java workload: the fixture's quadratic `dedup` on 20,000 values.
+const JAVA_DEDUP_WORKLOAD: &str = r#"import demo.TextUtil;
+import java.util.ArrayList;
+import java.util.List;
+
+public class DedupWorkload {
+    static List<Integer> values;
+
+    public static void setup() {
+        values = new ArrayList<>();
+        for (int i = 0; i < 20000; i++) {
+            values.add((i * 7919) % 10000);
+        }
+    }
+
+    public static void workload() {
+        TextUtil.dedup(values);
+    }
+}
+"#;

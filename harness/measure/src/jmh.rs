@@ -99,6 +99,23 @@ pub fn run_argv(bench: &JmhBench, j: usize, folder: &str, report: &str) -> Vec<S
     vec!["sh".into(), "-c".into(), inv.script()]
 }
 
+/// The line of a failed JMH run's output that says why: the first exception or `Error:` line
+/// (`Error: Could not find or load main class org.openjdk.jmh.Main`), else the last line.
+pub fn failure_reason(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = lines
+        .iter()
+        .find(|l| l.starts_with("Error") || l.contains("Exception") || l.contains("Error:"))
+        .or(lines.last())
+        .copied()
+        .unwrap_or("no output");
+    etip_core::clip::clip(line, 300).into_owned()
+}
+
 /// What one JMH run gave: etip's figure and JMH's own score (seconds per operation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JmhFigure {
@@ -191,6 +208,22 @@ mod tests {
         let run = all.into_iter().next().unwrap();
         assert_eq!(run["params"]["dataScale"], "small");
         serde_json::to_string(&vec![run]).unwrap()
+    }
+
+    #[test]
+    fn a_failed_runs_reason_is_its_first_error() {
+        let out = "Error: Could not find or load main class org.openjdk.jmh.Main\nCaused by: java.lang.ClassNotFoundException: org.openjdk.jmh.Main\n";
+        assert_eq!(
+            failure_reason(out),
+            "Error: Could not find or load main class org.openjdk.jmh.Main"
+        );
+        let out = "# Run progress: 0.00% complete\n<failure>\n\njava.lang.IllegalStateException: bad size\n\tat org.acme.Bench.parse(Bench.java:12)\n";
+        assert_eq!(
+            failure_reason(out),
+            "java.lang.IllegalStateException: bad size"
+        );
+        assert_eq!(failure_reason("a\nlast words\n"), "last words");
+        assert_eq!(failure_reason(""), "no output");
     }
 
     #[test]

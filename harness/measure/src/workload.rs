@@ -302,13 +302,15 @@ fn run_once(
             timeout.as_secs()
         )));
     }
-    let report = if session.copy_out(&placed.report, dest)? {
-        match &w.jmh {
-            Some(bench) => read_jmh(dest, bench),
-            None => read_report(dest),
-        }
-    } else {
-        Err("the runner wrote no report".to_string())
+    let report = match (session.copy_out(&placed.report, dest)?, &w.jmh) {
+        (true, Some(bench)) => read_jmh(dest, bench),
+        (true, None) => read_report(dest),
+        // JMH's reason is in its output: put it first, where the record's headline reads it.
+        (false, Some(_)) => Err(format!(
+            "JMH wrote no result: {}",
+            jmh::failure_reason(&format!("{}\n{}", out.stdout, out.stderr))
+        )),
+        (false, None) => Err("the runner wrote no report".to_string()),
     };
     let report = match report {
         Ok(r) => r,

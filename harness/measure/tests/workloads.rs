@@ -8,7 +8,8 @@ mod common;
 use common::{SERIAL, class, config, direction, env, fixture_steps, repo};
 use etip_core::Language;
 use etip_core::detector::{DetectorKind, Workload};
-use etip_measure::measure::{MeasureConfig, Tests};
+use etip_core::selection::{Hit, SuiteBenchmark};
+use etip_measure::measure::{Covering, MeasureConfig, Tests};
 use etip_stats::Direction;
 use std::time::Duration;
 
@@ -311,9 +312,30 @@ fn java_workloads_are_timed_in_a_fresh_jvm_per_round() {
         ],
     );
     let rounds = 8;
-    let cfg = |force: bool| MeasureConfig {
+    // A JMH benchmark as `etip select` records one. The fixture's build has no JMH (Maven
+    // Central only): the class path resolves in the image, JMH's launcher is not on it, and the
+    // detector is a recorded failure that stops nothing else.
+    let jmh = SuiteBenchmark {
+        kind: DetectorKind::Jmh,
+        name: "demo.DedupBench.dedup[size=100]".into(),
+        dir: String::new(),
+        module: "target/test-classes".into(),
+        target: "demo.DedupBench.dedup".into(),
+        params: None,
+        number: Some(1000),
+        values: [("size".to_string(), "100".to_string())].into(),
+        mode: "avgt".into(),
+        original: Hit::default(),
+        patched: Hit::default(),
+    };
+    let covering = Covering {
         // Only the unchanged class runs: the tests do not see the change.
-        tests: Tests::Classes(vec!["demo.JoinTest".into()]),
+        tests: vec!["demo.JoinTest".into()],
+        detail: String::new(),
+        suites: vec![jmh],
+    };
+    let cfg = |force: bool| MeasureConfig {
+        tests: Tests::Covering([(status.id.clone(), covering.clone())].into()),
         force,
         ..config(rounds, false)
     };
@@ -343,5 +365,20 @@ fn java_workloads_are_timed_in_a_fresh_jvm_per_round() {
     assert!(
         why.contains("the workload does not compile: Broken.java:1: error: cannot find symbol"),
         "{broken:#?}"
+    );
+    let bench = class(&m, "jmh:demo.DedupBench.dedup[size=100]");
+    assert_eq!(bench.kind, DetectorKind::Jmh);
+    let why = bench.excluded.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("failed in the warm-up round (original): JMH wrote no result: Error: Could not find or load main class org.openjdk.jmh.Main"),
+        "{bench:#?}"
+    );
+    assert!(
+        m.environment
+            .notes
+            .iter()
+            .any(|n| n.starts_with("jmh: 1 benchmark(s) run with -f 1 -wi 5 -w 1s -i 5 -r 1s")),
+        "{:?}",
+        m.environment.notes
     );
 }
