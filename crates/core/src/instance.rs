@@ -89,6 +89,9 @@ pub enum FailureKind {
     EnvironmentIncomplete,
     OriginalCompile,
     PatchedCompile,
+    /// The ETIP's patch (its patched side) does not apply to its base commit, even after the
+    /// normalisations `etip build` tries (the detail is git's message).
+    PatchDoesNotApply,
     Timeout,
     Engine,
     Input,
@@ -108,6 +111,7 @@ impl FailureKind {
             FailureKind::EnvironmentIncomplete => "environment incomplete",
             FailureKind::OriginalCompile => "original does not compile",
             FailureKind::PatchedCompile => "patched does not compile",
+            FailureKind::PatchDoesNotApply => "patch does not apply",
             FailureKind::Timeout => "timeout",
             FailureKind::Engine => "docker engine error",
             FailureKind::Input => "invalid input",
@@ -183,8 +187,26 @@ pub struct InstanceStatus {
     /// of kind `workload` beside the tests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<crate::detector::Workload>,
+    /// The ETIP's patched side was given as a patch to its base commit (an imported task's gold
+    /// patch): what was applied. `patched_commit` is then the commit `etip build` made of it in
+    /// its own cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<AppliedPatch>,
     /// Wall-clock seconds of this instance's build in this run.
     pub build_secs: f64,
+}
+
+/// A patch `etip build` applied to an ETIP's base commit to make its patched version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedPatch {
+    /// SHA-256 of the patch as given (hex).
+    pub sha256: String,
+    /// The patch as applied (after the normalisations): the ETIP's ground-truth patch.
+    pub text: String,
+    /// What had to change for `git apply` to take it (`added the missing final newline`, ...);
+    /// empty when it applied as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub normalised: Vec<String>,
 }
 
 impl InstanceStatus {

@@ -50,11 +50,22 @@ pub struct TreeEntry {
 }
 
 fn run_git(dir: Option<&Path>, args: &[&str]) -> Result<Vec<u8>, (String, String)> {
+    run_git_env(dir, args, &[])
+}
+
+fn run_git_env(
+    dir: Option<&Path>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Vec<u8>, (String, String)> {
     let mut cmd = Command::new("git");
     if let Some(d) = dir {
         cmd.arg("-C").arg(d);
     }
     cmd.args(args).env("GIT_TERMINAL_PROMPT", "0");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     match cmd.output() {
         Ok(out) if out.status.success() => Ok(out.stdout),
         Ok(out) => Err((
@@ -351,6 +362,104 @@ impl Repo {
                 detail: e.to_string(),
             })?;
         Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// A repository etip may write objects into that holds this one's commits: this one when it
+    /// is etip's cache clone, else a shared bare clone of the user's repository in `cache`
+    /// (`git clone --shared`: the user's objects are read through git's alternates, nothing is
+    /// written to the user's repository).
+    pub fn writable(&self, cache: &Path) -> Result<Repo, GitError> {
+        if self.cached {
+            return Ok(self.clone());
+        }
+        let dir = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        let source = dir.to_string_lossy().into_owned();
+        let hash = hex::encode(Sha256::digest(source.as_bytes()));
+        let dest = cache.join(format!("{}-{}-shared.git", slug(&source), &hash[..10]));
+        let clone_err = |detail: String| GitError::Clone {
+            source_url: source.clone(),
+            dest: dest.display().to_string(),
+            detail,
+        };
+        if !dest.join("HEAD").is_file() {
+            std::fs::create_dir_all(cache).map_err(|e| clone_err(e.to_string()))?;
+            let tmp = cache.join(format!(".shared-{}-{}", &hash[..10], std::process::id()));
+            let _ = std::fs::remove_dir_all(&tmp);
+            let tmp_s = tmp.to_string_lossy().to_string();
+            run_git(
+                None,
+                &[
+                    "clone", "--quiet", "--bare", "--shared", "--", &source, &tmp_s,
+                ],
+            )
+            .map_err(|(_, d)| {
+                let _ = std::fs::remove_dir_all(&tmp);
+                clone_err(d)
+            })?;
+            if std::fs::rename(&tmp, &dest).is_err() {
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+        }
+        Ok(Repo {
+            dir: dest,
+            cached: true,
+        })
+    }
+
+    /// Applies the patch file `patch` to `base` in a throw-away index (`git apply --cached` with
+    /// `args`, e.g. `-p0`) and commits the tree with `base` as its parent. The commit is the same
+    /// for the same base, patch and `message`: author and committer are `etip`, dated as the base
+    /// commit (so the patched version's era is the base's). Only for etip's own clones
+    /// ([`Repo::writable`]). The error's detail is git's message.
+    pub fn commit_patch(
+        &self,
+        base: &str,
+        patch: &Path,
+        args: &[&str],
+        message: &str,
+    ) -> Result<String, GitError> {
+        if !self.cached {
+            return Err(GitError::Command {
+                repo: self.dir.display().to_string(),
+                args: "apply".into(),
+                detail: "etip writes only into its own clones".into(),
+            });
+        }
+        let tmp = tempfile::tempdir().map_err(|e| GitError::Command {
+            repo: self.dir.display().to_string(),
+            args: "apply".into(),
+            detail: format!("a temporary index: {e}"),
+        })?;
+        let index = tmp.path().join("index");
+        let index_s = index.to_string_lossy().into_owned();
+        let git = |args: &[&str], env: &[(&str, &str)]| {
+            run_git_env(Some(&self.dir), args, env).map_err(|(args, detail)| GitError::Command {
+                repo: self.dir.display().to_string(),
+                args,
+                detail,
+            })
+        };
+        let idx = [("GIT_INDEX_FILE", index_s.as_str())];
+        git(&["read-tree", base], &idx)?;
+        let patch_s = patch.to_string_lossy().into_owned();
+        let mut apply = vec!["apply", "--cached"];
+        apply.extend_from_slice(args);
+        apply.push(&patch_s);
+        git(&apply, &idx)?;
+        let tree = git(&["write-tree"], &idx)?;
+        let tree = String::from_utf8_lossy(&tree).trim().to_string();
+        let date = git(&["show", "-s", "--format=%ct %z", base, "--"], &[])?;
+        let date = format!("@{}", String::from_utf8_lossy(&date).trim());
+        let who = [
+            ("GIT_AUTHOR_NAME", "etip"),
+            ("GIT_AUTHOR_EMAIL", "etip@localhost"),
+            ("GIT_AUTHOR_DATE", date.as_str()),
+            ("GIT_COMMITTER_NAME", "etip"),
+            ("GIT_COMMITTER_EMAIL", "etip@localhost"),
+            ("GIT_COMMITTER_DATE", date.as_str()),
+        ];
+        let commit = git(&["commit-tree", &tree, "-p", base, "-m", message], &who)?;
+        Ok(String::from_utf8_lossy(&commit).trim().to_string())
     }
 
     /// Writes `git archive` of `commit` (paths prefixed with `prefix`) into the tar file `out`.

@@ -14,7 +14,14 @@ pub struct EtipInput {
     pub id: String,
     pub language: Language,
     pub base_commit: String,
+    /// The patched version's commit; empty when `patch` gives the patched version.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub patched_commit: String,
+    /// The patched version as a patch to `base_commit` (a unified diff: an imported task's gold
+    /// patch), applied by `etip build` in its own clone ([`crate::patch`]); instead of
+    /// `patched_commit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
     /// Local path or git URL of the repository.
     #[serde(default)]
     pub source: Option<String>,
@@ -136,10 +143,25 @@ impl EtipInput {
                 self.base_commit
             ));
         }
-        for (field, rev) in [
-            ("base_commit", &self.base_commit),
-            ("patched_commit", &self.patched_commit),
-        ] {
+        match (&self.patch, self.patched_commit.is_empty()) {
+            (Some(_), false) => {
+                return Some(
+                    "give the patched version as patched_commit or as patch, not both".into(),
+                );
+            }
+            (None, true) => {
+                return Some("patched_commit (or patch) is missing".into());
+            }
+            (Some(p), true) if p.trim().is_empty() => {
+                return Some("patch is empty".into());
+            }
+            _ => {}
+        }
+        let mut revs = vec![("base_commit", &self.base_commit)];
+        if self.patch.is_none() {
+            revs.push(("patched_commit", &self.patched_commit));
+        }
+        for (field, rev) in revs {
             if rev.is_empty() || rev.starts_with('-') || rev.contains(char::is_whitespace) {
                 return Some(format!(
                     "{field} {rev:?} is not a commit (empty, blank inside or starting with `-`)"
@@ -228,6 +250,31 @@ mod tests {
             EtipInput::read_jsonl(&p),
             Err(BuildError::Parse { line: 1, .. })
         ));
+    }
+
+    #[test]
+    fn the_patched_version_is_a_commit_or_a_patch_not_both() {
+        let line = |rest: &str| {
+            format!(
+                "{{\"id\":\"p\",\"language\":\"python\",\"base_commit\":\"b\",\"repo\":\"o/n\"{rest}}}\n"
+            )
+        };
+        let (_dir, p) = write(&line(",\"patch\":\"--- a/x.py\\n+++ b/x.py\\n\""));
+        let e = EtipInput::read_jsonl(&p).unwrap();
+        assert!(e[0].patched_commit.is_empty() && e[0].patch.is_some());
+        for (rest, problem) in [
+            (",\"patch\":\"d\",\"patched_commit\":\"c\"", "not both"),
+            ("", "patched_commit (or patch) is missing"),
+            (",\"patch\":\" \"", "patch is empty"),
+        ] {
+            std::fs::write(&p, line(rest)).unwrap();
+            match EtipInput::read_jsonl(&p) {
+                Err(BuildError::Invalid { problem: got, .. }) => {
+                    assert!(got.contains(problem), "{got}")
+                }
+                other => panic!("{rest}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -405,6 +405,7 @@ mod tests {
             modules: vec![],
             dependency_changes: Vec::new(),
             workloads: Vec::new(),
+            patch: None,
             build_secs: 1.0,
         };
         let back = InstanceSpec::from_status(&status, &cfg);

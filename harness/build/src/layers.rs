@@ -118,7 +118,16 @@ pub(crate) fn prepare<'a>(
     status: &mut InstanceStatus,
 ) -> Result<Job<'a>, Failure> {
     let source = etip.source();
-    let (repo, base_commit, patched_commit) = crate::sources(out, etip, &source)?;
+    let crate::Sources {
+        repo,
+        base: base_commit,
+        patched: patched_commit,
+        patch,
+    } = crate::sources(out, etip, &source)?;
+    if patch.is_some() {
+        status.patched_commit = patched_commit.clone();
+        status.patch = patch;
+    }
     let checkout = |e: git::GitError| Failure::new(FailureKind::Checkout, e.to_string());
     let tree = repo.ls_tree(&base_commit).map_err(checkout)?;
     let patched_tree = repo.ls_tree(&patched_commit).map_err(checkout)?;

@@ -44,6 +44,7 @@ mod layers;
 pub mod local;
 pub mod network;
 pub mod output;
+pub mod patch;
 pub mod spec;
 mod toolchain;
 pub mod units;
@@ -453,23 +454,53 @@ impl Builder {
     }
 }
 
-/// The repository holding both commits (the source, or etip's cache clone of its origin)
-/// and their full ids.
-pub(crate) fn sources(
-    out: &Path,
-    etip: &EtipInput,
-    source: &str,
-) -> Result<(git::Repo, String, String), Failure> {
+/// The two versions of an ETIP on the host.
+pub(crate) struct Sources {
+    /// The repository holding both commits (the source, etip's cache clone of its origin, or
+    /// etip's clone holding the commit made of a patch).
+    pub repo: git::Repo,
+    pub base: String,
+    pub patched: String,
+    /// The patch applied to make `patched`, for an ETIP given as a base commit and a patch.
+    pub patch: Option<etip_core::instance::AppliedPatch>,
+}
+
+/// The ETIP's two commits, full ids, in a repository that holds both; an ETIP given as a patch
+/// gets its patched commit made in etip's own clone ([`patch`]).
+pub(crate) fn sources(out: &Path, etip: &EtipInput, source: &str) -> Result<Sources, Failure> {
     let git_failure = |e: git::GitError| match e {
         git::GitError::Clone { .. } => Failure::new(FailureKind::Clone, e.to_string()),
         _ => Failure::new(FailureKind::Checkout, e.to_string()),
     };
     let cache = out.join("repos");
+    let mut revs = vec![etip.base_commit.as_str()];
+    if etip.patch.is_none() {
+        revs.push(&etip.patched_commit);
+    }
     let (repo, ids) = git::Repo::open_or_clone(source, &cache)
-        .and_then(|r| r.resolve_all(&[&etip.base_commit, &etip.patched_commit], &cache))
+        .and_then(|r| r.resolve_all(&revs, &cache))
         .map_err(git_failure)?;
-    match ids.as_slice() {
-        [base, patched] => Ok((repo, base.clone(), patched.clone())),
+    match (ids.as_slice(), &etip.patch) {
+        ([base, patched], None) => Ok(Sources {
+            repo,
+            base: base.clone(),
+            patched: patched.clone(),
+            patch: None,
+        }),
+        ([base], Some(text)) => {
+            let own = repo.writable(&cache).map_err(git_failure)?;
+            let (patched, applied) =
+                patch::apply(&own, base, text, &etip.id).map_err(|e| match e {
+                    patch::PatchError::Git(e) => git_failure(e),
+                    e => Failure::new(FailureKind::PatchDoesNotApply, e.to_string()),
+                })?;
+            Ok(Sources {
+                repo: own,
+                base: base.clone(),
+                patched,
+                patch: Some(applied),
+            })
+        }
         _ => Err(Failure::new(
             FailureKind::Checkout,
             format!("resolving the commits of {} in {source}", etip.id),
@@ -570,6 +601,7 @@ pub(crate) fn new_status(etip: &EtipInput) -> InstanceStatus {
         modules: Vec::new(),
         dependency_changes: Vec::new(),
         workloads: etip.workloads.clone(),
+        patch: None,
         build_secs: 0.0,
     }
 }

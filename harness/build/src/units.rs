@@ -207,6 +207,7 @@ mod tests {
             language: Language::Python,
             base_commit: "a".repeat(40),
             patched_commit: "b".repeat(40),
+            patch: None,
             source: Some("/repo".into()),
             repo: None,
             changed_modules: None,

@@ -1,5 +1,5 @@
-//! The ground-truth patch of a built ETIP: `git diff` from its base to its patched commit, read
-//! from the repository its build came from (the status's `source`; a local folder is only read, a
+//! The ground-truth patch of a built ETIP: the patch it was given as (an imported task's), else
+//! `git diff` from its base to its patched commit, read from the repository its build came from (the status's `source`; a local folder is only read, a
 //! URL is cloned into etip's cache). `etip eval --predictions gold` evaluates these patches: the
 //! harness's self-check, as SWE-bench's gold validation.
 
@@ -21,8 +21,12 @@ pub enum GoldError {
     Unresolved { id: String },
 }
 
-/// The ground-truth patch of `status`, or why it cannot be read.
+/// The ground-truth patch of `status`, or why it cannot be read. An ETIP given as a patch (an
+/// imported task) has it in its status, as applied.
 pub fn patch(status: &InstanceStatus, cache: &Path) -> Result<String, GoldError> {
+    if let Some(applied) = &status.patch {
+        return Ok(applied.text.clone());
+    }
     let source = status
         .source
         .as_deref()

@@ -130,6 +130,7 @@ impl Env {
                 language: lang,
                 base_commit: base.into(),
                 patched_commit: patched.into(),
+                patch: None,
                 source: Some(repo.display().to_string()),
                 repo: None,
                 changed_modules: None,
