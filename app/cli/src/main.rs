@@ -38,6 +38,9 @@ enum Command {
     Classify(cmd::classify::Args),
     /// Offline base image for `etip build` (debootstrap, imported through the Docker API).
     BaseImage(cmd::base_image::Args),
+    /// Import a task dataset (SWE-bench, SWE-fficiency, GSO) as ETIPs for `etip build`: base
+    /// commit, gold patch or expert commit, workloads, and the task as given.
+    Import(cmd::import::Args),
     /// Build one Docker image per ETIP with both versions built.
     Build(cmd::build::Args),
     /// Time the tests of built ETIPs in alternated rounds; say which are executable and which
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Mine(args) => cmd::mine::run(args, stdout),
         Command::Classify(args) => cmd::classify::run(args, stdout),
         Command::BaseImage(args) => cmd::base_image::run(args, stdout),
+        Command::Import(args) => cmd::import::run(args, stdout),
         Command::Build(args) => cmd::build::run(args, stdout),
         Command::Clean(args) => cmd::clean::run(args),
         Command::Config(args) => cmd::config::run(args, stdout),

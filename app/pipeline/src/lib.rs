@@ -39,6 +39,7 @@ pub mod error;
 pub mod eval;
 pub mod eval_test;
 pub mod executor;
+pub mod import;
 pub mod input;
 pub mod labels;
 pub mod measure;

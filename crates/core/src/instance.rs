@@ -192,6 +192,9 @@ pub struct InstanceStatus {
     /// its own cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<AppliedPatch>,
+    /// The benchmark task the ETIP was imported from (`etip import`), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Box<crate::task::Task>>,
     /// Wall-clock seconds of this instance's build in this run.
     pub build_secs: f64,
 }

@@ -20,6 +20,7 @@ pub mod language;
 pub mod measure;
 pub mod process;
 pub mod selection;
+pub mod task;
 pub mod unit;
 
 pub use language::Language;

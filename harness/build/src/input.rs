@@ -38,6 +38,9 @@ pub struct EtipInput {
     /// scripts, or files relative to the ETIP file's folder, read in when the file is loaded.
     #[serde(default)]
     pub workloads: Vec<Workload>,
+    /// The benchmark task the ETIP was imported from (`etip import`): carried into the status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Box<etip_core::task::Task>>,
 }
 
 impl EtipInput {

@@ -406,6 +406,7 @@ mod tests {
             dependency_changes: Vec::new(),
             workloads: Vec::new(),
             patch: None,
+            task: None,
             build_secs: 1.0,
         };
         let back = InstanceSpec::from_status(&status, &cfg);

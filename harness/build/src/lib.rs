@@ -602,6 +602,7 @@ pub(crate) fn new_status(etip: &EtipInput) -> InstanceStatus {
         dependency_changes: Vec::new(),
         workloads: etip.workloads.clone(),
         patch: None,
+        task: etip.task.clone(),
         build_secs: 0.0,
     }
 }

@@ -208,6 +208,7 @@ mod tests {
             base_commit: "a".repeat(40),
             patched_commit: "b".repeat(40),
             patch: None,
+            task: None,
             source: Some("/repo".into()),
             repo: None,
             changed_modules: None,

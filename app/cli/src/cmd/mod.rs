@@ -9,6 +9,7 @@ pub mod config;
 pub mod demo;
 pub mod eval;
 pub mod executor;
+pub mod import;
 pub mod measure;
 pub mod mine;
 pub mod mine_args;

@@ -24,6 +24,7 @@ pub fn etip(id: &str, lang: Language, repo: &Path, base: &str, patched: &str) ->
         base_commit: base.into(),
         patched_commit: patched.into(),
         patch: None,
+        task: None,
         source: Some(repo.to_string_lossy().into_owned()),
         repo: None,
         changed_modules: None,

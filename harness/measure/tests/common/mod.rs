@@ -131,6 +131,7 @@ impl Env {
                 base_commit: base.into(),
                 patched_commit: patched.into(),
                 patch: None,
+                task: None,
                 source: Some(repo.display().to_string()),
                 repo: None,
                 changed_modules: None,
