@@ -151,6 +151,9 @@ pub enum TestChoice {
     Auto,
     /// The tests `etip select` found executing the changed code (measure; needs a selection).
     Covering,
+    /// The correctness tests of the task each ETIP was imported from (`etip import`):
+    /// SWE-fficiency's `covering_tests`, else SWE-bench's `PASS_TO_PASS`.
+    Task,
     /// These test classes (Java) or node ids/paths (Python).
     Listed(Vec<String>),
 }
@@ -161,6 +164,7 @@ impl TestChoice {
         match s {
             "auto" => TestChoice::Auto,
             "covering" => TestChoice::Covering,
+            "task" => TestChoice::Task,
             other => TestChoice::parse_listed(other),
         }
     }
@@ -187,6 +191,7 @@ impl TestChoice {
             TestChoice::All => "all".into(),
             TestChoice::Auto => "auto".into(),
             TestChoice::Covering => "covering".into(),
+            TestChoice::Task => "task".into(),
             TestChoice::Listed(l) => l.join(","),
         }
     }

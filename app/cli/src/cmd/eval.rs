@@ -23,7 +23,9 @@ pub struct Args {
     predictions: String,
     /// Which tests time the versions: `modules` (the changed modules; Python: all tests), `all`,
     /// `covering` or `auto` (the tests `etip select` found executing the change; needs
-    /// --selection), or a comma-separated list of test classes (Java) or node ids/paths (Python).
+    /// --selection), `task` (the correctness tests of the task an ETIP was imported from:
+    /// SWE-fficiency's `covering_tests`, else `PASS_TO_PASS`), or a comma-separated list of test
+    /// classes (Java) or node ids/paths (Python).
     #[arg(long, default_value = "modules")]
     tests: String,
     /// The output folder (or selection.jsonl) of `etip select`, for --tests covering or auto:

@@ -98,7 +98,8 @@ pub struct Args {
     /// Which tests run: `modules` (the changed modules; Python: all tests), `covering` (the
     /// tests `etip select` found executing the changed code; needs --selection), `auto`
     /// (`covering` for the Python ETIPs --selection selected, `modules` for the others and for
-    /// Java), `all`, or a comma-separated list of test classes (Java) or node ids/paths (Python).
+    /// Java), `task` (the correctness tests of the task an ETIP was imported from), `all`, or a
+    /// comma-separated list of test classes (Java) or node ids/paths (Python).
     #[arg(long, default_value = "auto")]
     tests: String,
     /// Which kinds of detector are timed: `tests`, `workloads` (the scripts the ETIP carries,

@@ -265,6 +265,7 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
         TestChoice::Modules => Tests::Modules,
         TestChoice::All => Tests::All,
         TestChoice::Listed(list) => Tests::Classes(list.clone()),
+        TestChoice::Task => crate::measure::tests::from_tasks(&statuses)?,
         TestChoice::Auto | TestChoice::Covering => crate::measure::tests::covering(
             &cfg.tests,
             cfg.selection.as_deref(),

@@ -138,6 +138,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         TestChoice::Auto | TestChoice::Covering => {
             tests::covering(&cfg.tests, cfg.selection.as_deref(), &statuses, progress)?
         }
+        TestChoice::Task => tests::from_tasks(&statuses)?,
         TestChoice::Listed(list) => Tests::Classes(list.clone()),
     };
     // Before anything starts: can these rounds give a significant outcome at all?

@@ -1,5 +1,6 @@
-//! Which tests `measure` runs for covering and auto choices: the covering tests of each ETIP
-//! from the selection of `select`.
+//! Which tests `measure` and `eval` run for the covering, auto and task choices: the covering
+//! tests of each ETIP from the selection of `select`, or the correctness tests of the task it was
+//! imported from.
 
 use crate::InputError;
 use crate::progress::Progress;
@@ -66,6 +67,51 @@ pub(crate) fn covering(
             }
             None => {}
         }
+    }
+    Ok(Tests::Covering(map))
+}
+
+/// `--tests task`: per ETIP imported from a task dataset, the task's correctness tests
+/// (SWE-fficiency's `covering_tests`, else SWE-bench's `PASS_TO_PASS`; `FAIL_TO_PASS` tests
+/// come with the task's `test_patch`, which the built trees do not have). ETIPs without a task
+/// run their modules; a set of ETIPs none of which has a task is bad input.
+pub(crate) fn from_tasks(statuses: &[InstanceStatus]) -> anyhow::Result<Tests> {
+    let mut map = std::collections::BTreeMap::new();
+    for st in statuses.iter().filter(|s| s.runnable()) {
+        let Some(task) = &st.task else {
+            continue;
+        };
+        let mut tests = if task.covering_tests.is_empty() {
+            task.pass_to_pass.clone()
+        } else {
+            task.covering_tests.clone()
+        };
+        tests.sort();
+        tests.dedup();
+        let detail = if tests.is_empty() {
+            format!(
+                "the {} task {} names no correctness tests",
+                task.format.as_str(),
+                task.instance_id
+            )
+        } else {
+            String::new()
+        };
+        map.insert(
+            st.id.clone(),
+            Covering {
+                tests,
+                detail,
+                suites: Vec::new(),
+            },
+        );
+    }
+    if map.is_empty() {
+        return Err(InputError(
+            "--tests task: no built ETIP of --etips was imported from a task dataset (`etip import`)"
+                .into(),
+        )
+        .into());
     }
     Ok(Tests::Covering(map))
 }

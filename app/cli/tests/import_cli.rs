@@ -1,0 +1,228 @@
+//! `etip import` through the binary. Without an engine: bad files and refused tasks exit 2 with
+//! the task and the field named, and the good tasks are written. With the Docker engine: a
+//! SWE-fficiency-format dataset made here from the Python fixture (base commit, gold patch,
+//! correctness tests, workload) is imported, built (the gold patch applied in etip's own clone),
+//! and the gold and the empty patch are evaluated on the task's tests and workload; the
+//! SWE-fficiency speedup ratio `etip score` gives agrees with the results' speedups. A patch for
+//! another base fails the build as `patch_does_not_apply` with git's message.
+
+mod common;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn etip() -> Command {
+    Command::cargo_bin("etip").expect("the etip binary is built by cargo test")
+}
+
+/// SWE-fficiency's workload shape: the fixture's quadratic `dedup` on 6,000 values.
+const WORKLOAD: &str = "import timeit\n\nfrom textutil import dedup\n\nvalues = [(i * 7919) % 3000 for i in range(6000)]\n\n\ndef workload():\n    dedup(values)\n\n\nruntimes = timeit.repeat(workload, number=1, repeat=5)\nprint(\"Mean:\", sum(runtimes) / len(runtimes))\n";
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The fixture repository in `tmp/repo` and a SWE-fficiency task of its dedup change.
+fn task(tmp: &Path) -> (Value, Vec<String>) {
+    let repo = tmp.join("repo");
+    let c = common::python_fixture(&repo);
+    let patch = etip_testkit::git(&repo, &["diff", &c[0], &c[1]]) + "\n";
+    let t = json!({
+        "instance_id": "org__textutil-1",
+        "repo": "org/textutil",
+        "base_commit": c[0],
+        "patch": patch,
+        "test_patch": "",
+        "problem_statement": "dedup is quadratic",
+        "hints_text": "",
+        "created_at": "2024-01-01T00:00:00Z",
+        "version": "0.1",
+        "FAIL_TO_PASS": [],
+        "PASS_TO_PASS": ["tests/test_join.py::test_join_many_parts"],
+        "environment_setup_commit": c[0],
+        "workload": WORKLOAD,
+        "speedup": 20.0,
+        "covering_tests": ["tests/test_join.py"],
+        "single_thread_tests": [],
+        "test_cmd": "pytest -rA",
+        "rebuild_cmd": "",
+        "image_name": "",
+    });
+    (t, c)
+}
+
+#[test]
+fn refused_tasks_exit_2_naming_the_task_and_the_field_and_the_others_are_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (good, _) = task(tmp.path());
+    let mut missing = good.clone();
+    missing["instance_id"] = json!("org__textutil-2");
+    missing.as_object_mut().unwrap().remove("workload");
+    let file = tmp.path().join("tasks.jsonl");
+    std::fs::write(&file, format!("{good}\n{missing}\n")).unwrap();
+    let out = tmp.path().join("etips.jsonl");
+    let run = |format: &str| {
+        let mut c = etip();
+        c.args(["import", "--format", format])
+            .arg(&file)
+            .arg("--source")
+            .arg(tmp.path().join("repo"))
+            .arg("--out")
+            .arg(&out);
+        c
+    };
+    run("swefficiency")
+        .assert()
+        .code(2)
+        .stdout(
+            predicate::str::contains("org__textutil-2")
+                .and(predicate::str::contains("workload is missing")),
+        )
+        .stderr(predicate::str::contains("1 task(s) of"));
+    let etips = lines(&out);
+    assert_eq!(etips.len(), 1);
+    assert_eq!(etips[0]["id"], "org__textutil-1");
+    assert_eq!(etips[0]["task"]["expert_speedup"], 20.0);
+    assert_eq!(etips[0]["workloads"][0]["name"], "workload");
+    run("humaneval")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown format"));
+    std::fs::write(&file, "{not json\n").unwrap();
+    run("swebench")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 1"));
+    // The written file is not replaced by a run that imports nothing.
+    assert_eq!(lines(&out).len(), 1);
+}
+
+#[test]
+fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and_scored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (good, c) = task(tmp.path());
+    let mut other_base = good.clone();
+    other_base["instance_id"] = json!("org__textutil-3");
+    other_base["patch"] = json!(
+        good["patch"]
+            .as_str()
+            .unwrap()
+            .replace("def dedup", "def dedupe")
+    );
+    let file = tmp.path().join("tasks.json");
+    std::fs::write(&file, json!([good, other_base]).to_string()).unwrap();
+    let etips = tmp.path().join("etips.jsonl");
+    etip()
+        .args(["import", "--format", "swefficiency"])
+        .arg(&file)
+        .arg("--source")
+        .arg(tmp.path().join("repo"))
+        .arg("--out")
+        .arg(&etips)
+        .assert()
+        .success();
+    let ns = format!("etiptest-import-{}", std::process::id());
+    let _clean = Clean(ns.clone());
+    let build = tmp.path().join("build");
+    etip()
+        .args(["build", "--namespace", &ns, "--etips"])
+        .arg(&etips)
+        .arg("--out")
+        .arg(&build)
+        .assert()
+        .success();
+    let statuses = lines(&build.join("status.jsonl"));
+    let by = |id: &str| statuses.iter().find(|s| s["id"] == id).unwrap().clone();
+    let built = by("org__textutil-1");
+    assert!(built["image"].is_string(), "{built}");
+    assert_eq!(built["base_commit"], c[0]);
+    assert_ne!(
+        built["patched_commit"], c[1],
+        "the patch's own commit, in etip's clone"
+    );
+    assert_eq!(built["task"]["format"], "swefficiency");
+    assert!(built["patch"]["sha256"].is_string());
+    let failed = by("org__textutil-3");
+    assert_eq!(failed["failure"], "patch_does_not_apply", "{failed}");
+    assert!(
+        failed["detail"]
+            .as_str()
+            .unwrap()
+            .contains("textutil/__init__.py"),
+        "{failed}"
+    );
+    // The user's repository holds only its own commits.
+    assert!(
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(tmp.path().join("repo"))
+            .args(["cat-file", "-e", built["patched_commit"].as_str().unwrap()])
+            .status()
+            .map(|s| !s.success())
+            .unwrap()
+    );
+    // Gold and empty, on the task's correctness tests; speed judged on its workload.
+    let eval = |predictions: &str| {
+        let out = tmp.path().join(format!("eval-{predictions}"));
+        etip()
+            .args([
+                "eval",
+                "--rounds",
+                "8",
+                "--tests",
+                "task",
+                "--reuse-containers",
+            ])
+            .args(["--predictions", predictions, "--etips"])
+            .arg(build.join("status.jsonl"))
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let r = lines(&out.join("results.jsonl"));
+        let r = r
+            .into_iter()
+            .find(|r| r["instance_id"] == "org__textutil-1")
+            .unwrap();
+        (r, out.join("results.jsonl"))
+    };
+    let (gold, gold_file) = eval("gold");
+    assert_eq!(gold["category"], "correct_faster", "{gold}");
+    let names: Vec<&str> = gold["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["workload:workload"], "{gold}");
+    let speedup = gold["speedup"].as_f64().unwrap();
+    let gold_speedup = gold["gold_speedup"].as_f64().unwrap();
+    assert!(speedup > 3.0 && gold_speedup > 3.0, "{gold}");
+    let (empty, _) = eval("empty");
+    assert_eq!(empty["category"], "correct_not_faster", "{empty}");
+    // SWE-fficiency's SR of the gold patch is its speedup over the expert's, as `etip score`
+    // computes it from the results.
+    let o = etip()
+        .args(["score", "--format", "json", "--rule", "swefficiency"])
+        .arg(&gold_file)
+        .assert()
+        .success();
+    let rows: Value = serde_json::from_slice(&o.get_output().stdout).unwrap();
+    let score = rows[0]["score"].as_f64().unwrap();
+    assert!((score - speedup / gold_speedup).abs() < 1e-9, "{rows}");
+}
+
+/// Removes the namespace's images and containers, also when an assertion fails.
+struct Clean(String);
+
+impl Drop for Clean {
+    fn drop(&mut self) {
+        let _ = etip().args(["clean", "--namespace", &self.0]).output();
+    }
+}
