@@ -167,7 +167,10 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
             .map(|s| !s.success())
             .unwrap()
     );
-    // Gold and empty, on the task's correctness tests; speed judged on its workload.
+    // Gold and empty, on the task's correctness tests; speed judged on its workload (the
+    // instance that did not build is left out: an evaluation of it is the harness's error).
+    let status = tmp.path().join("built.jsonl");
+    std::fs::write(&status, format!("{built}\n")).unwrap();
     let eval = |predictions: &str| {
         let out = tmp.path().join(format!("eval-{predictions}"));
         etip()
@@ -180,7 +183,7 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
                 "--reuse-containers",
             ])
             .args(["--predictions", predictions, "--etips"])
-            .arg(build.join("status.jsonl"))
+            .arg(&status)
             .arg("--out")
             .arg(&out)
             .assert()
