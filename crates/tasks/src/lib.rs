@@ -1,8 +1,8 @@
 //! The field's task datasets read into ETIP records (`etip import`): SWE-bench's schema,
 //! SWE-fficiency's (SWE-bench's plus a workload per task) and GSO's.
 //!
-//! A dataset file is JSON lines, a JSON array, or one JSON object per task under a key
-//! ([`read_records`]). Each record becomes an [`ImportedTask`]: the base commit, the gold patch
+//! A dataset file is Parquet (as Hugging Face serves the three datasets), JSON lines, a JSON
+//! array, or one JSON object per task under a key ([`read_records`]). Each record becomes an [`ImportedTask`]: the base commit, the gold patch
 //! (SWE-bench's `patch`) or the expert commit (GSO's `opt_commit`), the task's workloads
 //! (SWE-fficiency's `workload` as it is; each GSO performance test wrapped so that GSO's own
 //! timing is etip's figure, [`gso`]), and the whole task as given ([`Task`]). Every field is
@@ -78,16 +78,26 @@ pub enum ReadError {
     Shape { path: String, detail: String },
     #[error("{path} holds no task")]
     Empty { path: String },
+    #[error("{path} is not a readable Parquet file: {detail}")]
+    Parquet { path: String, detail: String },
 }
 
 /// The largest dataset file read (SWE-fficiency's full set, with its workloads, is about 600 MB
 /// as Parquet; as JSON lines less than that).
 pub const MAX_DATASET_BYTES: u64 = 2 << 30;
 
-/// The records of a dataset file: JSON lines (one object per line, blank lines skipped), a
-/// JSON array of objects, or an object whose values are the task objects (keyed by id).
+/// The records of a dataset file: Parquet (recognised by its magic bytes; each row an object,
+/// lists as arrays), JSON lines (one object per line, blank lines skipped), a JSON array of
+/// objects, or an object whose values are the task objects (keyed by id).
 pub fn read_records(path: &Path) -> Result<Vec<Map<String, Value>>, ReadError> {
     let shown = path.display().to_string();
+    if is_parquet(path) {
+        let records = parquet_records(path, &shown)?;
+        if records.is_empty() {
+            return Err(ReadError::Empty { path: shown });
+        }
+        return Ok(records);
+    }
     let text =
         etip_core::bounded::read_to_string_capped(path, MAX_DATASET_BYTES).map_err(|source| {
             ReadError::Io {
@@ -100,6 +110,50 @@ pub fn read_records(path: &Path) -> Result<Vec<Map<String, Value>>, ReadError> {
         return Err(ReadError::Empty { path: shown });
     }
     Ok(records)
+}
+
+/// Whether `path` starts with Parquet's magic bytes.
+fn is_parquet(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"PAR1"
+}
+
+/// The rows of a Parquet file as JSON objects (Parquet's row API: no Arrow).
+fn parquet_records(path: &Path, shown: &str) -> Result<Vec<Map<String, Value>>, ReadError> {
+    use parquet::file::reader::SerializedFileReader;
+    let bad = |detail: String| ReadError::Parquet {
+        path: shown.to_string(),
+        detail,
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|source| ReadError::Io {
+            path: shown.to_string(),
+            source,
+        })?
+        .len();
+    if size > MAX_DATASET_BYTES {
+        return Err(bad(format!(
+            "{size} bytes, more than the {MAX_DATASET_BYTES} read"
+        )));
+    }
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Io {
+        path: shown.to_string(),
+        source,
+    })?;
+    let reader = SerializedFileReader::new(file).map_err(|e| bad(e.to_string()))?;
+    let mut out = Vec::new();
+    for (i, row) in reader.into_iter().enumerate() {
+        let row = row.map_err(|e| bad(format!("row {}: {e}", i + 1)))?;
+        match row.to_json_value() {
+            Value::Object(m) => out.push(m),
+            other => return Err(bad(format!("row {} is {}", i + 1, kind(&other)))),
+        }
+    }
+    Ok(out)
 }
 
 fn parse_records(text: &str, shown: &str) -> Result<Vec<Map<String, Value>>, ReadError> {

@@ -248,3 +248,52 @@ if __name__ == '__main__':
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrote no execution time"));
 }
+
+/// Parquet written by pyarrow (tests/data/README.md), as Hugging Face serves the datasets.
+#[test]
+fn parquet_files_written_by_pyarrow_are_read_as_their_json_would_be() {
+    for file in [
+        "swefficiency-schema-sample.snappy.parquet",
+        "swefficiency-schema-sample.zstd.parquet",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(file);
+        let records = read_records(&path).unwrap();
+        assert_eq!(records.len(), 2, "{file}");
+        let imported = import(TaskFormat::Swefficiency, records, Language::Python);
+        assert!(
+            imported.refused.is_empty(),
+            "{file}: {:?}",
+            imported.refused
+        );
+        let [a, b] = imported.tasks.as_slice() else {
+            panic!("{file}: two tasks");
+        };
+        assert_eq!(a.id, "org__textutil-1");
+        assert_eq!(
+            a.task.pass_to_pass,
+            ["tests/test_join.py::test_join_many_parts"]
+        );
+        assert_eq!(a.task.expert_speedup, Some(4.5));
+        assert_eq!(a.task.covering_tests, ["tests/test_join.py"]);
+        assert!(
+            a.warnings
+                .iter()
+                .any(|w| w.contains("FAIL_TO_PASS: 1 null item(s) dropped"))
+        );
+        assert_eq!(
+            a.workloads[0].script.as_deref(),
+            Some("def workload():\n    pass\n")
+        );
+        assert_eq!(b.task.expert_speedup, None);
+        assert_eq!(b.task.hints_text.as_deref(), Some("see #2"));
+        assert_eq!(b.task.environment.rebuild_cmd.as_deref(), Some("make"));
+        assert_eq!(b.task.single_thread_tests, ["tests/test_join.py"]);
+    }
+    // A file that says it is Parquet and is not.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("broken.parquet");
+    std::fs::write(&p, b"PAR1 and then nothing of the kind").unwrap();
+    assert!(matches!(read_records(&p), Err(ReadError::Parquet { .. })));
+}
