@@ -119,7 +119,8 @@ pub struct Task {
     pub commit_message: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub environment: TaskEnvironment,
-    /// Fields of the record this format does not define, kept as given.
+    /// Fields of the record this format does not define, kept as given (and GSO's `gt_diff`
+    /// when an `opt_commit` makes it the patched version: kept for an export).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
 }

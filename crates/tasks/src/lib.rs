@@ -10,6 +10,7 @@
 //! its id and the field's name; a field the format does not define is kept in `Task::extra` and
 //! named in the task's warnings. Nothing is guessed.
 
+pub mod export;
 pub mod gso;
 mod record;
 
@@ -308,6 +309,7 @@ pub fn convert(
     };
     let mut patched_commit = None;
     let mut patch = None;
+    let mut gt_diff = None;
     let mut workloads = Vec::new();
     match format {
         TaskFormat::Swebench | TaskFormat::Swefficiency => {
@@ -336,8 +338,13 @@ pub fn convert(
         TaskFormat::Gso => {
             patched_commit = f.optional_str("opt_commit")?;
             let diff = f.optional_str("gt_diff")?;
-            if patched_commit.is_none() {
-                patch = Some(diff.ok_or("neither opt_commit nor gt_diff is given")?);
+            match (&patched_commit, diff) {
+                (None, diff) => {
+                    patch = Some(diff.ok_or("neither opt_commit nor gt_diff is given")?)
+                }
+                // The expert commit is exact; its diff is kept with the task (for an export).
+                (Some(_), Some(diff)) => gt_diff = Some(diff),
+                (Some(_), None) => {}
             }
             let tests = f.list("tests")?;
             if tests.is_empty() {
@@ -372,6 +379,9 @@ pub fn convert(
             names.join(", "),
             format.as_str()
         ));
+    }
+    if let Some(diff) = gt_diff {
+        task.extra.insert("gt_diff".into(), Value::String(diff));
     }
     Ok(ImportedTask {
         index: 0,

@@ -297,3 +297,51 @@ fn parquet_files_written_by_pyarrow_are_read_as_their_json_would_be() {
     std::fs::write(&p, b"PAR1 and then nothing of the kind").unwrap();
     assert!(matches!(read_records(&p), Err(ReadError::Parquet { .. })));
 }
+
+/// Import, export, import: the same ETIP, in every format.
+#[test]
+fn an_exported_task_reads_back_as_the_same_etip() {
+    let mut eff = swebench();
+    eff["workload"] = json!("def workload():\n    pass\n");
+    eff["speedup"] = json!(2.5);
+    eff["covering_tests"] = json!(["tests/test_requests.py"]);
+    eff["difficulty"] = json!("hard");
+    let gso = json!({
+        "instance_id": "numpy__numpy-1234",
+        "repo": "numpy/numpy",
+        "base_commit": "a".repeat(40),
+        "opt_commit": "c".repeat(40),
+        "api": "numpy.unique",
+        "tests": ["print('t0')\n", "print(\"t1\")\n"],
+        "gt_diff": "diff --git a/x b/x\n",
+        "setup_commands": ["true"],
+    });
+    for (format, v) in [
+        (TaskFormat::Swebench, swebench()),
+        (TaskFormat::Swefficiency, eff),
+        (TaskFormat::Gso, gso),
+    ] {
+        let first = convert(format, obj(v), Language::Python).unwrap();
+        let exported = export::record(format, &first);
+        let second = convert(format, exported.clone(), Language::Python).unwrap();
+        assert_eq!(
+            ImportedTask {
+                warnings: Vec::new(),
+                ..second
+            },
+            ImportedTask {
+                warnings: Vec::new(),
+                ..first.clone()
+            },
+            "{format:?}: {exported:?}"
+        );
+        if format == TaskFormat::Gso {
+            assert_eq!(
+                exported["tests"],
+                json!(["print('t0')\n", "print(\"t1\")\n"])
+            );
+            assert_eq!(exported["gt_diff"], "diff --git a/x b/x\n");
+            assert!(first.warnings.is_empty(), "{:?}", first.warnings);
+        }
+    }
+}
