@@ -102,6 +102,39 @@ fn is_relative_path_url(url: &str) -> bool {
     !url.contains("://") && !scp_like && Path::new(url).is_relative()
 }
 
+/// Clones `source` bare into `dest` under `cache` unless it is there already, with `flag`
+/// (`--no-hardlinks`, `--shared`): into a temporary folder first, renamed into place, so that a
+/// clone another worker finished first is kept and a failed one leaves nothing.
+fn clone_once(source: &str, cache: &Path, dest: &Path, flag: &str) -> Result<(), GitError> {
+    if dest.join("HEAD").is_file() {
+        return Ok(());
+    }
+    let clone_err = |detail: String| GitError::Clone {
+        source_url: source.into(),
+        dest: dest.display().to_string(),
+        detail,
+    };
+    std::fs::create_dir_all(cache).map_err(|e| clone_err(e.to_string()))?;
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = cache.join(format!(".clone-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp_s = tmp.to_string_lossy().to_string();
+    // `--`: a source is never an option.
+    let args = ["clone", "--quiet", "--bare", flag, "--", source, &tmp_s];
+    run_git(None, &args).map_err(|(_, d)| {
+        let _ = std::fs::remove_dir_all(&tmp);
+        clone_err(d)
+    })?;
+    if std::fs::rename(&tmp, dest).is_err() {
+        // Another worker cloned it first.
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(())
+}
+
 impl Repo {
     /// Opens `source` when it is a local directory (the user's: only read), otherwise clones it
     /// (bare) into `cache` (once).
@@ -115,36 +148,8 @@ impl Repo {
         }
         let hash = hex::encode(Sha256::digest(source.as_bytes()));
         let dest = cache.join(format!("{}-{}.git", slug(source), &hash[..10]));
-        if !dest.join("HEAD").is_file() {
-            let clone_err = |detail: String| GitError::Clone {
-                source_url: source.into(),
-                dest: dest.display().to_string(),
-                detail,
-            };
-            std::fs::create_dir_all(cache).map_err(|e| clone_err(e.to_string()))?;
-            let tmp = cache.join(format!(".clone-{}-{}", &hash[..10], std::process::id()));
-            let _ = std::fs::remove_dir_all(&tmp);
-            let tmp_s = tmp.to_string_lossy().to_string();
-            // `--`: a source is never an option; `--no-hardlinks`: a local upstream's object
-            // files are copied, not linked.
-            let args = [
-                "clone",
-                "--quiet",
-                "--bare",
-                "--no-hardlinks",
-                "--",
-                source,
-                &tmp_s,
-            ];
-            run_git(None, &args).map_err(|(_, d)| {
-                let _ = std::fs::remove_dir_all(&tmp);
-                clone_err(d)
-            })?;
-            if std::fs::rename(&tmp, &dest).is_err() {
-                // Another worker cloned it first.
-                let _ = std::fs::remove_dir_all(&tmp);
-            }
-        }
+        // `--no-hardlinks`: a local upstream's object files are copied, not linked.
+        clone_once(source, cache, &dest, "--no-hardlinks")?;
         Ok(Repo {
             dir: dest,
             cached: true,
@@ -376,30 +381,7 @@ impl Repo {
         let source = dir.to_string_lossy().into_owned();
         let hash = hex::encode(Sha256::digest(source.as_bytes()));
         let dest = cache.join(format!("{}-{}-shared.git", slug(&source), &hash[..10]));
-        let clone_err = |detail: String| GitError::Clone {
-            source_url: source.clone(),
-            dest: dest.display().to_string(),
-            detail,
-        };
-        if !dest.join("HEAD").is_file() {
-            std::fs::create_dir_all(cache).map_err(|e| clone_err(e.to_string()))?;
-            let tmp = cache.join(format!(".shared-{}-{}", &hash[..10], std::process::id()));
-            let _ = std::fs::remove_dir_all(&tmp);
-            let tmp_s = tmp.to_string_lossy().to_string();
-            run_git(
-                None,
-                &[
-                    "clone", "--quiet", "--bare", "--shared", "--", &source, &tmp_s,
-                ],
-            )
-            .map_err(|(_, d)| {
-                let _ = std::fs::remove_dir_all(&tmp);
-                clone_err(d)
-            })?;
-            if std::fs::rename(&tmp, &dest).is_err() {
-                let _ = std::fs::remove_dir_all(&tmp);
-            }
-        }
+        clone_once(&source, cache, &dest, "--shared")?;
         Ok(Repo {
             dir: dest,
             cached: true,

@@ -245,7 +245,7 @@ fn a_java_candidate_whose_test_jvm_rewrites_its_reports_is_timing_inconsistent()
     let mut generated = prediction("gen", String::new());
     generated.kind = Kind::Test;
     generated.patch = None;
-    generated.workload = Some(JAVA_DEDUP_WORKLOAD.into());
+    generated.workload = Some(common::JAVA_DEDUP.into());
     let logs = env.dir.path().join("logs").join("gen");
     let r = evaluate_test(&env.executor, &status, &generated, &cfg, Some(&logs), &());
     assert_eq!(r.category.as_deref(), Some("detector"), "{r:#?}");
@@ -262,24 +262,3 @@ fn a_java_candidate_whose_test_jvm_rewrites_its_reports_is_timing_inconsistent()
         "{r:#?}"
     );
 }
-
-/// A generated Java workload: the fixture's quadratic `dedup` on 20,000 values.
-const JAVA_DEDUP_WORKLOAD: &str = r#"import demo.TextUtil;
-import java.util.ArrayList;
-import java.util.List;
-
-public class DedupWorkload {
-    static List<Integer> values;
-
-    public static void setup() {
-        values = new ArrayList<>();
-        for (int i = 0; i < 20000; i++) {
-            values.add((i * 7919) % 10000);
-        }
-    }
-
-    public static void workload() {
-        TextUtil.dedup(values);
-    }
-}
-"#;

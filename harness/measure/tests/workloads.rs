@@ -239,28 +239,6 @@ fn workloads_alone_measure_an_etip() {
     );
 }
 
-/// A Java workload with `setup()` and `workload()`: the quadratic `dedup` made linear.
-const JAVA_DEDUP: &str = r#"import demo.TextUtil;
-import java.util.ArrayList;
-import java.util.List;
-
-/** Times TextUtil.dedup on 20,000 values with 10,000 distinct. */
-public class DedupWorkload {
-    static List<Integer> values;
-
-    public static void setup() {
-        values = new ArrayList<>();
-        for (int i = 0; i < 20000; i++) {
-            values.add((i * 7919) % 10000);
-        }
-    }
-
-    public static void workload() {
-        TextUtil.dedup(values);
-    }
-}
-"#;
-
 /// A `main` class in a package of its own: `join` is the same in both versions.
 const JAVA_JOIN_MAIN: &str = r#"package bench;
 
@@ -303,7 +281,7 @@ fn java_workloads_are_timed_in_a_fresh_jvm_per_round() {
         &commits[0],
         &commits[1],
         vec![
-            java("dedup", JAVA_DEDUP),
+            java("dedup", common::JAVA_DEDUP),
             java("join_main", JAVA_JOIN_MAIN),
             java(
                 "broken",

@@ -275,3 +275,25 @@ pub fn direction(m: &Measurement, name: &str) -> etip_stats::Direction {
         .unwrap_or_else(|| panic!("{name} has no verdict: {:#?}", class(m, name)))
         .direction
 }
+
+/// A Java workload with `setup()` and `workload()`: the quadratic `dedup` made linear.
+pub const JAVA_DEDUP: &str = r#"import demo.TextUtil;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Times TextUtil.dedup on 20,000 values with 10,000 distinct. */
+public class DedupWorkload {
+    static List<Integer> values;
+
+    public static void setup() {
+        values = new ArrayList<>();
+        for (int i = 0; i < 20000; i++) {
+            values.add((i * 7919) % 10000);
+        }
+    }
+
+    public static void workload() {
+        TextUtil.dedup(values);
+    }
+}
+"#;
