@@ -41,6 +41,9 @@ enum Command {
     /// Import a task dataset (SWE-bench, SWE-fficiency, GSO) as ETIPs for `etip build`: base
     /// commit, gold patch or expert commit, workloads, and the task as given.
     Import(cmd::import::Args),
+    /// Export built and measured ETIPs as a dataset: SWE-bench's schema with etip's performance
+    /// columns, as JSON lines and Parquet, a dataset card, and the images.
+    Export(cmd::export::Args),
     /// Build one Docker image per ETIP with both versions built.
     Build(cmd::build::Args),
     /// Time the tests of built ETIPs in alternated rounds; say which are executable and which
@@ -57,6 +60,9 @@ enum Command {
     /// (ground-truth patched) version and timed there; a test that passes on both in every round
     /// and finds the reference significantly faster is an ETIP detector test.
     EvalTest(Box<cmd::eval::TestArgs>),
+    /// Start a built ETIP's original tree in a container for an agent framework to work in
+    /// (reference tree masked, no network, limits) and print how to attach to it.
+    Sandbox(cmd::sandbox::Args),
     /// Remove the images and containers etip created.
     Clean(cmd::clean::Args),
     /// The configuration file: `etip config init` writes the defaults, commented.
@@ -76,7 +82,9 @@ fn main() -> ExitCode {
         Command::Classify(args) => cmd::classify::run(args, stdout),
         Command::BaseImage(args) => cmd::base_image::run(args, stdout),
         Command::Import(args) => cmd::import::run(args, stdout),
+        Command::Export(args) => cmd::export::run(args, stdout),
         Command::Build(args) => cmd::build::run(args, stdout),
+        Command::Sandbox(args) => cmd::sandbox::run(args, stdout),
         Command::Clean(args) => cmd::clean::run(args),
         Command::Config(args) => cmd::config::run(args, stdout),
         Command::Measure(args) => cmd::measure::run(*args, stdout),

@@ -4,6 +4,129 @@
 //! format's fields from what etip knows of it.
 
 use crate::ImportedTask;
+
+/// SWE-bench's columns, in its order: the first columns of an `etip export`.
+pub const SWEBENCH_COLUMNS: &[&str] = &[
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "hints_text",
+    "created_at",
+    "version",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+    "environment_setup_commit",
+];
+
+/// The columns `etip export` adds to SWE-bench's, with what each holds (the dataset card and
+/// `docs/commands/export.md` list them from here). `etip import` reads `language` and
+/// `workloads` back into the ETIP and keeps the others with the task, as etip's own fields.
+pub const ETIP_COLUMNS: &[(&str, &str)] = &[
+    ("language", "`python` or `java`"),
+    (
+        "patched_commit",
+        "the commit of the improvement in `repo` (absent when the ETIP's patched side is a patch)",
+    ),
+    (
+        "workloads",
+        "the workloads timed as detectors: `[{name, script, repeat}]`",
+    ),
+    (
+        "benchmark",
+        "where the ETIP comes from: `etip` (mined) or the dataset format it was imported from",
+    ),
+    (
+        "executable",
+        "both versions ran every timed round of `etip measure` and every test passed",
+    ),
+    (
+        "not_executable",
+        "why not (`test_failed`, `no_covering_tests`, ...), when not executable",
+    ),
+    (
+        "speedup",
+        "original time over patched time of the ETIP's overall verdict (1 / `ratio`)",
+    ),
+    (
+        "ratio",
+        "median over the rounds of patched / original time (overall)",
+    ),
+    (
+        "ratio_ci_low",
+        "95 % bootstrap interval of `ratio`, lower bound",
+    ),
+    ("ratio_ci_high", "upper bound"),
+    (
+        "p_value",
+        "one-sided sign test p-value that the patched version is faster (overall)",
+    ),
+    (
+        "verdict",
+        "`patched_faster`, `original_faster` or `not_significant` (overall sign test)",
+    ),
+    ("rounds", "timed rounds (warm-up excluded)"),
+    (
+        "detectors",
+        "every timed detector (test class, workload, benchmark): `[{name, kind, median_ratio, \
+         ratio_ci, p_patched, direction, cliffs_delta}]`",
+    ),
+    (
+        "detected_by",
+        "the detectors whose sign test says `patched_faster`",
+    ),
+    (
+        "image",
+        "the instance image (both trees, toolchain, dependencies)",
+    ),
+    ("image_id", "the image's content digest on the machine that built it"),
+    (
+        "image_archive",
+        "the `docker save` archive under `images/` holding the image (`docker load -i`)",
+    ),
+    (
+        "image_digest",
+        "the registry reference the image was pushed to, by digest",
+    ),
+    ("toolchain", "the interpreter or JDK (`python 3.11`)"),
+    (
+        "deps_as_of",
+        "the date the dependencies were resolved as of",
+    ),
+    (
+        "classification",
+        "the classifier's answer on the issue (`yes`, `no`, `unclassified`)",
+    ),
+    ("classifier", "the classifier's name and version"),
+    ("issue_number", "the GitHub issue the ETIP fixes"),
+    ("pr_number", "the pull request that merged it"),
+    (
+        "measurement",
+        "how it was timed: `{rounds, warmup, order, min_impr, p_val, timer_rule, tests, \
+         executor, cpu_model, engine, cpus}`",
+    ),
+    (
+        "extra",
+        "the fields of the dataset an ETIP was imported from that SWE-bench has no column for, \
+         as they came (SWE-fficiency's `workload` and `covering_tests`, GSO's `api`, ...)",
+    ),
+];
+
+/// Whether `name` is one of [`ETIP_COLUMNS`].
+pub fn is_etip_column(name: &str) -> bool {
+    ETIP_COLUMNS.iter().any(|(n, _)| *n == name)
+}
+
+/// Every column of an `etip export`, in order.
+pub fn columns() -> Vec<&'static str> {
+    SWEBENCH_COLUMNS
+        .iter()
+        .copied()
+        .chain(ETIP_COLUMNS.iter().map(|(n, _)| *n))
+        .collect()
+}
 use etip_core::task::TaskFormat;
 use serde_json::{Map, Value, json};
 

@@ -12,6 +12,7 @@
 
 pub mod export;
 pub mod gso;
+pub mod parquet_out;
 mod record;
 
 use etip_core::Language;
@@ -270,7 +271,7 @@ pub fn import(
 pub fn convert(
     format: TaskFormat,
     record: Map<String, Value>,
-    language: Language,
+    mut language: Language,
 ) -> Result<ImportedTask, String> {
     let mut f = Fields::new(record);
     let instance_id = f.required_str("instance_id")?;
@@ -367,13 +368,36 @@ pub fn convert(
             task.environment.image = f.optional_str("instance_image_tag")?;
         }
     }
+    // An `etip export`: its language and workloads are the ETIP's; its other columns are
+    // etip's results, kept with the task.
+    if let Some(l) = f.optional_str("language")? {
+        language = l
+            .parse()
+            .map_err(|e| format!("language {l:?} is not one etip knows ({e})"))?;
+    }
+    if f.has("workloads") {
+        if let Some(v) = f.json("workloads")? {
+            workloads = serde_json::from_value(v)
+                .map_err(|e| format!("workloads is not a list of workloads ({e})"))?;
+        }
+    }
     if let Some(p) = workloads_problem(&workloads) {
         return Err(p);
     }
+    let carried = match f.json("extra")? {
+        None => Map::new(),
+        Some(Value::Object(o)) => o,
+        Some(other) => return Err(format!("extra is not an object ({other})")),
+    };
     let mut warnings = f.warnings.clone();
     task.extra = f.rest();
-    if !task.extra.is_empty() {
-        let names: Vec<&str> = task.extra.keys().map(String::as_str).collect();
+    let names: Vec<&str> = task
+        .extra
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !export::is_etip_column(k))
+        .collect();
+    if !names.is_empty() {
         warnings.push(format!(
             "field(s) {} are not {}'s: kept as given in task.extra",
             names.join(", "),
@@ -382,6 +406,10 @@ pub fn convert(
     }
     if let Some(diff) = gt_diff {
         task.extra.insert("gt_diff".into(), Value::String(diff));
+    }
+    // What an `etip export` kept of the task's own dataset.
+    for (k, v) in carried {
+        task.extra.entry(k).or_insert(v);
     }
     Ok(ImportedTask {
         index: 0,

@@ -101,6 +101,27 @@ impl Fields {
         Ok(out)
     }
 
+    /// A JSON value that may be absent or null, given as itself or as its JSON text (lists and
+    /// objects in a Parquet file written by `etip export`).
+    pub(crate) fn json(&mut self, name: &str) -> Result<Option<Value>, String> {
+        match self.record.remove(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => match serde_json::from_str::<Value>(&s) {
+                Ok(v @ (Value::Array(_) | Value::Object(_))) => Ok(Some(v)),
+                _ => Err(format!(
+                    "{name} is a string that is not JSON ({})",
+                    clip(&Value::String(s))
+                )),
+            },
+            Some(v) => Ok(Some(v)),
+        }
+    }
+
+    /// Whether the record has a field `name` (taken or not).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.record.contains_key(name)
+    }
+
     /// The fields not taken.
     pub(crate) fn rest(self) -> BTreeMap<String, Value> {
         self.record.into_iter().collect()

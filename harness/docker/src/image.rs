@@ -1,5 +1,5 @@
 //! Images: inspecting ([`Engine::image`]), importing a root filesystem, building from a tar
-//! context with the classic builder, pulling, tagging and removing.
+//! context with the classic builder, pulling, tagging, saving, pushing and removing.
 
 use crate::{Engine, EngineError};
 use bollard::query_parameters::{
@@ -174,6 +174,78 @@ impl Engine {
             tag: name.to_string(),
             detail: "the pull reported success but the image does not exist".into(),
         })
+    }
+
+    /// Writes image `name` as a docker-save archive (config, `manifest.json`, every layer's tar)
+    /// to `dest`.
+    pub async fn save_image(&self, name: &str, dest: &std::path::Path) -> Result<(), EngineError> {
+        self.save_images(&[name], dest).await
+    }
+
+    /// Writes `names` as one docker-save archive to `dest` (`docker load -i` restores them all;
+    /// a layer they share is stored once). The archive is written beside `dest` and renamed
+    /// into place when complete: an interrupted save leaves no partial archive under its name.
+    pub async fn save_images(
+        &self,
+        names: &[&str],
+        dest: &std::path::Path,
+    ) -> Result<(), EngineError> {
+        use tokio::io::AsyncWriteExt;
+        let shown = names.join(" ");
+        let io = |e: std::io::Error| EngineError::Context {
+            path: dest.display().to_string(),
+            detail: format!("writing the saved image(s) {shown}: {e}"),
+        };
+        let part = dest.with_extension("tar.part");
+        let mut file = tokio::fs::File::create(&part).await.map_err(io)?;
+        let mut s = self.docker.export_images(names);
+        while let Some(chunk) = s.next().await {
+            let chunk = match chunk {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tokio::fs::remove_file(&part).await;
+                    return Err(EngineError::api("saving image(s)", shown.clone(), e));
+                }
+            };
+            file.write_all(&chunk).await.map_err(io)?;
+        }
+        file.flush().await.map_err(io)?;
+        file.sync_all().await.map_err(io)?;
+        drop(file);
+        tokio::fs::rename(&part, dest).await.map_err(io)
+    }
+
+    /// Pushes `repo:tag` (a name whose repository starts with the registry's host) to its
+    /// registry; returns the pushed reference by digest (`host/repo@sha256:...`).
+    pub async fn push(&self, repo: &str, tag: &str) -> Result<String, EngineError> {
+        let name = format!("{repo}:{tag}");
+        let options = bollard::query_parameters::PushImageOptions {
+            tag: Some(tag.to_string()),
+            platform: None,
+        };
+        let mut stream = self.docker.push_image(repo, Some(options), None);
+        while let Some(item) = stream.next().await {
+            let item = item.map_err(|e| EngineError::api("pushing image", name.clone(), e))?;
+            if let Some(err) = item.error_detail.and_then(|d| d.message) {
+                return Err(EngineError::Import {
+                    tag: name,
+                    detail: format!("the registry refused the push: {err}"),
+                });
+            }
+        }
+        let img = self
+            .docker
+            .inspect_image(&name)
+            .await
+            .map_err(|e| EngineError::api("inspecting image", name.clone(), e))?;
+        img.repo_digests
+            .unwrap_or_default()
+            .into_iter()
+            .find(|d| d.starts_with(&format!("{repo}@")))
+            .ok_or_else(|| EngineError::Import {
+                tag: name,
+                detail: "the push ended without a digest for the repository".into(),
+            })
     }
 
     /// Tags `image` as `repo:tag`.

@@ -20,7 +20,6 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Value of [`LABEL_KIND`] on service containers.
@@ -211,22 +210,5 @@ impl Engine {
     pub async fn container_output(&self, id: &str) -> Result<String, EngineError> {
         let (out, err) = self.service_logs(id).await?;
         Ok(out + &err)
-    }
-
-    /// Writes image `name` as a docker-save archive (config, `manifest.json`, every layer's tar)
-    /// to `dest`.
-    pub async fn save_image(&self, name: &str, dest: &Path) -> Result<(), EngineError> {
-        use tokio::io::AsyncWriteExt;
-        let io = |e: std::io::Error| EngineError::Context {
-            path: dest.display().to_string(),
-            detail: format!("writing the saved image {name}: {e}"),
-        };
-        let mut file = tokio::fs::File::create(dest).await.map_err(io)?;
-        let mut s = self.docker.export_image(name);
-        while let Some(chunk) = s.next().await {
-            let chunk = chunk.map_err(api("saving image", name))?;
-            file.write_all(&chunk).await.map_err(io)?;
-        }
-        file.flush().await.map_err(io)
     }
 }

@@ -138,7 +138,9 @@ pub fn prepare(
     }
 }
 
-fn prepare_in(
+/// Applies `patch` (nothing when empty) in the session's `tree` and builds it, as [`prepare`]
+/// does after starting the session.
+pub fn prepare_in(
     session: &mut dyn Session,
     tree: &str,
     spec: &InstanceSpec,

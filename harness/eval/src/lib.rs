@@ -19,3 +19,4 @@ pub mod generated;
 pub mod gold;
 pub mod patch;
 pub mod predictions;
+pub mod sandbox;

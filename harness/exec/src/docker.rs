@@ -402,6 +402,10 @@ impl Session for DockerSession {
         Ok(path)
     }
 
+    fn detach(&mut self) -> Option<String> {
+        self.session.take().map(|s| s.id().to_string())
+    }
+
     fn stop(&mut self) -> Result<(), ExecError> {
         if let Some(s) = self.session.take() {
             self.handle

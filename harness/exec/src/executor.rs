@@ -160,6 +160,13 @@ pub trait Session: Send {
     /// Stops the session and removes what it created; idempotent.
     fn stop(&mut self) -> Result<(), ExecError>;
 
+    /// Leaves the session running when this handle is dropped and returns how to reach it (the
+    /// container's id), for a person or an agent framework to work in (`etip sandbox`); `None`
+    /// when the executor's sessions cannot outlive the process.
+    fn detach(&mut self) -> Option<String> {
+        None
+    }
+
     /// Makes the session's present state the one [`Session::renew`] returns to (Docker: the
     /// container committed to a temporary image). `Ok(false)` when the executor cannot: its
     /// rounds then share one session.

@@ -9,12 +9,14 @@ pub mod config;
 pub mod demo;
 pub mod eval;
 pub mod executor;
+pub mod export;
 pub mod import;
 pub mod measure;
 pub mod mine;
 pub mod mine_args;
 pub mod mine_github;
 pub mod progress;
+pub mod sandbox;
 pub mod select;
 
 use std::process::ExitCode;
