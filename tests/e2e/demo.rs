@@ -4,8 +4,11 @@
 //! sample generated tests (`etip eval-test`). The categories,
 //! verdicts, labels and scores are checked against what each patch is (and the SWE-fficiency
 //! scores against their definition, computed here from the results); a re-run resumes; nothing is
-//! left running and the images are removed. Without an engine (`DOCKER_HOST` pointing nowhere)
+//! left running and the images are removed. The demo's ETIPs are then exported, imported back
+//! and started as an agent's sandbox (`export.rs`). Without an engine (`DOCKER_HOST` pointing nowhere)
 //! the same demo runs on the local executor, and the same checks hold.
+
+mod export;
 
 use serde_json::Value;
 use std::path::Path;
@@ -167,6 +170,11 @@ fn the_python_demo_mines_builds_measures_evaluates_and_scores() {
     assert!(err.contains("3 prediction(s) already evaluated"), "{err}");
     let again: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(again["results"], summary["results"]);
+
+    // The demo's benchmark exported and imported back; a sandbox on one of its ETIPs.
+    let rows = export::export_and_reimport(&out);
+    let (id, row) = rows.iter().next().expect("an exported ETIP");
+    export::sandbox(&out, &ns, id, row["patch"].as_str().unwrap());
 
     let left = Command::new("docker")
         .args([

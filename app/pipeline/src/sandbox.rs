@@ -27,11 +27,18 @@ pub struct SandboxConfig {
 /// Starts the sandbox; a bad ETIP or patch is bad input.
 pub fn start(cfg: &SandboxConfig) -> anyhow::Result<Sandbox> {
     let statuses = crate::records::select_statuses(&cfg.etips, std::slice::from_ref(&cfg.id))?;
-    let status = statuses
-        .first()
-        .ok_or_else(|| InputError(format!("no ETIP with id {} in {}", cfg.id, cfg.etips.display())))?;
+    let status = statuses.first().ok_or_else(|| {
+        InputError(format!(
+            "no ETIP with id {} in {}",
+            cfg.id,
+            cfg.etips.display()
+        ))
+    })?;
     let patch = match &cfg.patch {
-        Some(p) => Some(crate::input::read_text_capped(p, crate::input::MAX_INPUT_BYTES)?),
+        Some(p) => Some(crate::input::read_text_capped(
+            p,
+            crate::input::MAX_INPUT_BYTES,
+        )?),
         None => None,
     };
     let build = crate::records::build_config(cfg.build_config.as_deref())?;

@@ -81,7 +81,10 @@ pub const ETIP_COLUMNS: &[(&str, &str)] = &[
         "image",
         "the instance image (both trees, toolchain, dependencies)",
     ),
-    ("image_id", "the image's content digest on the machine that built it"),
+    (
+        "image_id",
+        "the image's content digest on the machine that built it",
+    ),
     (
         "image_archive",
         "the `docker save` archive under `images/` holding the image (`docker load -i`)",

@@ -61,7 +61,10 @@ fn kind_of(values: impl Iterator<Item = Option<Value>>) -> Kind {
 pub fn to_parquet(columns: &[&str], rows: &[Map<String, Value>]) -> Result<Vec<u8>, WriteError> {
     for (i, row) in rows.iter().enumerate() {
         if let Some(k) = row.keys().find(|k| !columns.contains(&k.as_str())) {
-            return Err(WriteError(format!("row {} has field {k:?}, not a column", i + 1)));
+            return Err(WriteError(format!(
+                "row {} has field {k:?}, not a column",
+                i + 1
+            )));
         }
     }
     let kinds: Vec<Kind> = columns
@@ -158,7 +161,15 @@ mod tests {
             obj(json!({"instance_id": "b", "n": null, "x": 2, "ok": false,
                        "FAIL_TO_PASS": [], "ci": null})),
         ];
-        let cols = ["instance_id", "n", "x", "ok", "FAIL_TO_PASS", "ci", "absent"];
+        let cols = [
+            "instance_id",
+            "n",
+            "x",
+            "ok",
+            "FAIL_TO_PASS",
+            "ci",
+            "absent",
+        ];
         let bytes = to_parquet(&cols, &rows).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");

@@ -113,7 +113,15 @@ pub fn start(
     let mut session = executor
         .start(&request)
         .map_err(|e| SandboxError::Infra(format!("starting the sandbox: {e}")))?;
-    let prepared = prepare(&mut *session, status, &spec, build, patch, &request.tree, limit);
+    let prepared = prepare(
+        &mut *session,
+        status,
+        &spec,
+        build,
+        patch,
+        &request.tree,
+        limit,
+    );
     match prepared {
         Ok((applied, git)) => {
             let container = session.detach().ok_or_else(|| {

@@ -77,12 +77,19 @@ fn print(sb: &Sandbox, namespace: &str, o: &mut dyn Write) -> anyhow::Result<()>
         sb.resources.cpus, sb.resources.memory_mb, sb.resources.pids, sb.resources.network
     )?;
     if !sb.hidden.is_empty() {
-        writeln!(o, "  hidden     {} (empty, read-only)", sb.hidden.join(", "))?;
+        writeln!(
+            o,
+            "  hidden     {} (empty, read-only)",
+            sb.hidden.join(", ")
+        )?;
     }
     if let Some(a) = sb.applied {
         writeln!(o, "  patch      applied ({a:?}) and built")?;
     }
-    writeln!(o, "\nattach (a shell, or any command an agent framework runs):")?;
+    writeln!(
+        o,
+        "\nattach (a shell, or any command an agent framework runs):"
+    )?;
     writeln!(o, "  docker exec -it -w {} {short} bash", sb.workdir)?;
     writeln!(
         o,
@@ -100,6 +107,9 @@ fn print(sb: &Sandbox, namespace: &str, o: &mut dyn Write) -> anyhow::Result<()>
             sb.workdir
         )?;
     }
-    writeln!(o, "\nremove it:\n  docker rm -f {short}    # or: etip clean --containers --namespace {namespace}")?;
+    writeln!(
+        o,
+        "\nremove it:\n  docker rm -f {short}    # or: etip clean --containers --namespace {namespace}"
+    )?;
     Ok(())
 }

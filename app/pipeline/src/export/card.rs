@@ -29,17 +29,17 @@ pub(crate) fn card(
     images: &Images,
 ) -> String {
     let mut o = String::new();
-    let name = std::path::Path::new(&s.out)
-        .file_name()
-        .map_or_else(|| "etip benchmark".into(), |n| n.to_string_lossy().into_owned());
+    let name = std::path::Path::new(&s.out).file_name().map_or_else(
+        || "etip benchmark".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let _ = writeln!(o, "# {name}\n");
     let _ = writeln!(
         o,
         "{} execution-time improvement patches (ETIPs), exported by etip {} on {} (`--keep {}`: {}).\n",
         s.exported.len(),
         env!("CARGO_PKG_VERSION"),
-        time::OffsetDateTime::now_utc()
-            .date(),
+        time::OffsetDateTime::now_utc().date(),
         s.keep.as_str(),
         match s.keep {
             super::Keep::Improved =>
@@ -100,12 +100,23 @@ pub(crate) fn card(
         let cs: Vec<&Candidate> = cands.values().collect();
         let _ = writeln!(o, "\n## Mining\n");
         let _ = writeln!(o, "| setting | value |\n|---|---|");
-        let _ = writeln!(o, "| repositories | {} |", distinct(&cs, |c| c.repo.clone()));
-        let _ = writeln!(o, "| languages | {} |", distinct(&cs, |c| Some(c.language.to_string())));
+        let _ = writeln!(
+            o,
+            "| repositories | {} |",
+            distinct(&cs, |c| c.repo.clone())
+        );
+        let _ = writeln!(
+            o,
+            "| languages | {} |",
+            distinct(&cs, |c| Some(c.language.to_string()))
+        );
         let _ = writeln!(
             o,
             "| classifier | {} |",
-            distinct(&cs, |c| c.classification.as_ref().map(|x| x.classifier.clone()))
+            distinct(&cs, |c| c
+                .classification
+                .as_ref()
+                .map(|x| x.classifier.clone()))
         );
         let dates: BTreeSet<&str> = cs.iter().map(|c| c.author_date.as_str()).collect();
         if let (Some(first), Some(last)) = (dates.first(), dates.last()) {
@@ -122,7 +133,9 @@ pub(crate) fn card(
             ("timed rounds", |m| Some(m.protocol.rounds.to_string())),
             ("warm-up rounds", |m| Some(m.protocol.warmup.to_string())),
             ("order", |m| Some(m.protocol.order.clone())),
-            ("minimal improvement per round", |m| Some(m.protocol.min_impr.to_string())),
+            ("minimal improvement per round", |m| {
+                Some(m.protocol.min_impr.to_string())
+            }),
             ("significance level", |m| Some(m.protocol.p_val.to_string())),
             ("timer rule", |m| Some(m.protocol.timer_rule.clone())),
             ("tests", |m| Some(m.protocol.tests.clone())),
@@ -135,12 +148,15 @@ pub(crate) fn card(
         }
         let _ = writeln!(
             o,
-            "\nEach round runs both versions in fresh containers in alternated order; a version wins a round when it takes at most (1 − minimal improvement) of the other's time; the sign test over the rounds gives the verdict, the bootstrap the 95 % interval of the median ratio (patched / original)."
+            "\nEach round times both versions, each in its own container, the first alternating from round to round; a version wins a round when it takes at most (1 − minimal improvement) of the other's time; the sign test over the rounds gives the verdict, the bootstrap the 95 % interval of the median ratio (patched / original)."
         );
     }
 
     let _ = writeln!(o, "\n## Tasks\n");
-    let _ = writeln!(o, "| task | repo | speedup | verdict | detected by |\n|---|---|---:|---|---|");
+    let _ = writeln!(
+        o,
+        "| task | repo | speedup | verdict | detected by |\n|---|---|---:|---|---|"
+    );
     for e in &s.exported {
         let _ = writeln!(
             o,
@@ -152,7 +168,11 @@ pub(crate) fn card(
             if e.detected_by.is_empty() {
                 "—".into()
             } else {
-                e.detected_by.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ")
+                e.detected_by
+                    .iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         );
     }

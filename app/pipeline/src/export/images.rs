@@ -62,9 +62,9 @@ pub(crate) fn export(
         return Ok(placed);
     }
     let rt = crate::runtime::get()?;
-    let engine = rt
-        .block_on(etip_docker::Engine::connect())
-        .map_err(|e| anyhow::anyhow!("exporting the images needs the Docker engine that built them: {e}"))?;
+    let engine = rt.block_on(etip_docker::Engine::connect()).map_err(|e| {
+        anyhow::anyhow!("exporting the images needs the Docker engine that built them: {e}")
+    })?;
     for (s, image) in &with_image {
         if rt.block_on(engine.image(image))?.is_none() {
             return Err(InputError(format!(

@@ -244,13 +244,14 @@ pub fn export(cfg: &ExportConfig) -> anyhow::Result<ExportSummary> {
     files.extend(archives);
 
     let records: Vec<Map<String, Value>> = kept.iter().map(|(_, r)| r.clone()).collect();
+    let columns = etip_tasks::export::columns();
     let mut jsonl = String::new();
     for r in &records {
-        jsonl.push_str(&serde_json::to_string(r)?);
+        jsonl.push_str(&in_column_order(&columns, r)?);
         jsonl.push('\n');
     }
     output::write(&cfg.out.join(TASKS_JSONL), &jsonl)?;
-    let parquet = etip_tasks::parquet_out::to_parquet(&etip_tasks::export::columns(), &records)?;
+    let parquet = etip_tasks::parquet_out::to_parquet(&columns, &records)?;
     etip_core::atomic::write(&cfg.out.join(TASKS_PARQUET), &parquet)?;
 
     let counts = counts(&statuses, &measurements, candidates.as_ref(), kept.len());
@@ -272,6 +273,22 @@ pub fn export(cfg: &ExportConfig) -> anyhow::Result<ExportSummary> {
         &card::card(&summary, &measured, candidates.as_ref(), &cfg.images),
     )?;
     Ok(summary)
+}
+
+/// A record as one JSON object with its fields in the dataset's column order (SWE-bench's
+/// first), as a reader of the file expects to see them.
+fn in_column_order(columns: &[&str], r: &Map<String, Value>) -> anyhow::Result<String> {
+    let mut fields = Vec::with_capacity(r.len());
+    for c in columns {
+        if let Some(v) = r.get(*c) {
+            fields.push(format!(
+                "{}:{}",
+                serde_json::to_string(c)?,
+                serde_json::to_string(v)?
+            ));
+        }
+    }
+    Ok(format!("{{{}}}", fields.join(",")))
 }
 
 /// `measurements.jsonl` in a folder, or the file itself.
@@ -378,8 +395,12 @@ fn counts(
     Counts {
         mined: candidates.map(BTreeMap::len),
         classified_yes: candidates.and_then(|c| {
-            let classified: Vec<_> = c.values().filter_map(|c| c.classification.as_ref()).collect();
-            (!classified.is_empty()).then(|| classified.iter().filter(|c| c.answer == "yes").count())
+            let classified: Vec<_> = c
+                .values()
+                .filter_map(|c| c.classification.as_ref())
+                .collect();
+            (!classified.is_empty())
+                .then(|| classified.iter().filter(|c| c.answer == "yes").count())
         }),
         to_build: statuses.len(),
         built: statuses.iter().filter(|s| s.runnable()).count(),

@@ -78,7 +78,10 @@ pub(crate) fn record(i: &Inputs<'_>) -> Map<String, Value> {
             m.insert("classification".into(), json!(cl.answer));
             m.insert("classifier".into(), json!(cl.classifier));
         }
-        m.insert("issue_number".into(), json!(c.issue.as_ref().map(|i| i.number)));
+        m.insert(
+            "issue_number".into(),
+            json!(c.issue.as_ref().map(|i| i.number)),
+        );
         m.insert("pr_number".into(), json!(c.pr_number));
     }
     m
@@ -103,7 +106,10 @@ fn from_task(i: &Inputs<'_>, task: &etip_core::task::Task) -> Map<String, Value>
     let own = etip_tasks::export::record(task.format, &it);
     let mut m = Map::new();
     for c in SWEBENCH_COLUMNS {
-        m.insert((*c).to_string(), own.get(*c).cloned().unwrap_or(Value::Null));
+        m.insert(
+            (*c).to_string(),
+            own.get(*c).cloned().unwrap_or(Value::Null),
+        );
     }
     m.insert("patch".into(), json!(i.patch));
     for k in ["FAIL_TO_PASS", "PASS_TO_PASS"] {
@@ -128,9 +134,7 @@ fn from_task(i: &Inputs<'_>, task: &etip_core::task::Task) -> Map<String, Value>
 fn mined(i: &Inputs<'_>) -> Map<String, Value> {
     let s = i.status;
     let c = i.candidate;
-    let repo = c
-        .and_then(|c| c.repo.clone())
-        .or_else(|| repo_of_id(&s.id));
+    let repo = c.and_then(|c| c.repo.clone()).or_else(|| repo_of_id(&s.id));
     let problem = c.map(|c| match &c.issue {
         Some(issue) if issue.body.trim().is_empty() => issue.title.clone(),
         Some(issue) => format!("{}\n\n{}", issue.title, issue.body),
@@ -140,7 +144,10 @@ fn mined(i: &Inputs<'_>) -> Map<String, Value> {
         s.commit_time.and_then(|t| {
             time::OffsetDateTime::from_unix_timestamp(t)
                 .ok()
-                .and_then(|d| d.format(&time::format_description::well_known::Rfc3339).ok())
+                .and_then(|d| {
+                    d.format(&time::format_description::well_known::Rfc3339)
+                        .ok()
+                })
         })
     });
     let mut m = Map::new();

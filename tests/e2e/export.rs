@@ -1,0 +1,346 @@
+//! What a finished demo is exported as, and the sandbox an agent works in: `etip export` of the
+//! demo's ETIPs (SWE-bench's schema, etip's columns, Parquet read back by pyarrow, the images
+//! saved), `etip import` of the export giving the same ETIPs back, and `etip sandbox` on one of
+//! them (the original tree, the reference tree masked, no network, an agent's change read with
+//! `git diff`, a patch applied first).
+
+use super::{etip, lines};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn run_ok(cmd: &mut Command) -> std::process::Output {
+    let o = cmd.output().expect("the command runs");
+    assert!(
+        o.status.success(),
+        "{cmd:?} failed ({:?})\n{}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let o = run_ok(Command::new("git").arg("-C").arg(repo).args(args));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The tree `patch` makes of `base` in a clone of `repo` (git's own apply, not etip's).
+fn tree_after(repo: &Path, base: &str, patch: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let clone = tmp.path().join("c");
+    run_ok(
+        Command::new("git")
+            .args(["clone", "-q"])
+            .arg(repo)
+            .arg(&clone),
+    );
+    git(&clone, &["checkout", "-q", base]);
+    let file = tmp.path().join("p.diff");
+    std::fs::write(&file, patch).unwrap();
+    git(&clone, &["apply", file.to_str().unwrap()]);
+    git(&clone, &["add", "-A"]);
+    git(&clone, &["write-tree"])
+}
+
+/// `etip export` of the demo, checked against the build, the measurements, git and pyarrow;
+/// then `etip import` of the export. Returns the exported records by id.
+pub fn export_and_reimport(out: &Path) -> BTreeMap<String, Value> {
+    let bench = out.join("bench");
+    let o = run_ok(
+        etip()
+            .args(["export", "--etips"])
+            .arg(out.join("build/status.jsonl"))
+            .arg("--measurements")
+            .arg(out.join("measure"))
+            .arg("--mined")
+            .arg(out.join("candidates.jsonl"))
+            .arg("--out")
+            .arg(&bench)
+            .args(["--output-format", "json"]),
+    );
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let statuses: BTreeMap<String, Value> = lines(&out.join("build/status.jsonl"))
+        .into_iter()
+        .map(|s| (s["id"].as_str().unwrap().to_string(), s))
+        .collect();
+    let measured: BTreeMap<String, Value> = lines(&out.join("measure/measurements.jsonl"))
+        .into_iter()
+        .map(|m| (m["id"].as_str().unwrap().to_string(), m))
+        .collect();
+    let candidates: BTreeMap<String, Value> = lines(&out.join("candidates.jsonl"))
+        .into_iter()
+        .map(|c| (c["id"].as_str().unwrap().to_string(), c))
+        .collect();
+    // The dataset holds exactly the ETIPs measured executable and faster overall.
+    let improved: Vec<&String> = measured
+        .iter()
+        .filter(|(_, m)| {
+            m["executable"] == true && m["overall"]["sign_test"]["direction"] == "patched_faster"
+        })
+        .map(|(id, _)| id)
+        .collect();
+    assert!(!improved.is_empty(), "the demo's ETIPs are faster");
+    let rows: BTreeMap<String, Value> = lines(&bench.join("tasks.jsonl"))
+        .into_iter()
+        .map(|r| (r["instance_id"].as_str().unwrap().to_string(), r))
+        .collect();
+    assert_eq!(rows.keys().collect::<Vec<_>>(), improved, "{summary}");
+    assert_eq!(summary["counts"]["built"], 2, "{summary}");
+    assert_eq!(summary["counts"]["to_build"], 3, "{summary}");
+    assert_eq!(summary["counts"]["mined"], 3, "{summary}");
+    let repo = out.join("repos/python");
+    for (id, r) in &rows {
+        let (s, m, c) = (&statuses[id], &measured[id], &candidates[id]);
+        assert_eq!(r["repo"], "etip-demo/textutil-python", "{r}");
+        assert_eq!(r["base_commit"], s["base_commit"]);
+        assert_eq!(r["patched_commit"], s["patched_commit"]);
+        assert_eq!(r["language"], "python");
+        assert_eq!(r["benchmark"], "etip");
+        assert_eq!(
+            r["problem_statement"], c["message"],
+            "no issue: the message"
+        );
+        assert_eq!(r["created_at"], c["author_date"]);
+        assert_eq!(r["FAIL_TO_PASS"], serde_json::json!([]));
+        // The patch makes the patched commit's tree, by git's own apply.
+        let patched_tree = git(
+            &repo,
+            &[
+                "rev-parse",
+                &format!("{}^{{tree}}", s["patched_commit"].as_str().unwrap()),
+            ],
+        );
+        assert_eq!(
+            tree_after(
+                &repo,
+                s["base_commit"].as_str().unwrap(),
+                r["patch"].as_str().unwrap()
+            ),
+            patched_tree,
+            "{id}"
+        );
+        // The measured figures, as the measurement has them.
+        let ratio = m["overall"]["effect"]["median_ratio"].as_f64().unwrap();
+        assert_eq!(r["ratio"].as_f64().unwrap(), ratio);
+        assert!((r["speedup"].as_f64().unwrap() - 1.0 / ratio).abs() < 1e-12);
+        assert_eq!(r["ratio_ci_low"], m["overall"]["effect"]["ratio_ci"][0]);
+        assert_eq!(r["p_value"], m["overall"]["sign_test"]["p_patched"]);
+        assert_eq!(r["verdict"], "patched_faster");
+        assert_eq!(r["detected_by"], m["detectors"]);
+        assert_eq!(r["rounds"], m["rounds"]);
+        assert_eq!(r["image"], s["image"]);
+        // The image is in its archive: docker save's manifest names it.
+        let archive = bench.join(r["image_archive"].as_str().unwrap());
+        let manifest = run_ok(
+            Command::new("tar")
+                .arg("-xOf")
+                .arg(&archive)
+                .arg("manifest.json"),
+        );
+        let manifest = String::from_utf8_lossy(&manifest.stdout);
+        assert!(
+            manifest.contains(s["image"].as_str().unwrap()),
+            "{} in {manifest}",
+            s["image"]
+        );
+    }
+    let card = std::fs::read_to_string(bench.join("README.md")).unwrap();
+    for needle in [
+        "| built | 2 |",
+        "| mined candidates | 3 |",
+        "timed rounds",
+        "`detected_by`",
+    ] {
+        assert!(card.contains(needle), "{needle} in the card:\n{card}");
+    }
+
+    // pyarrow reads the Parquet file: the same rows, lists and objects as JSON text.
+    let python = std::env::var("ETIP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = "import json, sys, pyarrow.parquet as pq\n\
+                  t = pq.read_table(sys.argv[1])\n\
+                  print(json.dumps({'columns': t.column_names, 'rows': t.to_pylist()}))";
+    let o = Command::new(&python)
+        .args(["-c", script])
+        .arg(bench.join("tasks.parquet"))
+        .output()
+        .unwrap_or_else(|e| panic!("{python}: {e} (scripts/test.sh installs pyarrow)"));
+    assert!(
+        o.status.success(),
+        "pyarrow could not read the export (scripts/test.sh installs it into target/test-venv): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let read: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let columns: Vec<&str> = read["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(&columns[..3], ["instance_id", "repo", "base_commit"]);
+    for row in read["rows"].as_array().unwrap() {
+        let r = &rows[row["instance_id"].as_str().unwrap()];
+        for col in &columns {
+            let (want, got) = (&r[*col], &row[*col]);
+            let got = match (want, got) {
+                (Value::Array(_) | Value::Object(_), Value::String(s)) => {
+                    serde_json::from_str(s).unwrap()
+                }
+                _ => got.clone(),
+            };
+            assert_eq!(&got, want, "{col} of {}", row["instance_id"]);
+        }
+    }
+
+    // Imported back, from either file: the same ETIPs (id, language, base, patch, workloads).
+    for file in ["tasks.parquet", "tasks.jsonl"] {
+        let again = out.join(format!("reimported-{file}.jsonl"));
+        let o = run_ok(
+            etip()
+                .args(["import", "--format", "swebench"])
+                .arg(bench.join(file))
+                .arg("--source")
+                .arg(&repo)
+                .arg("--out")
+                .arg(&again),
+        );
+        let shown = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            !shown.contains("not swebench's"),
+            "no unknown field: {shown}"
+        );
+        let etips = lines(&again);
+        assert_eq!(etips.len(), rows.len());
+        for e in &etips {
+            let r = &rows[e["id"].as_str().unwrap()];
+            assert_eq!(e["language"], r["language"]);
+            assert_eq!(e["base_commit"], r["base_commit"]);
+            assert_eq!(e["patch"], r["patch"]);
+            assert_eq!(e["workloads"].as_array().map_or(0, Vec::len), 0);
+            assert_eq!(e["task"]["extra"]["speedup"], r["speedup"], "{file}");
+        }
+    }
+    rows
+}
+
+fn docker(args: &[&str]) -> String {
+    let o = run_ok(Command::new("docker").args(args));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Starts `etip sandbox` on `id` (with `patch` applied first, when given); returns its facts.
+fn start_sandbox(out: &Path, ns: &str, id: &str, patch: Option<&Path>) -> Value {
+    let mut cmd = etip();
+    cmd.args(["sandbox", id, "--etips"])
+        .arg(out.join("build/status.jsonl"))
+        .args(["--namespace", ns, "--output-format", "json"]);
+    if let Some(p) = patch {
+        cmd.arg("--patch").arg(p);
+    }
+    serde_json::from_slice(&run_ok(&mut cmd).stdout).unwrap()
+}
+
+/// The lines a diff adds and removes (no headers): two diffs of one change agree on them.
+fn changed_lines(diff: &str) -> Vec<&str> {
+    diff.lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect()
+}
+
+/// `etip sandbox` as an agent framework uses it.
+pub fn sandbox(out: &Path, ns: &str, id: &str, gold: &str) {
+    let sb = start_sandbox(out, ns, id, None);
+    let c = sb["container"].as_str().unwrap().to_string();
+    let wd = sb["workdir"].as_str().unwrap().to_string();
+    let inspect = docker(&[
+        "inspect",
+        "-f",
+        "{{.HostConfig.NetworkMode}} {{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{.State.Running}}",
+        &c,
+    ]);
+    assert_eq!(inspect, format!("none {} 4096 true", 8192u64 << 20));
+    // The original tree is there and committed; the reference tree is masked.
+    assert!(!docker(&["exec", "-w", &wd, &c, "ls"]).is_empty());
+    let hidden = sb["hidden"][0]
+        .as_str()
+        .expect("the reference tree is hidden");
+    assert_eq!(docker(&["exec", &c, "ls", "-A", hidden]), "");
+    assert_eq!(
+        docker(&["exec", "-w", &wd, &c, "git", "status", "--porcelain"]),
+        ""
+    );
+    // An agent's edit is its `git diff`.
+    docker(&[
+        "exec",
+        "-w",
+        &wd,
+        &c,
+        "sh",
+        "-c",
+        "echo '# an agent was here' >> pyproject.toml",
+    ]);
+    let diff = docker(&[
+        "exec",
+        "-w",
+        &wd,
+        &c,
+        "sh",
+        "-c",
+        "git add -A && git diff --cached",
+    ]);
+    assert_eq!(changed_lines(&diff), ["+# an agent was here"], "{diff}");
+    docker(&["rm", "-f", &c]);
+
+    // With the gold patch applied first: the sandbox's diff is the gold change.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("gold.diff");
+    std::fs::write(&file, gold).unwrap();
+    let sb = start_sandbox(out, ns, id, Some(&file));
+    let c = sb["container"].as_str().unwrap().to_string();
+    assert_eq!(sb["applied"], "git_apply", "{sb}");
+    let diff = docker(&[
+        "exec",
+        "-w",
+        &wd,
+        &c,
+        "sh",
+        "-c",
+        "git add -A && git diff --cached",
+    ]);
+    docker(&["rm", "-f", &c]);
+    assert_eq!(changed_lines(&diff), changed_lines(gold), "{diff}");
+
+    // A patch that does not apply is the user's error (exit 2), and leaves no container.
+    std::fs::write(&file, "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n").unwrap();
+    let o = etip()
+        .args(["sandbox", id, "--etips"])
+        .arg(out.join("build/status.jsonl"))
+        .args(["--namespace", ns, "--patch"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("does not apply"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let left = docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=etip.namespace={ns}"),
+    ]);
+    assert!(left.is_empty(), "containers left: {left}");
+}
