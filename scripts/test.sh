@@ -14,6 +14,8 @@ source scripts/prereqs.sh
 install_missing "the Docker tests need them" debootstrap openssl
 # The HTML reports are checked as a browser draws them.
 install_missing "the HTML rendering tests need it" chromium
+# `etip export --images push=` is tested against a real registry on 127.0.0.1.
+install_missing "the export test pushes to it" docker-registry
 
 # The online build tests serve uv from their own package index: the env layer installs a commit's
 # dependencies as of its date with it (`--exclude-newer`). Downloaded once from PyPI.

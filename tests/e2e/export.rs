@@ -157,8 +157,18 @@ pub fn export_and_reimport(out: &Path) -> BTreeMap<String, Value> {
         assert!(card.contains(needle), "{needle} in the card:\n{card}");
     }
 
+    push(out);
+
     // pyarrow reads the Parquet file: the same rows, lists and objects as JSON text.
-    let python = std::env::var("ETIP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    // scripts/test.sh's venv (or ETIP_TEST_PYTHON), else the machine's python3.
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv/bin/python");
+    let python = std::env::var("ETIP_TEST_PYTHON").unwrap_or_else(|_| {
+        if venv.exists() {
+            venv.display().to_string()
+        } else {
+            "python3".into()
+        }
+    });
     let script = "import json, sys, pyarrow.parquet as pq\n\
                   t = pq.read_table(sys.argv[1])\n\
                   print(json.dumps({'columns': t.column_names, 'rows': t.to_pylist()}))";
@@ -223,6 +233,41 @@ pub fn export_and_reimport(out: &Path) -> BTreeMap<String, Value> {
         }
     }
     rows
+}
+
+/// `--images push=`: each image in a real registry (Debian's docker-registry on 127.0.0.1), the
+/// record's digest the one the registry serves for the pushed tag.
+fn push(out: &Path) {
+    let registry = etip_testkit::registry::Registry::start();
+    let bench = out.join("bench-pushed");
+    run_ok(
+        etip()
+            .args(["export", "--keep", "built", "--etips"])
+            .arg(out.join("build/status.jsonl"))
+            .arg("--out")
+            .arg(&bench)
+            .arg(format!("--images=push={}/etiptest", registry.host())),
+    );
+    let rows = lines(&bench.join("tasks.jsonl"));
+    assert_eq!(rows.len(), 2, "both built ETIPs");
+    for r in &rows {
+        let image = r["image"].as_str().unwrap();
+        let (repo, tag) = image.rsplit_once(':').unwrap();
+        let pushed = r["image_digest"].as_str().expect("a digest");
+        let prefix = format!("{}/etiptest/{repo}@", registry.host());
+        let digest = pushed
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("{pushed}"));
+        assert_eq!(
+            registry
+                .manifest_digest(&format!("etiptest/{repo}"), tag)
+                .as_deref(),
+            Some(digest),
+            "{pushed}"
+        );
+        assert!(r["image_archive"].is_null());
+    }
+    assert!(!bench.join("images").exists(), "pushed, not saved");
 }
 
 fn docker(args: &[&str]) -> String {

@@ -117,12 +117,27 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     );
     let file = tmp.path().join("tasks.json");
     std::fs::write(&file, json!([good, other_base]).to_string()).unwrap();
+    // The benchmark's environment spec of the repository's version, in SWE-bench's shape: the
+    // Python, the pre-install command and the extra package are applied (pytest is in the base
+    // image: nothing to fetch), the install command recorded as not run.
+    let specs = tmp.path().join("specs.json");
+    std::fs::write(
+        &specs,
+        json!({"org/textutil": {"0.1": {
+            "python": "3.11", "pip_packages": ["pytest"],
+            "pre_install": ["touch /opt/etip/pre-install-ran"],
+            "install": "python -m pip install -e .", "test_cmd": "pytest -rA"}}})
+        .to_string(),
+    )
+    .unwrap();
     let etips = tmp.path().join("etips.jsonl");
     etip()
         .args(["import", "--format", "swefficiency"])
         .arg(&file)
         .arg("--source")
         .arg(tmp.path().join("repo"))
+        .arg("--specs")
+        .arg(&specs)
         .arg("--out")
         .arg(&etips)
         .assert()
@@ -148,6 +163,63 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     );
     assert_eq!(built["task"]["format"], "swefficiency");
     assert!(built["patch"]["sha256"].is_string());
+    // Each environment setting with its source.
+    let tc = &built["toolchain"];
+    assert_eq!(tc["version"], "3.11");
+    assert!(
+        tc["why"]
+            .as_str()
+            .unwrap()
+            .contains("environment spec (specs.json: org/textutil 0.1)"),
+        "{tc}"
+    );
+    let setting = |name: &str| {
+        tc["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["setting"] == name)
+            .unwrap_or_else(|| panic!("{name} in {tc}"))
+            .clone()
+    };
+    assert_eq!(
+        setting("python")["source"],
+        "spec (specs.json: org/textutil 0.1)"
+    );
+    assert_eq!(setting("packages")["value"], "pytest");
+    assert!(
+        setting("dependencies")["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("inferred")
+    );
+    assert!(
+        setting("pre_install")["source"]
+            .as_str()
+            .unwrap()
+            .contains("not run"),
+        "{tc}"
+    );
+    assert!(
+        setting("install")["source"]
+            .as_str()
+            .unwrap()
+            .contains("not run"),
+        "{tc}"
+    );
+    assert_eq!(setting("other")["value"], r#"test_cmd: "pytest -rA""#);
+    // The env layer's script adds the spec's package to the requirements it installs.
+    let scripts: Vec<String> = std::fs::read_dir(build.join("logs"))
+        .unwrap()
+        .filter_map(|d| std::fs::read_to_string(d.ok()?.path().join("env.sh")).ok())
+        .collect();
+    assert!(
+        scripts
+            .iter()
+            .any(|s| s.contains("pytest >> /opt/etip/requirements.txt")),
+        "the spec's package in an env.sh of {}",
+        build.join("logs").display()
+    );
     let failed = by("org__textutil-3");
     assert_eq!(failed["failure"], "patch_does_not_apply", "{failed}");
     assert!(

@@ -23,6 +23,8 @@ pub struct ImportConfig {
     pub source: Option<PathBuf>,
     pub out: PathBuf,
     pub language: Language,
+    /// The benchmark's environment specs per repository version (SWE-bench's shape, as JSON).
+    pub specs: Option<PathBuf>,
 }
 
 /// One task written, with what the reader noticed.
@@ -66,10 +68,18 @@ pub fn import(cfg: &ImportConfig) -> anyhow::Result<ImportSummary> {
     if let Some(s) = &cfg.source {
         paths.push(Named::reads("--source", s));
     }
+    if let Some(s) = &cfg.specs {
+        paths.push(Named::reads("--specs", s));
+    }
     distinct(&paths)?;
     output::check(&cfg.out)?;
     let records = etip_tasks::read_records(&cfg.file).map_err(|e| InputError(e.to_string()))?;
-    let imported = etip_tasks::import(cfg.format, records, cfg.language);
+    let mut imported = etip_tasks::import(cfg.format, records, cfg.language);
+    if let Some(path) = &cfg.specs {
+        etip_tasks::specs::read_specs(path)
+            .map_err(|e| InputError(format!("--specs: {e}")))?
+            .attach(&mut imported);
+    }
     let mut refused: Vec<NotImported> = imported.refused.into_iter().map(not_imported).collect();
     let mut written = Vec::new();
     let mut lines = String::new();

@@ -40,6 +40,21 @@ pub struct Toolchain {
     /// older than 3.0 runs on no interpreter etip has; the pytest installed brings its own parts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_aside: Vec<String>,
+    /// Where each setting of the environment came from, when a benchmark's environment spec
+    /// was given (`etip import --specs`): the spec's, or etip's own inference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingSource>,
+}
+
+/// One setting of an instance's environment and its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingSource {
+    /// `python`, `dependencies`, `packages`, `pre_install`, `install`.
+    pub setting: String,
+    pub value: String,
+    /// `spec (specs.json: sympy/sympy 1.1)`, `inferred (...)`, or why a spec's setting was not
+    /// applied.
+    pub source: String,
 }
 
 /// Kind of image layer.

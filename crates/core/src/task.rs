@@ -71,6 +71,36 @@ pub struct TaskEnvironment {
     /// SWE-bench's `environment_setup_commit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup_commit: Option<String>,
+    /// The benchmark's environment spec for the task's repository version, when the user gave
+    /// the benchmark's specs (`etip import --specs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<EnvironmentSpec>,
+}
+
+/// A benchmark's environment spec of one repository version, in the shape SWE-bench's harness
+/// keeps them (`MAP_REPO_VERSION_TO_SPECS[repo][version]`): what `etip build` honours instead of
+/// inferring it, and records as the source of each setting.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvironmentSpec {
+    /// Where it was read: `specs.json: sympy/sympy 1.1`.
+    pub source: String,
+    /// The Python version (`"3.9"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// Requirements installed beside the project's own (`packages` when it lists them, and
+    /// `pip_packages`): `gmpy2`, `numpy==1.17.3`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// SWE-bench's `pre_install` commands (system packages, locales).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_install: Vec<String>,
+    /// SWE-bench's `install` command (how the project itself is installed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<String>,
+    /// What the spec says that etip does not use, as given (`packages: requirements.txt`:
+    /// the repository's own file, which etip's inference reads anyway; `eval_commands`; ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_used: Vec<String>,
 }
 
 /// A benchmark task an ETIP was imported from.

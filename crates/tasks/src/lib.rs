@@ -14,6 +14,7 @@ pub mod export;
 pub mod gso;
 pub mod parquet_out;
 mod record;
+pub mod specs;
 
 use etip_core::Language;
 use etip_core::detector::{Workload, workloads_problem};

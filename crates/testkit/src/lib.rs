@@ -11,6 +11,8 @@
 //! assert_eq!(commits.len(), 4);
 //! ```
 
+pub mod registry;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

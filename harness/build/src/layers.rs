@@ -42,6 +42,9 @@ pub(crate) struct Job<'a> {
     pub(crate) ispec: instance::InstanceSpec,
     /// The build descriptors the patched commit changes ([`descriptor_changes`]).
     pub(crate) dependency_changes: Vec<String>,
+    /// The task's environment spec (Python): its pre-install commands and packages go into the
+    /// env layer.
+    pub(crate) env_spec: Option<etip_core::task::EnvironmentSpec>,
 }
 
 impl Job<'_> {
@@ -153,7 +156,15 @@ pub(crate) fn prepare<'a>(
         read: &read,
         time,
     };
-    let chosen = toolchain::select(cfg, lang, &commit)?;
+    let env_spec = etip
+        .task
+        .as_ref()
+        .and_then(|t| t.environment.spec.as_ref())
+        .filter(|_| lang == Language::Python);
+    let chosen = match env_spec.and_then(|s| s.python.as_deref().map(|v| (v, &s.source))) {
+        Some((v, source)) => toolchain::pinned_python(cfg, v, source)?,
+        None => toolchain::select(cfg, lang, &commit)?,
+    };
     let deps_date = deps_date(cfg, lang, time);
     let tool_of = |t: &[git::TreeEntry]| match lang {
         Language::Java if cfg.java.command != "auto" => cfg.java.command.clone(),
@@ -177,6 +188,9 @@ pub(crate) fn prepare<'a>(
         deps_as_of: deps_date.as_ref().map(|d| d.as_of.clone()),
         relaxed: Vec::new(),
         set_aside: Vec::new(),
+        settings: env_spec
+            .map(|s| spec_settings(cfg, s, &chosen, deps_date.as_ref()))
+            .unwrap_or_default(),
     });
     let modules = etip
         .changed_modules
@@ -212,7 +226,71 @@ pub(crate) fn prepare<'a>(
         deps_date,
         ispec,
         dependency_changes,
+        env_spec: env_spec.cloned(),
     })
+}
+
+/// Where each environment setting of an ETIP with a benchmark's environment spec came from:
+/// the spec's Python, pre-install commands and packages are applied; its install command is
+/// recorded with why it is not run.
+fn spec_settings(
+    cfg: &crate::config::BuildConfig,
+    s: &etip_core::task::EnvironmentSpec,
+    chosen: &toolchain::Chosen,
+    date: Option<&spec::DepsDate>,
+) -> Vec<etip_core::instance::SettingSource> {
+    use etip_core::instance::SettingSource;
+    let from_spec = format!("spec ({})", s.source);
+    let setting = |setting: &str, value: String, source: String| SettingSource {
+        setting: setting.into(),
+        value,
+        source,
+    };
+    let mut out = vec![setting(
+        "python",
+        chosen.version.clone(),
+        if s.python.is_some() {
+            from_spec.clone()
+        } else {
+            format!("inferred: {}", chosen.why)
+        },
+    )];
+    out.push(setting(
+        "dependencies",
+        "the build descriptors of the base commit".into(),
+        match date {
+            Some(d) => format!("inferred: resolved as of {}", d.as_of),
+            None => "inferred: resolved at build time".into(),
+        },
+    ));
+    if !s.packages.is_empty() {
+        out.push(setting("packages", s.packages.join(" "), from_spec.clone()));
+    }
+    for cmd in &s.pre_install {
+        out.push(setting(
+            "pre_install",
+            cmd.clone(),
+            format!("{from_spec}: run in the env layer, before the dependencies"),
+        ));
+    }
+    if let Some(cmd) = &s.install {
+        out.push(setting(
+            "install",
+            cmd.clone(),
+            format!(
+                "{from_spec}: not run: etip installs the project itself (`{}`) on the env layer's dependencies",
+                cfg.python.install_command
+            ),
+        ));
+    }
+    for n in &s.not_used {
+        out.push(setting(
+            "other",
+            n.clone(),
+            format!("{from_spec}: not used"),
+        ));
+    }
+    out
 }
 
 /// The date the env layer of a Python commit of `time` resolves its dependencies as of
@@ -418,7 +496,13 @@ impl Builder {
     ) -> Result<Layer, Failure> {
         let lang = job.lang();
         let dockerfile = spec::env_dockerfile(&base.tag);
-        let script = spec::env_script(&self.cfg, lang, &job.version, job.deps_date.as_ref());
+        let script = spec::env_script(
+            &self.cfg,
+            lang,
+            &job.version,
+            job.deps_date.as_ref(),
+            job.env_spec.as_ref(),
+        );
         let settings = self.maven_settings(lang)?;
         let mut env_log = String::new();
         let (net, container) = self.env_network(lang, &base.tag, &mut env_log)?;

@@ -112,7 +112,13 @@ impl LocalBuilder {
         let script = spec::relocate(
             &format!(
                 "{}PY={}/bin/python\n{TOOLS_STEP}",
-                spec::env_script(&self.cfg, Language::Python, &host, None),
+                spec::env_script(
+                    &self.cfg,
+                    Language::Python,
+                    &host,
+                    None,
+                    job.env_spec.as_ref()
+                ),
                 spec::ENV_VENV
             ),
             &root_s,

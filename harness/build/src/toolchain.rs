@@ -247,6 +247,43 @@ fn select_python_default(
     })
 }
 
+/// The Python a benchmark's environment spec sets (`etip import --specs`), from its configured
+/// image; `source` names the spec.
+pub(crate) fn pinned_python(
+    cfg: &BuildConfig,
+    version: &str,
+    source: &str,
+) -> Result<Chosen, Failure> {
+    let Some(base) = image_of(
+        &cfg.python.base_images,
+        version,
+        "{version}",
+        &cfg.bootstrap.suite,
+    ) else {
+        let u = era::Unavailable {
+            wanted: format!("Python {version}"),
+            version: version.to_string(),
+            registry_image: format!("python:{version}"),
+            why: format!(
+                "Python {version} is set by the environment spec ({source}) and not configured (python.base_images: {:?})",
+                cfg.python.base_images.keys().collect::<Vec<_>>()
+            ),
+        };
+        return Err(unavailable(Language::Python, u, Vec::new()));
+    };
+    Ok(Chosen {
+        version: version.to_string(),
+        requested: Some(detect::Request {
+            value: version.to_string(),
+            source: format!("environment spec ({source})"),
+        }),
+        base,
+        why: format!("Python {version}, as the task's environment spec sets it ({source})"),
+        evidence: Vec::new(),
+        older: Vec::new(),
+    })
+}
+
 fn version_key(v: &str) -> Vec<u64> {
     v.split('.').filter_map(|p| p.parse().ok()).collect()
 }

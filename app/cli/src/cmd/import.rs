@@ -30,6 +30,11 @@ pub struct Args {
     /// The repositories' language.
     #[arg(long, default_value = "python", value_parser = |s: &str| s.parse::<Language>().map_err(|e| e.to_string()))]
     language: Language,
+    /// The benchmark's environment specs per repository and version, as JSON in the shape of
+    /// SWE-bench's harness (`{"owner/name": {"1.1": {"python": "3.9", "pip_packages": [...],
+    /// "install": ..., "pre_install": [...]}}}`): `etip build` honours them.
+    #[arg(long)]
+    specs: Option<PathBuf>,
     /// `table` (default) lists the tasks; `json` prints the whole summary.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     output_format: FormatArg,
@@ -42,6 +47,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         source: args.source,
         out: args.out,
         language: args.language,
+        specs: args.specs,
     };
     let summary = import::import(&cfg)?;
     print(&summary, args.output_format, stdout)?;

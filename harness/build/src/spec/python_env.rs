@@ -54,7 +54,22 @@ pub fn env_context_files(lang: Language) -> Vec<(&'static str, &'static str)> {
 /// venv then holds (pip's cache goes to `/tmp`, which the layer does not keep). A requirement
 /// pip cannot install fails the layer with [`EXIT_DEPENDENCY`].
 /// The script's hash is in the comment, so that the env key changes with it.
-pub(super) fn python_env_steps(date: Option<&DepsDate>) -> String {
+/// `extra`: requirements a benchmark's environment spec adds (`gmpy2`), appended to the
+/// descriptors' before the installation.
+pub(super) fn python_env_steps(date: Option<&DepsDate>, extra: &[String]) -> String {
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "printf '%s\\n' {list} >> {ENV_REQUIREMENTS}\necho \"etip: + {shown} (the task's environment spec)\"\n",
+            list = extra
+                .iter()
+                .map(|r| sh_quote(r))
+                .collect::<Vec<_>>()
+                .join(" "),
+            shown = extra.join(" ").replace(['"', '$', '`', '\\'], "")
+        )
+    };
     let pip_log = "/tmp/etip-pip.log";
     let install = match date {
         None => format!(
@@ -95,7 +110,7 @@ export PIP_CACHE_DIR="${{PIP_CACHE_DIR:-/tmp/etip-pip-cache}}"
 PY={ENV_VENV}/bin/python
 "$PY" /{PYDEPS_PATH} /opt/etip/env-src --out-dir /opt/etip || {{ echo 'etip: reading the Python dependencies of the build descriptors failed'; exit {EXIT_SETUP}; }}
 "$PY" -m pip --version >/dev/null 2>&1 || {{ echo 'etip: pip is not available to {ENV_VENV} (is python3-pip installed?)'; exit {EXIT_SETUP}; }}
-{install}"$PY" -m pip freeze --all > {ENV_LOCK} || {{ echo 'etip: pip freeze failed'; exit {EXIT_SETUP}; }}
+{extra}{install}"$PY" -m pip freeze --all > {ENV_LOCK} || {{ echo 'etip: pip freeze failed'; exit {EXIT_SETUP}; }}
 echo 'etip: the env venv holds ({ENV_LOCK}):'
 sed 's/^/  /' {ENV_LOCK}
 "#,
