@@ -170,7 +170,7 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
         tc["why"]
             .as_str()
             .unwrap()
-            .contains("environment spec (specs.json: org/textutil 0.1)"),
+            .contains("environment spec sets it (specs.json: org/textutil 0.1)"),
         "{tc}"
     );
     let setting = |name: &str| {
@@ -197,8 +197,18 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
         setting("pre_install")["source"]
             .as_str()
             .unwrap()
-            .contains("not run"),
+            .contains("run in the env layer"),
         "{tc}"
+    );
+    let ran = std::process::Command::new("docker")
+        .args(["run", "--rm", "--network", "none"])
+        .arg(built["image"].as_str().unwrap())
+        .args(["test", "-f", "/opt/etip/pre-install-ran"])
+        .status()
+        .unwrap();
+    assert!(
+        ran.success(),
+        "the pre-install command ran in the env layer"
     );
     assert!(
         setting("install")["source"]
