@@ -301,6 +301,73 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     let rows: Value = serde_json::from_slice(&o.get_output().stdout).unwrap();
     let score = rows[0]["score"].as_f64().unwrap();
     assert!((score - speedup / gold_speedup).abs() < 1e-9, "{rows}");
+
+    // The same change as a SWE-bench task (no workload): its PASS_TO_PASS test is what `--tests
+    // task` times, and it sees the gold patch's improvement.
+    let mut swebench = good.clone();
+    let o = swebench.as_object_mut().unwrap();
+    for k in [
+        "workload",
+        "speedup",
+        "covering_tests",
+        "single_thread_tests",
+        "test_cmd",
+        "rebuild_cmd",
+        "image_name",
+    ] {
+        o.remove(k);
+    }
+    o.insert("instance_id".into(), json!("org__textutil-4"));
+    o.insert(
+        "PASS_TO_PASS".into(),
+        json!(["tests/test_text_dedup.py::test_dedup_keeps_first_seen_order"]),
+    );
+    let file = tmp.path().join("swebench.jsonl");
+    std::fs::write(&file, format!("{swebench}\n")).unwrap();
+    let etips = tmp.path().join("swebench-etips.jsonl");
+    etip()
+        .args(["import", "--format", "swebench"])
+        .arg(&file)
+        .arg("--source")
+        .arg(tmp.path().join("repo"))
+        .arg("--out")
+        .arg(&etips)
+        .assert()
+        .success();
+    let build = tmp.path().join("build-swebench");
+    etip()
+        .args(["build", "--namespace", &ns, "--etips"])
+        .arg(&etips)
+        .arg("--out")
+        .arg(&build)
+        .assert()
+        .success();
+    let out = tmp.path().join("eval-swebench");
+    etip()
+        .args([
+            "eval",
+            "--rounds",
+            "10",
+            "--tests",
+            "task",
+            "--reuse-containers",
+        ])
+        .args(["--predictions", "gold", "--etips"])
+        .arg(build.join("status.jsonl"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let r = lines(&out.join("results.jsonl"));
+    assert_eq!(r[0]["instance_id"], "org__textutil-4");
+    assert_eq!(r[0]["category"], "correct_faster", "{}", r[0]);
+    let names: Vec<&str> = r[0]["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tests.test_text_dedup"], "{}", r[0]);
 }
 
 /// Removes the namespace's images and containers, also when an assertion fails.

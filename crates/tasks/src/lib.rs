@@ -376,11 +376,9 @@ pub fn convert(
             .parse()
             .map_err(|e| format!("language {l:?} is not one etip knows ({e})"))?;
     }
-    if f.has("workloads") {
-        if let Some(v) = f.json("workloads")? {
-            workloads = serde_json::from_value(v)
-                .map_err(|e| format!("workloads is not a list of workloads ({e})"))?;
-        }
+    if let Some(v) = f.json("workloads")? {
+        workloads = serde_json::from_value(v)
+            .map_err(|e| format!("workloads is not a list of workloads ({e})"))?;
     }
     if let Some(p) = workloads_problem(&workloads) {
         return Err(p);

@@ -117,11 +117,6 @@ impl Fields {
         }
     }
 
-    /// Whether the record has a field `name` (taken or not).
-    pub(crate) fn has(&self, name: &str) -> bool {
-        self.record.contains_key(name)
-    }
-
     /// The fields not taken.
     pub(crate) fn rest(self) -> BTreeMap<String, Value> {
         self.record.into_iter().collect()

@@ -8,6 +8,9 @@ use etip_records::measure::Measurement;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+/// A measurement setting as the card shows it.
+type Setting = fn(&&Measurement) -> Option<String>;
+
 fn opt(n: Option<usize>) -> String {
     n.map_or_else(|| "—".into(), |n| n.to_string())
 }
@@ -129,7 +132,7 @@ pub(crate) fn card(
     if !measured.is_empty() {
         let _ = writeln!(o, "\n## Measurement\n");
         let _ = writeln!(o, "| setting | value |\n|---|---|");
-        let rows: [(&str, fn(&&Measurement) -> Option<String>); 10] = [
+        let rows: [(&str, Setting); 10] = [
             ("timed rounds", |m| Some(m.protocol.rounds.to_string())),
             ("warm-up rounds", |m| Some(m.protocol.warmup.to_string())),
             ("order", |m| Some(m.protocol.order.clone())),
