@@ -189,7 +189,7 @@ pub(crate) fn prepare<'a>(
         relaxed: Vec::new(),
         set_aside: Vec::new(),
         settings: env_spec
-            .map(|s| spec_settings(cfg, s, &chosen, deps_date.as_ref()))
+            .map(|s| toolchain::spec_settings(cfg, s, &chosen, deps_date.as_ref()))
             .unwrap_or_default(),
     });
     let modules = etip
@@ -228,69 +228,6 @@ pub(crate) fn prepare<'a>(
         dependency_changes,
         env_spec: env_spec.cloned(),
     })
-}
-
-/// Where each environment setting of an ETIP with a benchmark's environment spec came from:
-/// the spec's Python, pre-install commands and packages are applied; its install command is
-/// recorded with why it is not run.
-fn spec_settings(
-    cfg: &crate::config::BuildConfig,
-    s: &etip_core::task::EnvironmentSpec,
-    chosen: &toolchain::Chosen,
-    date: Option<&spec::DepsDate>,
-) -> Vec<etip_core::instance::SettingSource> {
-    use etip_core::instance::SettingSource;
-    let from_spec = format!("spec ({})", s.source);
-    let setting = |setting: &str, value: String, source: String| SettingSource {
-        setting: setting.into(),
-        value,
-        source,
-    };
-    let mut out = vec![setting(
-        "python",
-        chosen.version.clone(),
-        if s.python.is_some() {
-            from_spec.clone()
-        } else {
-            format!("inferred: {}", chosen.why)
-        },
-    )];
-    out.push(setting(
-        "dependencies",
-        "the build descriptors of the base commit".into(),
-        match date {
-            Some(d) => format!("inferred: resolved as of {}", d.as_of),
-            None => "inferred: resolved at build time".into(),
-        },
-    ));
-    if !s.packages.is_empty() {
-        out.push(setting("packages", s.packages.join(" "), from_spec.clone()));
-    }
-    for cmd in &s.pre_install {
-        out.push(setting(
-            "pre_install",
-            cmd.clone(),
-            format!("{from_spec}: run in the env layer, before the dependencies"),
-        ));
-    }
-    if let Some(cmd) = &s.install {
-        out.push(setting(
-            "install",
-            cmd.clone(),
-            format!(
-                "{from_spec}: not run: etip installs the project itself (`{}`) on the env layer's dependencies",
-                cfg.python.install_command
-            ),
-        ));
-    }
-    for n in &s.not_used {
-        out.push(setting(
-            "other",
-            n.clone(),
-            format!("{from_spec}: not used"),
-        ));
-    }
-    out
 }
 
 /// The date the env layer of a Python commit of `time` resolves its dependencies as of

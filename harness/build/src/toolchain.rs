@@ -1,6 +1,8 @@
 //! Which toolchain version an instance gets and the base image that provides it: the interpreter
 //! or JDK of the commit's time ([`etip_toolchain::era`]) among those the toolchain tables
-//! (`python.base_images`, `java.base_images`) configure.
+//! (`python.base_images`, `java.base_images`) configure, or the Python a benchmark's environment
+//! spec sets ([`pinned_python`]), and where each setting of such a spec came from
+//! ([`spec_settings`]).
 
 use crate::config::{BaseRef, BuildConfig, PythonChoice};
 use crate::failure::Failure;
@@ -282,6 +284,69 @@ pub(crate) fn pinned_python(
         evidence: Vec::new(),
         older: Vec::new(),
     })
+}
+
+/// Where each environment setting of an ETIP with a benchmark's environment spec came from:
+/// the spec's Python, pre-install commands and packages are applied; its install command is
+/// recorded with why it is not run.
+pub(crate) fn spec_settings(
+    cfg: &BuildConfig,
+    s: &etip_core::task::EnvironmentSpec,
+    chosen: &Chosen,
+    date: Option<&crate::spec::DepsDate>,
+) -> Vec<etip_core::instance::SettingSource> {
+    use etip_core::instance::SettingSource;
+    let from_spec = format!("spec ({})", s.source);
+    let setting = |setting: &str, value: String, source: String| SettingSource {
+        setting: setting.into(),
+        value,
+        source,
+    };
+    let mut out = vec![setting(
+        "python",
+        chosen.version.clone(),
+        if s.python.is_some() {
+            from_spec.clone()
+        } else {
+            format!("inferred: {}", chosen.why)
+        },
+    )];
+    out.push(setting(
+        "dependencies",
+        "the build descriptors of the base commit".into(),
+        match date {
+            Some(d) => format!("inferred: resolved as of {}", d.as_of),
+            None => "inferred: resolved at build time".into(),
+        },
+    ));
+    if !s.packages.is_empty() {
+        out.push(setting("packages", s.packages.join(" "), from_spec.clone()));
+    }
+    for cmd in &s.pre_install {
+        out.push(setting(
+            "pre_install",
+            cmd.clone(),
+            format!("{from_spec}: run in the env layer, before the dependencies"),
+        ));
+    }
+    if let Some(cmd) = &s.install {
+        out.push(setting(
+            "install",
+            cmd.clone(),
+            format!(
+                "{from_spec}: not run: etip installs the project itself (`{}`) on the env layer's dependencies",
+                cfg.python.install_command
+            ),
+        ));
+    }
+    for n in &s.not_used {
+        out.push(setting(
+            "other",
+            n.clone(),
+            format!("{from_spec}: not used"),
+        ));
+    }
+    out
 }
 
 fn version_key(v: &str) -> Vec<u64> {
