@@ -139,14 +139,25 @@ fn predictions_on_a_python_etip_get_their_categories() {
                 // The ratio of means (`speedup`) is only bounded loosely: at 8 rounds one slow
                 // round of a loaded machine moves it by 20% (CI saw 1.23).
                 assert!((0.67..1.5).contains(&s), "{model}: speedup {s}");
+                // Per class, what 8 rounds can tell: the median per-round ratio within the same
+                // loose bounds, and no direction in every round (the sign test's p < 0.01 at 8
+                // rounds; 6 of 8, p = 0.14, happened on a loaded CI machine with this short
+                // test, where a fixed band of [0.8, 1.25] on the median did not hold).
                 for t in &r.tests {
                     let mut ratios: Vec<f64> =
                         t.base.iter().zip(&t.patched).map(|(b, p)| b / p).collect();
                     ratios.sort_by(f64::total_cmp);
                     let median = (ratios[3] + ratios[4]) / 2.0;
                     assert!(
-                        (0.8..1.25).contains(&median),
+                        (0.67..1.5).contains(&median),
                         "{model}: {} median ratio {median} ({ratios:?})",
+                        t.name
+                    );
+                    let slower = ratios.iter().filter(|r| **r < 1.0).count();
+                    let faster = ratios.iter().filter(|r| **r > 1.0).count();
+                    assert!(
+                        slower < 8 && faster < 8,
+                        "{model}: {} one version faster in every round ({ratios:?})",
                         t.name
                     );
                 }
