@@ -177,15 +177,20 @@ pub fn config(rounds: usize, aa: bool) -> MeasureConfig {
     }
 }
 
-/// The detectors an A/A run flags, after checking that none shows an effect of consequence
-/// (median ratio within 0.8–1.25): both sides ran the original tree.
+/// The detectors an A/A run flags, after checking that none shows an effect of consequence: a
+/// median ratio outside 0.8–1.25 whose 95 % bootstrap interval also excludes 1 (both sides ran
+/// the original tree). A point estimate alone is not enough at 10 rounds: on a noisy machine
+/// one short class timed 0.09–0.25 s on one tree and its median ratio was 0.77, with the
+/// interval [0.58, 1.15] and the sign test at p = 0.38.
 pub fn aa_flagged(aa: &Measurement) -> Vec<(String, etip_stats::Direction)> {
     assert!(aa.aa && aa.executable, "{:?}", aa.detail);
     let mut out = vec![];
     for c in aa.classes.iter().chain(aa.overall.as_ref()) {
         if let Some(st) = &c.sign_test {
+            let ci = c.effect.as_ref().map(|e| e.ratio_ci);
+            let includes_one = ci.is_some_and(|[lo, hi]| lo <= 1.0 && 1.0 <= hi);
             assert!(
-                (0.8..=1.25).contains(&st.median_ratio),
+                (0.8..=1.25).contains(&st.median_ratio) || includes_one,
                 "A/A shows an effect on {}: {c:#?}",
                 c.name
             );
