@@ -26,14 +26,15 @@ if ! compgen -G "$ETIP_TEST_WHEELS/uv-*.whl" >/dev/null; then
 fi
 
 # The export test reads etip's Parquet files back with pyarrow, the reader the field's datasets
-# are used with. Installed once into target/test-venv from PyPI.
+# are used with; the import test recomputes GSO's and SWE-fficiency's figures with numpy and
+# scipy, as those benchmarks' harnesses do. Installed once into target/test-venv from PyPI.
 export ETIP_TEST_PYTHON="${ETIP_TEST_PYTHON:-$PWD/target/test-venv/bin/python}"
-if ! "$ETIP_TEST_PYTHON" -c 'import pyarrow' >/dev/null 2>&1; then
+if ! "$ETIP_TEST_PYTHON" -c 'import pyarrow, numpy, scipy' >/dev/null 2>&1; then
   python3 -m venv target/test-venv 2>/dev/null || {
     install_missing "the export test needs it" python3-venv
     python3 -m venv target/test-venv
   }
-  target/test-venv/bin/python -m pip install --quiet pyarrow
+  target/test-venv/bin/python -m pip install --quiet pyarrow numpy scipy
 fi
 
 cargo test --workspace --locked "$@"

@@ -160,29 +160,12 @@ pub fn export_and_reimport(out: &Path) -> BTreeMap<String, Value> {
     push(out);
 
     // pyarrow reads the Parquet file: the same rows, lists and objects as JSON text.
-    // scripts/test.sh's venv (or ETIP_TEST_PYTHON), else the machine's python3.
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv/bin/python");
-    let python = std::env::var("ETIP_TEST_PYTHON").unwrap_or_else(|_| {
-        if venv.exists() {
-            venv.display().to_string()
-        } else {
-            "python3".into()
-        }
-    });
     let script = "import json, sys, pyarrow.parquet as pq\n\
                   t = pq.read_table(sys.argv[1])\n\
                   print(json.dumps({'columns': t.column_names, 'rows': t.to_pylist()}))";
-    let o = Command::new(&python)
-        .args(["-c", script])
-        .arg(bench.join("tasks.parquet"))
-        .output()
-        .unwrap_or_else(|e| panic!("{python}: {e} (scripts/test.sh installs pyarrow)"));
-    assert!(
-        o.status.success(),
-        "pyarrow could not read the export (scripts/test.sh installs it into target/test-venv): {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let read: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let parquet = bench.join("tasks.parquet");
+    let read: Value =
+        serde_json::from_str(&etip_testkit::python(script, &[parquet.as_os_str()])).unwrap();
     let columns: Vec<&str> = read["columns"]
         .as_array()
         .unwrap()

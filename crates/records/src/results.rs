@@ -91,6 +91,44 @@ pub struct TaskResult {
     /// harness measured around each test command (rules §3.8), as `etip eval` checked them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timing: Vec<crate::timing::TimingCheck>,
+    /// Each benchmark's own figures for this task, as `etip eval` computed them from the runs
+    /// above by the benchmark's rule (derived: `etip score` recomputes them from the runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<BenchmarkFigures>,
+}
+
+/// One task's figures under each benchmark's rule, beside etip's own verdict (`category`). A
+/// figure a rule cannot give from the task's data is absent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkFigures {
+    /// SWE-fficiency's speedup ratio SR: the credited speedup (the measured one when correct, 1
+    /// otherwise) over the gold patch's speedup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swefficiency_sr: Option<f64>,
+    /// GSO's geometric mean over tests of base / patch (its means over the runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_speedup_base: Option<f64>,
+    /// GSO's harmonic mean over tests of reference / patch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_speedup_commit: Option<f64>,
+    /// GSO's `opt_base` after its correctness gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_opt_base: Option<bool>,
+    /// GSO's `opt_commit` after its correctness gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_opt_commit: Option<bool>,
+    /// SWE-Perf's δ: the mean over the task's tests of the minimum gain a Mann–Whitney search
+    /// finds (0 for an incorrect patch or a failed test, as SWE-Perf counts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweperf_delta: Option<f64>,
+}
+
+impl BenchmarkFigures {
+    /// Whether no rule gave a figure.
+    pub fn is_empty(&self) -> bool {
+        *self == BenchmarkFigures::default()
+    }
 }
 
 /// Timed runs of one performance test on the base, patched and reference versions.

@@ -194,6 +194,33 @@ pub fn chromium() -> PathBuf {
     );
 }
 
+/// Runs `script` with the tests' Python (`$ETIP_TEST_PYTHON`, else scripts/test.sh's
+/// `target/test-venv`, else `python3`), the given arguments appended, and returns its stdout.
+/// Panics with how to get the modules (scripts/test.sh installs pyarrow, numpy and scipy into
+/// the venv) when the script fails.
+pub fn python(script: &str, args: &[&std::ffi::OsStr]) -> String {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv/bin/python");
+    let python = std::env::var("ETIP_TEST_PYTHON").unwrap_or_else(|_| {
+        if venv.exists() {
+            venv.display().to_string()
+        } else {
+            "python3".into()
+        }
+    });
+    let o = std::process::Command::new(&python)
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{python}: {e} (scripts/test.sh makes target/test-venv)"));
+    assert!(
+        o.status.success(),
+        "{python} failed (scripts/test.sh installs pyarrow, numpy and scipy into \
+         target/test-venv; ETIP_TEST_PYTHON names another): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("the script prints UTF-8")
+}
+
 /// Renders `html` (a file) in headless Chromium at `width` × `height` CSS pixels and returns the
 /// screenshot, written next to the page as `<page>.png`. No network: the page must be
 /// self-contained. Panics when the browser fails, times out (120 s) or writes no image.

@@ -1,5 +1,6 @@
 //! The outputs of an evaluation run — `results.jsonl` (every result of the run id, earlier calls'
-//! and this one's), `summary.json` and `report.html` — rewritten after every result, and the
+//! and this one's, each with its figures under SWE-fficiency's, GSO's and SWE-Perf's rules beside
+//! etip's category), `summary.json` and `report.html` — rewritten after every result, and the
 //! state store that lets a re-run skip what is done.
 
 use super::Records;
@@ -24,6 +25,11 @@ pub(super) fn write(
         .collect();
     if records == Records::Patches {
         fill_gold(&mut done);
+        let params = etip_score::rules::Params::default();
+        for r in &mut done {
+            let figures = etip_score::rules::task_figures(r, &params);
+            r.figures = (!figures.is_empty()).then_some(figures);
+        }
     }
     let done: Vec<&TaskResult> = done.iter().collect();
     let mut text = String::new();

@@ -56,7 +56,7 @@ pub fn gso_task_verdict(m: &PerTestMeans) -> Option<GsoTaskVerdict> {
 }
 
 /// Per-test means of a task: given directly, or the means of its test runs (all three versions).
-fn means_of(task: &TaskResult) -> Option<PerTestMeans> {
+pub(super) fn means_of(task: &TaskResult) -> Option<PerTestMeans> {
     if let Some(m) = &task.per_test_means {
         return Some(m.clone());
     }

@@ -17,6 +17,7 @@
 //! (the binomial tail exact up to [`EXACT_SIGN_ROUNDS`] rounds, Loader's saddle-point expansion
 //! above), so both rules are O(n log n) in the runs per test.
 
+mod figures;
 mod gso;
 mod jeto;
 mod swefficiency;
@@ -24,6 +25,7 @@ mod sweperf;
 
 pub use etip_stats::EXACT_SIGN_ROUNDS;
 
+pub use figures::task_figures;
 pub use gso::{GsoTaskVerdict, gso_task_verdict, natural_cmp, opt_at_k, runs_by_model};
 pub use jeto::{JetoTaskVerdict, jeto_task_verdict};
 pub(crate) use swefficiency::speedup_ratios as swefficiency_ratios;

@@ -11,7 +11,7 @@ use crate::clip::quote;
 use crate::error::{Result, ScoreError};
 use crate::input::{Format, Submission};
 use etip_records::results::{TaskResult, TestRuns};
-use etip_stats::sweperf_delta;
+use etip_stats::{DeltaConfig, sweperf_delta};
 use serde_json::json;
 
 /// δ of task `index`, or `None` when the task does not count (incorrect, or a test failed a run).
@@ -43,23 +43,25 @@ pub(crate) fn task_delta(sub: &Submission, index: usize, params: &Params) -> Res
         }
         task.tests.iter().collect()
     };
+    mean_delta(&tests, &params.delta).map_err(|(test, source)| ScoreError::Stats {
+        context: format!("{}: {} test {}", sub.name, task_at(sub, index), quote(test)),
+        source,
+    })
+}
+
+/// The mean δ over `tests` (None when there is none); the error names the test whose search
+/// failed.
+pub(crate) fn mean_delta<'a>(
+    tests: &[&'a TestRuns],
+    cfg: &DeltaConfig,
+) -> std::result::Result<Option<f64>, (&'a str, etip_stats::StatsError)> {
     if tests.is_empty() {
         return Ok(None);
     }
     let mut sum = 0.0;
-    for test in &tests {
-        let delta = sweperf_delta(&test.base, &test.patched, &params.delta).map_err(|source| {
-            ScoreError::Stats {
-                context: format!(
-                    "{}: {} test {}",
-                    sub.name,
-                    task_at(sub, index),
-                    quote(&test.name)
-                ),
-                source,
-            }
-        })?;
-        sum += delta;
+    for test in tests {
+        sum +=
+            sweperf_delta(&test.base, &test.patched, cfg).map_err(|e| (test.name.as_str(), e))?;
     }
     Ok(Some(sum / tests.len() as f64))
 }
