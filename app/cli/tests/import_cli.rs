@@ -11,7 +11,7 @@ mod common;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn etip() -> Command {
     Command::cargo_bin("etip").expect("the etip binary is built by cargo test")
@@ -25,6 +25,61 @@ fn lines(path: &Path) -> Vec<Value> {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `etip import --format FORMAT FILE --source REPO [--specs SPECS] --out OUT`, which must succeed.
+fn import(format: &str, file: &Path, repo: &Path, specs: Option<&Path>, out: &Path) {
+    let mut c = etip();
+    c.args(["import", "--format", format])
+        .arg(file)
+        .arg("--source")
+        .arg(repo);
+    if let Some(specs) = specs {
+        c.arg("--specs").arg(specs);
+    }
+    c.arg("--out").arg(out).assert().success();
+}
+
+/// `etip build` of `etips` into `out` in namespace `ns`, which must succeed; the statuses.
+fn build(ns: &str, etips: &Path, out: &Path) -> Vec<Value> {
+    etip()
+        .args(["build", "--namespace", ns, "--etips"])
+        .arg(etips)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+    lines(&out.join("status.jsonl"))
+}
+
+/// `etip eval --tests task` of `predictions` on `status` in `rounds` rounds into `out`, which
+/// must succeed; the result of `id` and the results file.
+fn eval(status: &Path, predictions: &str, rounds: u32, out: &Path, id: &str) -> (Value, PathBuf) {
+    etip()
+        .args(["eval", "--tests", "task", "--reuse-containers", "--rounds"])
+        .arg(rounds.to_string())
+        .args(["--predictions", predictions, "--etips"])
+        .arg(status)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+    let file = out.join("results.jsonl");
+    let r = lines(&file)
+        .into_iter()
+        .find(|r| r["instance_id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {}", file.display()));
+    (r, file)
+}
+
+/// The names of a result's timed tests.
+fn timed(result: &Value) -> Vec<String> {
+    result["tests"]
+        .as_array()
+        .unwrap_or_else(|| panic!("timed tests in {result}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -131,28 +186,12 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     )
     .unwrap();
     let etips = tmp.path().join("etips.jsonl");
-    etip()
-        .args(["import", "--format", "swefficiency"])
-        .arg(&file)
-        .arg("--source")
-        .arg(tmp.path().join("repo"))
-        .arg("--specs")
-        .arg(&specs)
-        .arg("--out")
-        .arg(&etips)
-        .assert()
-        .success();
+    let repo = tmp.path().join("repo");
+    import("swefficiency", &file, &repo, Some(&specs), &etips);
     let ns = format!("etiptest-import-{}", std::process::id());
     let _clean = Clean(ns.clone());
-    let build = tmp.path().join("build");
-    etip()
-        .args(["build", "--namespace", &ns, "--etips"])
-        .arg(&etips)
-        .arg("--out")
-        .arg(&build)
-        .assert()
-        .success();
-    let statuses = lines(&build.join("status.jsonl"));
+    let statuses = build(&ns, &etips, &tmp.path().join("build"));
+    let build_dir = tmp.path().join("build");
     let by = |id: &str| statuses.iter().find(|s| s["id"] == id).unwrap().clone();
     let built = by("org__textutil-1");
     assert!(built["image"].is_string(), "{built}");
@@ -219,7 +258,7 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     );
     assert_eq!(setting("other")["value"], r#"test_cmd: "pytest -rA""#);
     // The env layer's script adds the spec's package to the requirements it installs.
-    let scripts: Vec<String> = std::fs::read_dir(build.join("logs"))
+    let scripts: Vec<String> = std::fs::read_dir(build_dir.join("logs"))
         .unwrap()
         .filter_map(|d| std::fs::read_to_string(d.ok()?.path().join("env.sh")).ok())
         .collect();
@@ -228,7 +267,7 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
             .iter()
             .any(|s| s.contains("pytest >> /opt/etip/requirements.txt")),
         "the spec's package in an env.sh of {}",
-        build.join("logs").display()
+        build_dir.join("logs").display()
     );
     let failed = by("org__textutil-3");
     assert_eq!(failed["failure"], "patch_does_not_apply", "{failed}");
@@ -253,43 +292,14 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     // instance that did not build is left out: an evaluation of it is the harness's error).
     let status = tmp.path().join("built.jsonl");
     std::fs::write(&status, format!("{built}\n")).unwrap();
-    let eval = |predictions: &str| {
-        let out = tmp.path().join(format!("eval-{predictions}"));
-        etip()
-            .args([
-                "eval",
-                "--rounds",
-                "8",
-                "--tests",
-                "task",
-                "--reuse-containers",
-            ])
-            .args(["--predictions", predictions, "--etips"])
-            .arg(&status)
-            .arg("--out")
-            .arg(&out)
-            .assert()
-            .success();
-        let r = lines(&out.join("results.jsonl"));
-        let r = r
-            .into_iter()
-            .find(|r| r["instance_id"] == "org__textutil-1")
-            .unwrap();
-        (r, out.join("results.jsonl"))
-    };
-    let (gold, gold_file) = eval("gold");
+    let id = "org__textutil-1";
+    let (gold, gold_file) = eval(&status, "gold", 8, &tmp.path().join("eval-gold"), id);
     assert_eq!(gold["category"], "correct_faster", "{gold}");
-    let names: Vec<&str> = gold["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["workload:workload"], "{gold}");
+    assert_eq!(timed(&gold), ["workload:workload"], "{gold}");
     let speedup = gold["speedup"].as_f64().unwrap();
     let gold_speedup = gold["gold_speedup"].as_f64().unwrap();
     assert!(speedup > 3.0 && gold_speedup > 3.0, "{gold}");
-    let (empty, _) = eval("empty");
+    let (empty, _) = eval(&status, "empty", 8, &tmp.path().join("eval-empty"), id);
     assert_eq!(empty["category"], "correct_not_faster", "{empty}");
     // SWE-fficiency's SR of the gold patch is its speedup over the expert's, as `etip score`
     // computes it from the results.
@@ -301,6 +311,7 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     let rows: Value = serde_json::from_slice(&o.get_output().stdout).unwrap();
     let score = rows[0]["score"].as_f64().unwrap();
     assert!((score - speedup / gold_speedup).abs() < 1e-9, "{rows}");
+    benchmark_figures(&gold, &gold_file);
 
     // The same change as a SWE-bench task (no workload): its PASS_TO_PASS test is what `--tests
     // task` times, and it sees the gold patch's improvement.
@@ -325,49 +336,73 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     let file = tmp.path().join("swebench.jsonl");
     std::fs::write(&file, format!("{swebench}\n")).unwrap();
     let etips = tmp.path().join("swebench-etips.jsonl");
-    etip()
-        .args(["import", "--format", "swebench"])
-        .arg(&file)
-        .arg("--source")
-        .arg(tmp.path().join("repo"))
-        .arg("--out")
-        .arg(&etips)
-        .assert()
-        .success();
-    let build = tmp.path().join("build-swebench");
-    etip()
-        .args(["build", "--namespace", &ns, "--etips"])
-        .arg(&etips)
-        .arg("--out")
-        .arg(&build)
-        .assert()
-        .success();
-    let out = tmp.path().join("eval-swebench");
-    etip()
-        .args([
-            "eval",
-            "--rounds",
-            "10",
-            "--tests",
-            "task",
-            "--reuse-containers",
-        ])
-        .args(["--predictions", "gold", "--etips"])
-        .arg(build.join("status.jsonl"))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let r = lines(&out.join("results.jsonl"));
-    assert_eq!(r[0]["instance_id"], "org__textutil-4");
-    assert_eq!(r[0]["category"], "correct_faster", "{}", r[0]);
-    let names: Vec<&str> = r[0]["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["tests.test_text_dedup"], "{}", r[0]);
+    import("swebench", &file, &repo, None, &etips);
+    let build_dir = tmp.path().join("build-swebench");
+    build(&ns, &etips, &build_dir);
+    let status = build_dir.join("status.jsonl");
+    let id = "org__textutil-4";
+    let (r, _) = eval(&status, "gold", 10, &tmp.path().join("eval-swebench"), id);
+    assert_eq!(r["category"], "correct_faster", "{r}");
+    assert_eq!(timed(&r), ["tests.test_text_dedup"], "{r}");
+}
+
+/// GSO's and SWE-fficiency's per-instance figures of the same timings, as their harnesses
+/// compute them (numpy means, scipy's `gmean`/`hmean`, Python's `round`).
+const BENCHMARK_FIGURES: &str = r#"
+import json, sys
+import numpy as np
+from scipy.stats import gmean, hmean
+r = json.loads(sys.argv[1])
+base = np.array([np.mean(t["base"]) for t in r["tests"]])
+patch = np.array([np.mean(t["patched"]) for t in r["tests"]])
+commit = np.array([np.mean(t["reference"]) for t in r["tests"]])
+gm, hm = float(gmean(base / patch)), float(hmean(commit / patch))
+opt_base = bool(r["correct"] and np.mean(base) > np.mean(patch) and round(gm, 1) >= 1.2)
+sr = (base.sum() / patch.sum() if r["correct"] else 1.0) / (base.sum() / commit.sum())
+print(json.dumps({"swefficiency_sr": float(sr), "gso_speedup_base": gm, "gso_speedup_commit": hm,
+                  "gso_opt_base": opt_base, "gso_opt_commit": bool(opt_base and hm > 0.95)}))
+"#;
+
+/// The result's `figures` agree with the benchmarks' own computation of its runs, and with
+/// `etip score` under each rule on the results file (one task: the score is its figure).
+fn benchmark_figures(result: &Value, file: &Path) {
+    let figures = &result["figures"];
+    let text = result.to_string();
+    let want: Value = serde_json::from_str(&etip_testkit::python(
+        BENCHMARK_FIGURES,
+        &[std::ffi::OsStr::new(&text)],
+    ))
+    .unwrap();
+    for (k, v) in want.as_object().unwrap() {
+        match v {
+            Value::Bool(_) => assert_eq!(&figures[k], v, "{k}: {figures} vs {want}"),
+            _ => {
+                let (a, b) = (figures[k].as_f64().unwrap(), v.as_f64().unwrap());
+                assert!((a - b).abs() <= 1e-9 * b.abs(), "{k}: {a} vs {b}");
+            }
+        }
+    }
+    let score = |rule: &str| {
+        let o = etip()
+            .args(["score", "--format", "json", "--rule", rule])
+            .arg(file)
+            .assert()
+            .success();
+        let rows: Value = serde_json::from_slice(&o.get_output().stdout).unwrap();
+        rows[0]["score"].as_f64().unwrap()
+    };
+    let opt = if figures["gso_opt_commit"] == true {
+        100.0
+    } else {
+        0.0
+    };
+    assert_eq!(score("gso"), opt, "{figures}");
+    let delta = figures["sweperf_delta"].as_f64().unwrap();
+    assert!((score("sweperf") - 100.0 * delta).abs() < 1e-9, "{figures}");
+    assert!(
+        delta > 0.0,
+        "the gold patch's gain on the workload: {figures}"
+    );
 }
 
 /// Removes the namespace's images and containers, also when an assertion fails.

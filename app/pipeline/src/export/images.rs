@@ -51,9 +51,12 @@ pub(crate) fn export(
     out: &Path,
 ) -> anyhow::Result<BTreeMap<String, Placed>> {
     let mut placed = BTreeMap::new();
-    if *how == Images::None {
-        return Ok(placed);
-    }
+    // Where the images go: the registry to push to, or `None` to save archives.
+    let registry = match how {
+        Images::None => return Ok(placed),
+        Images::Save => None,
+        Images::Push(registry) => Some(registry.trim_end_matches('/')),
+    };
     let with_image: Vec<(&InstanceStatus, &str)> = kept
         .iter()
         .filter_map(|(s, _)| s.image.as_deref().map(|i| (*s, i)))
@@ -74,9 +77,8 @@ pub(crate) fn export(
             .into());
         }
     }
-    match how {
-        Images::None => {}
-        Images::Save => {
+    match registry {
+        None => {
             let dir = out.join(IMAGES_DIR);
             std::fs::create_dir_all(&dir)
                 .map_err(|e| anyhow::anyhow!("making {}: {e}", dir.display()))?;
@@ -102,8 +104,7 @@ pub(crate) fn export(
                 }
             }
         }
-        Images::Push(registry) => {
-            let registry = registry.trim_end_matches('/');
+        Some(registry) => {
             for (s, image) in &with_image {
                 let (repo, tag) = split_tag(image);
                 let target = format!("{registry}/{repo}");

@@ -385,13 +385,19 @@ fn counts(
     candidates: Option<&BTreeMap<String, Candidate>>,
     exported: usize,
 ) -> Counts {
+    // One pass over the measured statuses: (measured, executable, improved).
+    let (mut measured, mut executable, mut improved) = (0, 0, 0);
+    for m in statuses.iter().filter_map(|s| measurements.get(&s.id)) {
+        measured += 1;
+        if m.executable {
+            executable += 1;
+            let direction = m.overall.as_ref().and_then(|o| o.sign_test.as_ref());
+            if direction.is_some_and(|t| t.direction == Direction::PatchedFaster) {
+                improved += 1;
+            }
+        }
+    }
     let measured_any = !measurements.is_empty();
-    let ms = || {
-        statuses
-            .iter()
-            .filter_map(|s| measurements.get(&s.id))
-            .collect::<Vec<_>>()
-    };
     Counts {
         mined: candidates.map(BTreeMap::len),
         classified_yes: candidates.and_then(|c| {
@@ -404,19 +410,9 @@ fn counts(
         }),
         to_build: statuses.len(),
         built: statuses.iter().filter(|s| s.runnable()).count(),
-        measured: measured_any.then(|| ms().len()),
-        executable: measured_any.then(|| ms().iter().filter(|m| m.executable).count()),
-        improved: measured_any.then(|| {
-            ms().iter()
-                .filter(|m| {
-                    m.executable
-                        && m.overall
-                            .as_ref()
-                            .and_then(|o| o.sign_test.as_ref())
-                            .is_some_and(|t| t.direction == Direction::PatchedFaster)
-                })
-                .count()
-        }),
+        measured: measured_any.then_some(measured),
+        executable: measured_any.then_some(executable),
+        improved: measured_any.then_some(improved),
         exported,
     }
 }
