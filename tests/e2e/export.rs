@@ -270,6 +270,14 @@ fn start_sandbox(out: &Path, ns: &str, id: &str, patch: Option<&Path>) -> Value 
     serde_json::from_slice(&run_ok(&mut cmd).stdout).unwrap()
 }
 
+/// In the sandbox container `c`: `sh -c script` in the working directory `wd`; its stdout.
+fn in_sandbox(c: &str, wd: &str, script: &str) -> String {
+    docker(&["exec", "-w", wd, c, "sh", "-c", script])
+}
+
+/// The agent's change in the sandbox, as an agent framework takes it.
+const AGENT_DIFF: &str = "git add -A && git diff --cached";
+
 /// The lines a diff adds and removes (no headers): two diffs of one change agree on them.
 fn changed_lines(diff: &str) -> Vec<&str> {
     diff.lines()
@@ -294,34 +302,15 @@ pub fn sandbox(out: &Path, ns: &str, id: &str, gold: &str) {
     ]);
     assert_eq!(inspect, format!("none {} 4096 true", 8192u64 << 20));
     // The original tree is there and committed; the reference tree is masked.
-    assert!(!docker(&["exec", "-w", &wd, &c, "ls"]).is_empty());
+    assert!(!in_sandbox(&c, &wd, "ls").is_empty());
     let hidden = sb["hidden"][0]
         .as_str()
         .expect("the reference tree is hidden");
     assert_eq!(docker(&["exec", &c, "ls", "-A", hidden]), "");
-    assert_eq!(
-        docker(&["exec", "-w", &wd, &c, "git", "status", "--porcelain"]),
-        ""
-    );
+    assert_eq!(in_sandbox(&c, &wd, "git status --porcelain"), "");
     // An agent's edit is its `git diff`.
-    docker(&[
-        "exec",
-        "-w",
-        &wd,
-        &c,
-        "sh",
-        "-c",
-        "echo '# an agent was here' >> pyproject.toml",
-    ]);
-    let diff = docker(&[
-        "exec",
-        "-w",
-        &wd,
-        &c,
-        "sh",
-        "-c",
-        "git add -A && git diff --cached",
-    ]);
+    in_sandbox(&c, &wd, "echo '# an agent was here' >> pyproject.toml");
+    let diff = in_sandbox(&c, &wd, AGENT_DIFF);
     assert_eq!(changed_lines(&diff), ["+# an agent was here"], "{diff}");
     docker(&["rm", "-f", &c]);
 
@@ -332,15 +321,7 @@ pub fn sandbox(out: &Path, ns: &str, id: &str, gold: &str) {
     let sb = start_sandbox(out, ns, id, Some(&file));
     let c = sb["container"].as_str().unwrap().to_string();
     assert_eq!(sb["applied"], "git_apply", "{sb}");
-    let diff = docker(&[
-        "exec",
-        "-w",
-        &wd,
-        &c,
-        "sh",
-        "-c",
-        "git add -A && git diff --cached",
-    ]);
+    let diff = in_sandbox(&c, &wd, AGENT_DIFF);
     docker(&["rm", "-f", &c]);
     assert_eq!(changed_lines(&diff), changed_lines(gold), "{diff}");
 
