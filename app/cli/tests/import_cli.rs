@@ -296,6 +296,10 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     let (gold, gold_file) = eval(&status, "gold", 8, &tmp.path().join("eval-gold"), id);
     assert_eq!(gold["category"], "correct_faster", "{gold}");
     assert_eq!(timed(&gold), ["workload:workload"], "{gold}");
+    // Labelled against the patched commit the build made (again in etip's clone: the user's
+    // repository never holds it).
+    assert_eq!(gold["exact_match"], true, "{gold}");
+    assert_eq!(gold["same_location"], true, "{gold}");
     let speedup = gold["speedup"].as_f64().unwrap();
     let gold_speedup = gold["gold_speedup"].as_f64().unwrap();
     assert!(speedup > 3.0 && gold_speedup > 3.0, "{gold}");

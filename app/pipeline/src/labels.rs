@@ -24,6 +24,9 @@ pub enum LabelError {
     /// The commits were not resolved to one id each.
     #[error("the commits were not resolved")]
     Unresolved,
+    /// The ETIP's own patch could not be applied again to make its patched commit.
+    #[error("the ETIP's patch: {0}")]
+    Reapply(#[from] etip_build::patch::PatchError),
     /// A patch did not parse.
     #[error(transparent)]
     Patch(#[from] patch::PatchProblem),
@@ -68,7 +71,17 @@ pub fn label(
 ) -> Result<Labels, LabelError> {
     let source = status.source.as_deref().ok_or(LabelError::NoSource)?;
     let repo = Repo::open_or_clone(source, cache)?;
-    let (repo, ids) = repo.resolve_all(&[&status.base_commit, &status.patched_commit], cache)?;
+    let (repo, ids) = match &status.patch {
+        // The patched commit of an imported task is in the build's clone: made again here.
+        Some(applied) => {
+            let (repo, ids) = repo.resolve_all(&[&status.base_commit], cache)?;
+            let repo = repo.writable(cache)?;
+            let base = ids.first().ok_or(LabelError::Unresolved)?.clone();
+            let patched = etip_build::patch::reapply(&repo, &base, applied, &status.id)?;
+            (repo, vec![base, patched])
+        }
+        None => repo.resolve_all(&[&status.base_commit, &status.patched_commit], cache)?,
+    };
     let [base, patched] = ids.as_slice() else {
         return Err(LabelError::Unresolved);
     };

@@ -130,6 +130,31 @@ pub fn apply(
         return Err(PatchError::Empty);
     }
     let sha256 = hex::encode(Sha256::digest(patch.as_bytes()));
+    commit_attempts(repo, base, patch, id, sha256)
+}
+
+/// The patched commit of an ETIP whose patch the build applied (`applied`, as its status
+/// records it), made again in `repo` (etip's own clone): the same base, text and message give
+/// the same commit, so a later step (labels, export) finds the patched tree without the build's
+/// clone.
+pub fn reapply(
+    repo: &Repo,
+    base: &str,
+    applied: &AppliedPatch,
+    id: &str,
+) -> Result<String, PatchError> {
+    commit_attempts(repo, base, &applied.text, id, applied.sha256.clone()).map(|(c, _)| c)
+}
+
+/// Tries the attempts of `patch` in order; the commit's message names `id` and the sha256 of
+/// the patch as given.
+fn commit_attempts(
+    repo: &Repo,
+    base: &str,
+    patch: &str,
+    id: &str,
+    sha256: String,
+) -> Result<(String, AppliedPatch), PatchError> {
     let message = format!("etip: the patch of {id} (sha256 {sha256})");
     let dir = tempfile::tempdir()?;
     let mut first_error = None;
@@ -235,7 +260,7 @@ mod tests {
 
     #[test]
     fn patches_in_the_shapes_frameworks_emit_are_normalised_and_said() {
-        let (_tmp, _user, own, base) = repos();
+        let (_tmp, user, own, base) = repos();
         let cases: [(String, &[&str]); 4] = [
             (
                 PATCH.trim_end_matches('\n').to_string(),
@@ -256,6 +281,15 @@ mod tests {
                 panic!("{e}: {patch:?}");
             });
             assert_eq!(applied.normalised, notes, "{patch:?}");
+            // A later step makes the same commit from what the status records, in another
+            // clone of etip's (the build's cache is gone).
+            let cache = tempfile::tempdir().unwrap();
+            let other = user.writable(cache.path()).unwrap();
+            assert_eq!(
+                reapply(&other, &base, &applied, "t-2").unwrap(),
+                commit,
+                "{patch:?}"
+            );
             let text = own.file_at(&commit, "pkg/text.py").unwrap().unwrap();
             assert!(String::from_utf8(text).unwrap().contains("dict.fromkeys"));
         }
