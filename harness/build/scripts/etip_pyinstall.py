@@ -401,6 +401,27 @@ def set_aside(line):
     return False
 
 
+def setuptools_core(uv, as_of, relaxing, report):
+    """setuptools 71 and later prefer the installed copies of what they vendor: an older one of
+    the base image's (Debian bullseye's importlib_metadata 1.6, seen through the env venv's
+    system site packages) breaks `import setuptools`. When a setuptools the install brought does
+    not import, its `core` extra (the versions it needs) is installed as of AS_OF too."""
+    probe = [sys.executable, "-c", "import setuptools"]
+    if subprocess.call(probe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+        return 0
+    version = installed("setuptools")
+    if not version:
+        return 0
+    say("setuptools %s does not import with the environment's packages: installing its core "
+        "extra as of %s" % (version, as_of))
+    code = install_dated(uv, ["setuptools[core]==%s" % version], as_of, relaxing, report)
+    if code == 0:
+        report["note"] = (report["note"] + "; " if report["note"] else "") + \
+            "setuptools[core]==%s added: setuptools did not import with the image's packages" \
+            % version
+    return code
+
+
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
     relaxing = "--no-relax" not in argv
@@ -449,6 +470,8 @@ def main(argv):
     uv, version = tool
     report["tool"] = "%s --exclude-newer" % version
     code = install_dated(uv, install, as_of, relaxing, report)
+    if code == 0:
+        code = setuptools_core(uv, as_of, relaxing, report)
     for r in report["relaxed"]:
         say("relaxed %s: %s; installed %s (%s)" % (
             r["requirement"], r["why"], r["installed"],

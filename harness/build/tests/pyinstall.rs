@@ -204,3 +204,43 @@ fn a_pin_the_index_lost_is_unpinned_in_the_requirements() {
         "pytest>=3.0\nCodecov[toml] ; python_version >= \"3\"\nsix==1.10.0\n"
     );
 }
+
+#[test]
+fn a_setuptools_that_does_not_import_with_the_images_packages_gets_its_core_extra() {
+    // A setuptools 74 that fails on import as it does beside Debian bullseye's importlib_metadata
+    // 1.6 (seen on sympy 1.14 with Python 3.9), first on the path; the install is recorded.
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().display().to_string();
+    let got = python(&format!(
+        r#"
+import os
+site = {site:?}
+os.makedirs(os.path.join(site, "setuptools"))
+with open(os.path.join(site, "setuptools", "__init__.py"), "w") as f:
+    f.write("raise AttributeError(\"module 'importlib_metadata' has no attribute 'EntryPoints'\")\n")
+os.makedirs(os.path.join(site, "setuptools-74.1.2.dist-info"))
+with open(os.path.join(site, "setuptools-74.1.2.dist-info", "METADATA"), "w") as f:
+    f.write("Metadata-Version: 2.1\nName: setuptools\nVersion: 74.1.2\n")
+calls = []
+p.install_dated = lambda uv, args, as_of, relaxing, report: calls.append((args, as_of)) or 0
+report = {{"note": "", "relaxed": []}}
+# A setuptools that imports: nothing to do.
+print(p.setuptools_core("uv", "2024-09-15T00:00:00Z", True, report), calls)
+os.environ["PYTHONPATH"] = site
+p.OWN_PATH.insert(0, site)
+print(p.setuptools_core("uv", "2024-09-15T00:00:00Z", True, report), calls)
+print(report["note"])
+"#
+    ));
+    let lines: Vec<&str> = got.lines().collect();
+    assert_eq!(lines[0], "0 []", "{got}");
+    assert!(
+        lines[1].contains("setuptools 74.1.2 does not import"),
+        "{got}"
+    );
+    assert_eq!(
+        lines[2], "0 [(['setuptools[core]==74.1.2'], '2024-09-15T00:00:00Z')]",
+        "{got}"
+    );
+    assert!(lines[3].contains("setuptools[core]==74.1.2 added"), "{got}");
+}
