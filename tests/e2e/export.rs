@@ -325,6 +325,70 @@ pub fn sandbox(out: &Path, ns: &str, id: &str, gold: &str) {
     docker(&["rm", "-f", &c]);
     assert_eq!(changed_lines(&diff), changed_lines(gold), "{diff}");
 
+    // For frameworks that start their own container: an image without the reference tree.
+    let mut cmd = etip();
+    cmd.args(["sandbox", id, "--image", "--etips"])
+        .arg(out.join("build/status.jsonl"))
+        .args(["--namespace", ns, "--output-format", "json"]);
+    let made: Value = serde_json::from_slice(&run_ok(&mut cmd).stdout).unwrap();
+    let image = made["image"].as_str().unwrap();
+    assert_eq!(
+        image,
+        format!("{ns}/sandbox:{}", id.replace('_', "-")),
+        "{made}"
+    );
+    assert_eq!(made["workdir"], wd.as_str(), "{made}");
+    assert!(
+        made["removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == hidden),
+        "{made}"
+    );
+    let inside = docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        image,
+        "sh",
+        "-c",
+        &format!(
+            "pwd; test -e {hidden} && echo reference-present; git status --porcelain; git log --format=%s"
+        ),
+    ]);
+    let lines: Vec<&str> = inside.lines().collect();
+    assert_eq!(lines[0], wd, "{inside}");
+    assert!(!inside.contains("reference-present"), "{inside}");
+    assert_eq!(lines.len(), 2, "a clean tree with one commit: {inside}");
+    assert!(lines[1].contains("original tree"), "{inside}");
+    assert_eq!(
+        docker(&[
+            "image",
+            "inspect",
+            "-f",
+            "{{index .Config.Labels \"etip.namespace\"}}",
+            image
+        ]),
+        ns
+    );
+    // With a patch it is refused: the image is the original tree's.
+    std::fs::write(&file, gold).unwrap();
+    let o = etip()
+        .args(["sandbox", id, "--image", "--etips"])
+        .arg(out.join("build/status.jsonl"))
+        .args(["--namespace", ns, "--patch"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
     // A patch that does not apply is the user's error (exit 2), and leaves no container.
     std::fs::write(&file, "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n").unwrap();
     let o = etip()

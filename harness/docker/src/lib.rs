@@ -64,7 +64,7 @@ pub use layer::TreeCache;
 pub use layer::build::{LayerContext, LayerSpec};
 pub use network::ServiceSpec;
 pub(crate) use run::limited_host_config;
-pub use run::{Limits, RunOutput, RunSpec};
+pub use run::{Commit, Limits, RunOutput, RunSpec};
 pub use session::{
     ExecOutput, ExecSpec, Extracted, HOST_GRACE, KILL_AFTER, KIND_SESSION, OUTPUT_CAP, Session,
     SessionSpec, extract_tar,

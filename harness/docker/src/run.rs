@@ -109,6 +109,18 @@ impl RunSpec {
     }
 }
 
+/// The image [`Engine::run_and_commit`] makes of a run's container.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commit {
+    /// `repo:tag`.
+    pub reference: String,
+    pub workdir: String,
+    pub env: Vec<String>,
+    pub cmd: Vec<String>,
+    pub labels: HashMap<String, String>,
+    pub comment: String,
+}
+
 /// What a container run produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutput {
@@ -125,6 +137,26 @@ impl Engine {
     /// (unless `network_enabled`), the CPU/memory/pids limits and the time limit of `spec.limits`.
     /// The container is always removed, also on timeout or error.
     pub async fn run(&self, spec: &RunSpec) -> Result<RunOutput, EngineError> {
+        self.run_inner(spec, None).await.map(|(out, _)| out)
+    }
+
+    /// Runs `spec` as [`Engine::run`] does and, when its command exits 0, commits the
+    /// container's file system as the image `commit.reference` (with its working directory,
+    /// environment, command and etip's labels) before the container is removed: the run's
+    /// output and the image's id (`None` when the command failed).
+    pub async fn run_and_commit(
+        &self,
+        spec: &RunSpec,
+        commit: &Commit,
+    ) -> Result<(RunOutput, Option<String>), EngineError> {
+        self.run_inner(spec, Some(commit)).await
+    }
+
+    async fn run_inner(
+        &self,
+        spec: &RunSpec,
+        commit: Option<&Commit>,
+    ) -> Result<(RunOutput, Option<String>), EngineError> {
         let mut labels = spec.labels.clone();
         crate::own_labels(&mut labels, "a run container")?;
         labels
@@ -162,10 +194,45 @@ impl Engine {
             Ok(()) => self.run_created(&id, spec.limits.timeout).await,
             Err(e) => Err(e),
         };
+        let result = match (result, commit) {
+            (Ok(out), Some(c)) if out.exit_code == Some(0) => {
+                self.commit(&id, c).await.map(|image| (out, Some(image)))
+            }
+            (result, _) => result.map(|out| (out, None)),
+        };
         let removed = self.remove_container(&id).await;
         let out = result?;
         removed?;
         Ok(out)
+    }
+
+    /// Commits container `id`'s file system as the image `c.reference` with `c`'s
+    /// configuration and etip's labels; the image's id.
+    async fn commit(&self, id: &str, c: &Commit) -> Result<String, EngineError> {
+        let (repo, tag) = match c.reference.rsplit_once(':') {
+            Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+            _ => (c.reference.as_str(), "latest"),
+        };
+        let mut labels = c.labels.clone();
+        crate::own_labels(&mut labels, "an image")?;
+        let options = bollard::query_parameters::CommitContainerOptionsBuilder::new()
+            .container(id)
+            .repo(repo)
+            .tag(tag)
+            .comment(&c.comment)
+            .build();
+        let config = bollard::models::ContainerConfig {
+            working_dir: Some(c.workdir.clone()),
+            env: Some(c.env.clone()),
+            cmd: Some(c.cmd.clone()),
+            labels: Some(labels),
+            ..Default::default()
+        };
+        self.docker
+            .commit_container(options, config)
+            .await
+            .map(|r| r.id)
+            .map_err(|e| EngineError::api("committing container", id, e))
     }
 
     /// Extracts `tar` at `/` of container `id` (nothing for an empty archive).

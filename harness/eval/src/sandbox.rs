@@ -201,3 +201,84 @@ fn prepare(
         Err(PrepareFailure::Infra(d)) => Err(SandboxError::Infra(d)),
     }
 }
+
+/// An image for agent frameworks that start their own container from an image rather than
+/// `docker exec` into a running one (mini-swe-agent's Docker environment, SWE-agent's
+/// deployment): the ETIP's image with the reference tree (and the reference version's virtual
+/// environment) deleted, the original tree a git repository with the original committed, and
+/// the original version's working directory and environment as the image's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImagePlan {
+    pub id: String,
+    /// The ETIP's image the plan starts from.
+    pub from: String,
+    /// The command that prepares the file system (run with no network).
+    pub script: Vec<String>,
+    /// The original tree: the image's working directory.
+    pub workdir: String,
+    /// The original version's environment: the image's.
+    pub env: Vec<String>,
+    /// What the script deletes.
+    pub removed: Vec<String>,
+}
+
+/// The plan of an agent image of `status` (see [`ImagePlan`]).
+pub fn image_plan(status: &InstanceStatus, build: &BuildConfig) -> Result<ImagePlan, SandboxError> {
+    if !status.runnable() {
+        return Err(SandboxError::NotBuilt {
+            id: status.id.clone(),
+            why: status.not_runnable_reason().to_string(),
+        });
+    }
+    let from = status.image.clone().ok_or_else(|| SandboxError::NoImage {
+        id: status.id.clone(),
+    })?;
+    let spec = InstanceSpec::from_status(status, build);
+    let request = etip_exec::session::session_request(
+        status,
+        &spec,
+        Version::Original,
+        "sandbox",
+        None,
+        Resources::default(),
+    );
+    let mut removed = request.hidden.clone();
+    // The reference version's own virtual environment (an install of the reference tree).
+    let reference_env = status
+        .env
+        .get(Version::Patched.as_str())
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| kv.strip_prefix("VIRTUAL_ENV="))
+        .filter(|dir| {
+            !request
+                .env
+                .iter()
+                .any(|kv| kv == &format!("VIRTUAL_ENV={dir}"))
+        });
+    removed.extend(reference_env.map(str::to_string));
+    let base = &status.base_commit[..status.base_commit.len().min(12)];
+    let message = format!("{}: original tree (base commit {base})", status.id);
+    let script = format!(
+        "set -e\nfor d in \"$@\"; do rm -rf -- \"$d\"; done\ncd {tree}\nsh -c '{init}' sh '{exclude}' '{message}'\n",
+        tree = shell_word(&request.tree),
+        init = GIT_INIT.replace('\'', r"'\''"),
+        exclude = EXCLUDE,
+        message = message.replace('\'', ""),
+    );
+    let mut argv = vec!["sh".to_string(), "-c".into(), script, "sh".into()];
+    argv.extend(removed.iter().cloned());
+    Ok(ImagePlan {
+        id: status.id.clone(),
+        from,
+        script: argv,
+        workdir: request.tree.clone(),
+        env: request.env.clone(),
+        removed,
+    })
+}
+
+/// `s` quoted for `sh`.
+fn shell_word(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}

@@ -1,12 +1,14 @@
 //! `etip sandbox`: a built ETIP's original tree in a running container (reference tree masked,
 //! no network, limits) for an agent framework to work in; prints how to attach, how to read the
-//! agent's change and how to remove the container. The stage is [`etip_pipeline::sandbox`].
+//! agent's change and how to remove the container; or, with `--image`, an image of the original
+//! tree without the reference tree for frameworks that start their own container. The stage is
+//! [`etip_pipeline::sandbox`].
 
 use super::args::ConfigArgs;
 use super::format::FormatArg;
 use etip_eval::sandbox::Sandbox;
 use etip_exec::executor::Resources;
-use etip_pipeline::sandbox::{self, SandboxConfig};
+use etip_pipeline::sandbox::{self, AgentImage, SandboxConfig};
 use etip_report::OutputFormat;
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,6 +23,12 @@ pub struct Args {
     /// A patch to apply to the original tree (and build) before the agent starts.
     #[arg(long)]
     patch: Option<PathBuf>,
+    /// Instead of a running container, make an image for agent frameworks that start their own
+    /// container from an image (mini-swe-agent, SWE-agent): the ETIP's image with the reference
+    /// tree deleted, the original tree a git repository; named NAME (default
+    /// `<namespace>/sandbox:<id>`).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    image: Option<String>,
     #[command(flatten)]
     config: ConfigArgs,
     /// CPUs the container may use.
@@ -58,12 +66,54 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         },
         setup_timeout: std::time::Duration::from_secs(args.setup_timeout),
     };
+    let json = OutputFormat::from(args.output_format) == OutputFormat::Json;
+    if let Some(name) = args.image {
+        let made = sandbox::image(&cfg, Some(name.as_str()).filter(|n| !n.is_empty()))?;
+        if json {
+            writeln!(stdout, "{}", serde_json::to_string_pretty(&made)?)?;
+            return Ok(());
+        }
+        return print_image(&made, &namespace, stdout);
+    }
     let sb = sandbox::start(&cfg)?;
-    if OutputFormat::from(args.output_format) == OutputFormat::Json {
+    if json {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&sb)?)?;
         return Ok(());
     }
     print(&sb, &namespace, stdout)
+}
+
+fn print_image(made: &AgentImage, namespace: &str, o: &mut dyn Write) -> anyhow::Result<()> {
+    let p = &made.plan;
+    writeln!(o, "image for agent frameworks of {}: {}", p.id, made.image)?;
+    writeln!(o, "  from       {}", p.from)?;
+    writeln!(
+        o,
+        "  workdir    {} (the original tree, a git repository)",
+        p.workdir
+    )?;
+    writeln!(o, "  removed    {}", p.removed.join(", "))?;
+    writeln!(
+        o,
+        "
+start it as a sandbox (no network; the framework's own limits):
+  docker run -d --network none -w {} {}",
+        p.workdir, made.image
+    )?;
+    writeln!(
+        o,
+        "
+the agent's change: `git add -A && git diff --cached` in {}",
+        p.workdir
+    )?;
+    writeln!(
+        o,
+        "
+remove it:
+  docker rmi {}    # or: etip clean --namespace {namespace}",
+        made.image
+    )?;
+    Ok(())
 }
 
 fn print(sb: &Sandbox, namespace: &str, o: &mut dyn Write) -> anyhow::Result<()> {
