@@ -3,8 +3,11 @@
 //! SWE-fficiency-format dataset made here from the Python fixture (base commit, gold patch,
 //! correctness tests, workload) is imported, built (the gold patch applied in etip's own clone),
 //! and the gold and the empty patch are evaluated on the task's tests and workload; the
-//! SWE-fficiency speedup ratio `etip score` gives agrees with the results' speedups. A patch for
-//! another base fails the build as `patch_does_not_apply` with git's message.
+//! SWE-fficiency speedup ratio `etip score` gives agrees with the results' speedups, and each
+//! result's figures under SWE-fficiency's and GSO's rules agree with numpy/scipy's computation
+//! of its runs. A patch for another base fails the build as `patch_does_not_apply` with git's
+//! message. A GSO-format task's equivalence check passes the gold patch and fails a fast patch
+//! whose results differ.
 
 mod common;
 
@@ -348,6 +351,135 @@ fn an_imported_swefficiency_task_builds_from_its_gold_patch_and_is_evaluated_and
     let (r, _) = eval(&status, "gold", 10, &tmp.path().join("eval-swebench"), id);
     assert_eq!(r["category"], "correct_faster", "{r}");
     assert_eq!(timed(&r), ["tests.test_text_dedup"], "{r}");
+}
+
+/// A GSO performance test of the fixture's `dedup`, in the shape of GSO's generated tests
+/// (`run_test(eqcheck, reference, prefix)`, results stored with `--reference` and compared with
+/// `--eqcheck`, the time appended to the output file).
+const GSO_TEST: &str = r#"import argparse
+import json
+import time
+
+from textutil import dedup
+
+
+def setup():
+    return [(i * 7919) % 3000 for i in range(6000)]
+
+
+def experiment(values):
+    return dedup(values)
+
+
+def run_test(eqcheck=False, reference=False, prefix=''):
+    values = setup()
+    start = time.perf_counter()
+    result = experiment(values)
+    elapsed = time.perf_counter() - start
+    if reference:
+        with open(f'{prefix}_result.json', 'w') as f:
+            json.dump(result, f)
+    if eqcheck:
+        with open(f'{prefix}_result.json') as f:
+            assert json.load(f) == result, 'the result differs from the reference'
+    return elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('output_file')
+    parser.add_argument('--eqcheck', action='store_true')
+    parser.add_argument('--reference', action='store_true')
+    parser.add_argument('--file_prefix', type=str)
+    args = parser.parse_args()
+    t = run_test(args.eqcheck, args.reference, args.file_prefix)
+    with open(args.output_file, 'a') as f:
+        f.write(f'Execution time: {t:.6f}s\n')
+
+
+if __name__ == '__main__':
+    main()
+"#;
+
+/// A GSO task of the fixture's dedup change: the gold patch passes GSO's equivalence check and
+/// is opt; a fast patch that sorts the values passes the fixture's own tests it does not run,
+/// but fails the check (`tests_fail`, GSO's "Tests Errored"), and no rule credits it.
+#[test]
+fn an_imported_gso_task_checks_equivalence_as_gsos_harness_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (good, c) = task(tmp.path());
+    let gso = json!({
+        "instance_id": "org__textutil-gso-1",
+        "repo": "org/textutil",
+        "base_commit": c[0],
+        "opt_commit": c[1],
+        "api": "textutil.dedup",
+        "prob_script": "",
+        "tests": [GSO_TEST],
+        "hints_text": "",
+        "setup_commands": [],
+        "install_commands": [],
+        "created_at": "2024-01-01T00:00:00Z",
+        "gt_commit_message": "dedup in linear time",
+        "arch": "x86_64",
+        "instance_image_tag": "",
+    });
+    let file = tmp.path().join("gso.jsonl");
+    std::fs::write(&file, format!("{gso}\n")).unwrap();
+    let repo = tmp.path().join("repo");
+    let etips = tmp.path().join("gso-etips.jsonl");
+    import("gso", &file, &repo, None, &etips);
+    let ns = format!("etiptest-import-gso-{}", std::process::id());
+    let _clean = Clean(ns.clone());
+    let build_dir = tmp.path().join("build");
+    let statuses = build(&ns, &etips, &build_dir);
+    assert!(statuses[0]["image"].is_string(), "{}", statuses[0]);
+    let status = build_dir.join("status.jsonl");
+    let id = "org__textutil-gso-1";
+    let (gold, _) = eval(&status, "gold", 8, &tmp.path().join("eval-gold"), id);
+    assert_eq!(gold["category"], "correct_faster", "{gold}");
+    assert_eq!(timed(&gold), ["workload:gso_test_0"], "{gold}");
+    assert_eq!(gold["figures"]["gso_opt_base"], true, "{gold}");
+    // Fast, but its results are not the original's.
+    let sorting = good["patch"]
+        .as_str()
+        .unwrap()
+        .replace("list(dict.fromkeys(values))", "sorted(set(values))");
+    assert_ne!(
+        sorting,
+        good["patch"].as_str().unwrap(),
+        "the gold patch's line"
+    );
+    let preds = tmp.path().join("preds.jsonl");
+    let pred = json!({"instance_id": id, "model_name_or_path": "sorter", "model_patch": sorting});
+    std::fs::write(&preds, format!("{pred}\n")).unwrap();
+    let (wrong, _) = eval(
+        &status,
+        preds.to_str().unwrap(),
+        4,
+        &tmp.path().join("eval-wrong"),
+        id,
+    );
+    assert_eq!(wrong["category"], "tests_fail", "{wrong}");
+    let detail = wrong["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("GSO's equivalence check of gso_test_0 failed")
+            && detail.contains("the result differs from the reference"),
+        "{wrong}"
+    );
+    assert_eq!(wrong["figures"]["gso_opt_base"], false, "{wrong}");
+    let log = tmp
+        .path()
+        .join("eval-wrong/logs")
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .flat_map(|d| d.path().read_dir().unwrap().flatten())
+        .map(|d| d.path().join("gso-check-gso_test_0.log"))
+        .find(|p| p.exists())
+        .expect("the check's log");
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(log.contains("original --reference: exit Some(0)"), "{log}");
 }
 
 /// GSO's and SWE-fficiency's per-instance figures of the same timings, as their harnesses

@@ -7,8 +7,9 @@
 //! harness runs it for timing (no equivalence flags), in the runner's fresh process, and the
 //! wrapper prints GSO's execution time as `{"mean": t, "total": t}`, so GSO's own timing is
 //! etip's figure and the process's wall time is kept beside it. Equivalence checking
-//! (`--reference` on the expert's version, `--eqcheck` on a candidate's) is GSO's correctness
-//! rule, not a timing: it is not part of the workload.
+//! (`--reference` on the original, `--eqcheck` on a candidate, as GSO's harness runs them) is
+//! GSO's correctness rule, not a timing: `etip eval` runs it before the rounds
+//! (`etip_eval::gso_check`, which finds the test in the wrapper with [`unwrap`]).
 
 /// The wrapper around one GSO test's source.
 pub fn wrap(test: &str) -> String {

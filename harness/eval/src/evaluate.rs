@@ -8,6 +8,7 @@
 //! evaluation's output directly.
 
 use crate::candidate::{self, PrepareFailure, PrepareLog};
+use crate::gso_check;
 use crate::patch::{self, PatchProblem};
 use crate::predictions::{Kind, Prediction};
 use etip_build::instance::InstanceSpec;
@@ -224,10 +225,25 @@ pub fn evaluate(
         sides: vec![original, cand_side, reference],
         log_dir: log_dir.map(Path::to_path_buf),
     };
-    let sessions = match start_others(executor, &three, prepared.session) {
+    let mut sessions = match start_others(executor, &three, prepared.session) {
         Ok(s) => s,
         Err(e) => return finish(result, Category::Error, Some(e.to_string())),
     };
+    // GSO's tests are its correctness gate too: the candidate's results must equal the
+    // original's before its times count.
+    let gso = gso_check::tests_of(&three.sides[0]);
+    if !gso.is_empty() {
+        progress.stage("checking GSO's equivalence");
+    }
+    if let Err(f) = gso_check::check(&gso, &mut sessions, cfg.setup_timeout, log_dir) {
+        for s in &mut sessions {
+            let _ = s.stop();
+        }
+        return match f {
+            gso_check::CheckFailure::Candidate(d) => finish(result, Category::TestsFail, Some(d)),
+            gso_check::CheckFailure::Harness(d) => finish(result, Category::Error, Some(d)),
+        };
+    }
     progress.stage("timing original, candidate and reference");
     let mut sink = LogSink(log_dir.map(|d| d.join("rounds.jsonl")));
     if let Some(p) = &sink.0 {

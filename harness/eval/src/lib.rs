@@ -17,6 +17,7 @@ pub mod candidate;
 pub mod evaluate;
 pub mod generated;
 pub mod gold;
+pub mod gso_check;
 pub mod patch;
 pub mod predictions;
 pub mod sandbox;
