@@ -152,6 +152,7 @@ pub fn export_and_reimport(out: &Path) -> BTreeMap<String, Value> {
         "| built | 2 |",
         "| mined candidates | 3 |",
         "timed rounds",
+        "| detectors timed | test",
         "`detected_by`",
     ] {
         assert!(card.contains(needle), "{needle} in the card:\n{card}");

@@ -132,7 +132,7 @@ pub(crate) fn card(
     if !measured.is_empty() {
         let _ = writeln!(o, "\n## Measurement\n");
         let _ = writeln!(o, "| setting | value |\n|---|---|");
-        let rows: [(&str, Setting); 10] = [
+        let rows: [(&str, Setting); 11] = [
             ("timed rounds", |m| Some(m.protocol.rounds.to_string())),
             ("warm-up rounds", |m| Some(m.protocol.warmup.to_string())),
             ("order", |m| Some(m.protocol.order.clone())),
@@ -141,7 +141,18 @@ pub(crate) fn card(
             }),
             ("significance level", |m| Some(m.protocol.p_val.to_string())),
             ("timer rule", |m| Some(m.protocol.timer_rule.clone())),
-            ("tests", |m| Some(m.protocol.tests.clone())),
+            ("detectors timed", |m| {
+                let kinds: BTreeSet<&str> = m.classes.iter().map(|c| c.kind.as_str()).collect();
+                Some(kinds.into_iter().collect::<Vec<_>>().join(" + "))
+            }),
+            ("test selection", |m| {
+                let tests = m.classes.iter().any(|c| c.kind.is_test());
+                Some(if tests {
+                    m.protocol.tests.clone()
+                } else {
+                    format!("{} (no test timed)", m.protocol.tests)
+                })
+            }),
             ("executor", |m| Some(m.environment.executor.clone())),
             ("CPU", |m| m.environment.cpu_model.clone()),
             ("engine", |m| m.environment.engine.clone()),
