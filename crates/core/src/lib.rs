@@ -15,6 +15,7 @@ pub mod candidate;
 pub mod category;
 pub mod clip;
 pub mod detector;
+pub mod gso_test;
 pub mod instance;
 pub mod language;
 pub mod measure;

@@ -11,7 +11,8 @@
 //! named in the task's warnings. Nothing is guessed.
 
 pub mod export;
-pub mod gso;
+/// GSO's performance tests as etip workloads (their home is [`etip_core::gso_test`]).
+pub use etip_core::gso_test as gso;
 pub mod parquet_out;
 mod record;
 pub mod specs;

@@ -4,7 +4,7 @@
 //! check (a non-zero exit) fails the patch ("Tests Errored"), whatever it times like. etip runs
 //! the pair before the timed rounds, each in its version's session (the original's results are
 //! copied into the candidate's), and says which test failed and why. Workloads that are not
-//! GSO tests ([`etip_tasks::gso::unwrap`]) are not checked.
+//! GSO tests ([`etip_core::gso_test::unwrap`]) are not checked.
 
 use etip_exec::executor::{CommandRequest, Session};
 use etip_measure::protocol::SidePlan;
@@ -40,7 +40,7 @@ pub fn tests_of(side: &SidePlan) -> Vec<GsoTest> {
                 .workload
                 .script
                 .as_deref()
-                .and_then(etip_tasks::gso::unwrap)?;
+                .and_then(etip_core::gso_test::unwrap)?;
             Some(GsoTest {
                 name: w.workload.name.clone(),
                 source,

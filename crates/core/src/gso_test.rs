@@ -1,4 +1,5 @@
-//! GSO's performance tests as etip workloads.
+//! GSO's performance tests as etip workloads: `etip import` wraps each of a GSO task's tests
+//! ([`wrap`]); `etip eval` finds the test in the wrapper for GSO's equivalence check ([`unwrap`]).
 //!
 //! A GSO test is a script run as `python test.py OUTPUT_FILE [--eqcheck] [--reference]
 //! [--file_prefix P]`: it sets up its data, times the task's experiment with `timeit` and
