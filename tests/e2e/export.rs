@@ -279,6 +279,32 @@ fn in_sandbox(c: &str, wd: &str, script: &str) -> String {
 /// The agent's change in the sandbox, as an agent framework takes it.
 const AGENT_DIFF: &str = "git add -A && git diff --cached";
 
+/// `etip sandbox ID [extra] --patch FILE`, which must be refused as bad input (exit 2).
+fn refused_patch(
+    out: &Path,
+    ns: &str,
+    id: &str,
+    file: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let o = etip()
+        .args(["sandbox", id])
+        .args(extra)
+        .arg("--etips")
+        .arg(out.join("build/status.jsonl"))
+        .args(["--namespace", ns, "--patch"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// The lines a diff adds and removes (no headers): two diffs of one change agree on them.
 fn changed_lines(diff: &str) -> Vec<&str> {
     diff.lines()
@@ -376,35 +402,11 @@ pub fn sandbox(out: &Path, ns: &str, id: &str, gold: &str) {
     );
     // With a patch it is refused: the image is the original tree's.
     std::fs::write(&file, gold).unwrap();
-    let o = etip()
-        .args(["sandbox", id, "--image", "--etips"])
-        .arg(out.join("build/status.jsonl"))
-        .args(["--namespace", ns, "--patch"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    refused_patch(out, ns, id, &file, &["--image"]);
 
     // A patch that does not apply is the user's error (exit 2), and leaves no container.
     std::fs::write(&file, "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-x\n+y\n").unwrap();
-    let o = etip()
-        .args(["sandbox", id, "--etips"])
-        .arg(out.join("build/status.jsonl"))
-        .args(["--namespace", ns, "--patch"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = refused_patch(out, ns, id, &file, &[]);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("does not apply"),
         "{}",

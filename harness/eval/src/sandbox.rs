@@ -88,15 +88,7 @@ pub fn start(
     patch: Option<&str>,
     limit: Duration,
 ) -> Result<Sandbox, SandboxError> {
-    if !status.runnable() {
-        return Err(SandboxError::NotBuilt {
-            id: status.id.clone(),
-            why: status.not_runnable_reason().to_string(),
-        });
-    }
-    let image = status.image.clone().ok_or_else(|| SandboxError::NoImage {
-        id: status.id.clone(),
-    })?;
+    let image = built_image(status)?;
     if let Some(p) = patch {
         patch::check(status.language, p, true)?;
     }
@@ -154,6 +146,19 @@ pub fn start(
             Err(e)
         }
     }
+}
+
+/// The image of a built ETIP, or why it cannot be a sandbox.
+fn built_image(status: &InstanceStatus) -> Result<String, SandboxError> {
+    if !status.runnable() {
+        return Err(SandboxError::NotBuilt {
+            id: status.id.clone(),
+            why: status.not_runnable_reason().to_string(),
+        });
+    }
+    status.image.clone().ok_or_else(|| SandboxError::NoImage {
+        id: status.id.clone(),
+    })
 }
 
 fn prepare(
@@ -224,15 +229,7 @@ pub struct ImagePlan {
 
 /// The plan of an agent image of `status` (see [`ImagePlan`]).
 pub fn image_plan(status: &InstanceStatus, build: &BuildConfig) -> Result<ImagePlan, SandboxError> {
-    if !status.runnable() {
-        return Err(SandboxError::NotBuilt {
-            id: status.id.clone(),
-            why: status.not_runnable_reason().to_string(),
-        });
-    }
-    let from = status.image.clone().ok_or_else(|| SandboxError::NoImage {
-        id: status.id.clone(),
-    })?;
+    let from = built_image(status)?;
     let spec = InstanceSpec::from_status(status, build);
     let request = etip_exec::session::session_request(
         status,
