@@ -16,6 +16,7 @@ pub mod category;
 pub mod clip;
 pub mod detector;
 pub mod gso_test;
+pub mod hack;
 pub mod instance;
 pub mod language;
 pub mod measure;

@@ -61,6 +61,35 @@ pub fn test_rule(lang: Language, path: &str) -> Option<&'static str> {
     }
 }
 
+/// Why `path` is protected in a `lang` repository, if it is: a test, a build descriptor, test
+/// configuration or a benchmark or workload folder — files a candidate patch may not change
+/// (`etip eval` refuses them; the hack screen reports them as out of scope).
+pub fn protected(lang: Language, path: &str) -> Option<&'static str> {
+    if let Some(why) = test_rule(lang, path) {
+        return Some(why);
+    }
+    if crate::descriptors::is_descriptor(lang, path) {
+        return Some("build descriptor");
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if matches!(
+        name,
+        "pytest.ini" | "tox.ini" | "noxfile.py" | ".coveragerc" | "setup.cfg"
+    ) {
+        return Some("test configuration");
+    }
+    let dirs = path.split('/').rev().skip(1);
+    for d in dirs {
+        if matches!(
+            d,
+            "benchmark" | "benchmarks" | "bench" | "asv_bench" | "jmh"
+        ) {
+            return Some("benchmark or workload folder");
+        }
+    }
+    None
+}
+
 /// True when `path` is a test file of `lang` (see [`test_rule`]).
 pub fn is_test(lang: Language, path: &str) -> bool {
     test_rule(lang, path).is_some()

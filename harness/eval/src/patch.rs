@@ -20,7 +20,6 @@
 //! run (`pytest.ini`, `tox.ini`, `noxfile.py`, `.coveragerc`, `setup.cfg`).
 
 use etip_core::Language;
-use etip_toolchain::{descriptors, paths};
 use serde::Serialize;
 
 /// One file of a patch.
@@ -363,32 +362,7 @@ fn split_git_header(rest: &str) -> Option<(String, String)> {
     Some((rest[..mid].to_string(), rest[mid + 1..].to_string()))
 }
 
-/// Why `path` is protected in a `lang` repository, if it is.
-pub fn protected(lang: Language, path: &str) -> Option<&'static str> {
-    if let Some(why) = paths::test_rule(lang, path) {
-        return Some(why);
-    }
-    if descriptors::is_descriptor(lang, path) {
-        return Some("build descriptor");
-    }
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if matches!(
-        name,
-        "pytest.ini" | "tox.ini" | "noxfile.py" | ".coveragerc" | "setup.cfg"
-    ) {
-        return Some("test configuration");
-    }
-    let dirs = path.split('/').rev().skip(1);
-    for d in dirs {
-        if matches!(
-            d,
-            "benchmark" | "benchmarks" | "bench" | "asv_bench" | "jmh"
-        ) {
-            return Some("benchmark or workload folder");
-        }
-    }
-    None
-}
+pub use etip_toolchain::paths::protected;
 
 /// Checks a prediction's patch for a `lang` ETIP (see the module documentation).
 pub fn check(
