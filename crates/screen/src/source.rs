@@ -129,7 +129,8 @@ impl<'a> Source<'a> {
         None
     }
 
-    /// The parameter names of a function or method.
+    /// The parameter names of a function or method (`self` and `cls` included: a method's
+    /// object is its input too).
     pub fn parameters(&self, function: Node<'a>) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         let Some(params) = function.child_by_field_name("parameters") else {
@@ -172,8 +173,6 @@ impl<'a> Source<'a> {
                 }
             }
         }
-        out.remove("self");
-        out.remove("cls");
         out
     }
 

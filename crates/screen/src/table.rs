@@ -17,7 +17,7 @@ pub const MIN_TABLE: usize = 32;
 /// Digits of one added number from which it is a precomputed constant.
 pub const MIN_DIGITS: usize = 30;
 /// A returned constant this large (in magnitude) and new to the file is a precomputed answer.
-const LARGE_RETURN: f64 = 1.0e6;
+const LARGE_RETURN: f64 = 1000.0;
 
 fn outermost_collection(s: &Source, n: Node) -> bool {
     n.parent()
