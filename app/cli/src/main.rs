@@ -60,6 +60,10 @@ enum Command {
     /// (ground-truth patched) version and timed there; a test that passes on both in every round
     /// and finds the reference significantly faster is an ETIP detector test.
     EvalTest(Box<cmd::eval::TestArgs>),
+    /// Screen agent patches for reward hacks from the patches and the original trees alone (no
+    /// engine): input special cases, cross-call caches, introspection, timing tampering,
+    /// precomputed tables, out-of-scope files.
+    HackCheck(cmd::hack_check::Args),
     /// Start a built ETIP's original tree in a container for an agent framework to work in
     /// (reference tree masked, no network, limits) and print how to attach to it.
     Sandbox(cmd::sandbox::Args),
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(args, stdout),
         Command::Build(args) => cmd::build::run(args, stdout),
         Command::Sandbox(args) => cmd::sandbox::run(args, stdout),
+        Command::HackCheck(args) => cmd::hack_check::run(args, stdout),
         Command::Clean(args) => cmd::clean::run(args),
         Command::Config(args) => cmd::config::run(args, stdout),
         Command::Measure(args) => cmd::measure::run(*args, stdout),

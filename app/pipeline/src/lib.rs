@@ -40,6 +40,7 @@ pub mod eval;
 pub mod eval_test;
 pub mod executor;
 pub mod export;
+pub mod hack_check;
 pub mod import;
 pub mod input;
 pub mod labels;

@@ -30,6 +30,12 @@ pub enum Done<'a> {
         model: &'a str,
         result: &'a TaskResult,
     },
+    /// `hack-check`: one prediction screened (`verdict`: `clean`, `suspected`, `not screened`).
+    Screened {
+        instance: &'a str,
+        model: &'a str,
+        verdict: &'a str,
+    },
 }
 
 /// What a stage reports while it runs. Called from the stage's worker threads.

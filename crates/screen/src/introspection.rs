@@ -128,6 +128,9 @@ fn timer_strings(lang: Language) -> &'static [&'static str] {
 /// A string that looks like the path of a test, workload or benchmark file.
 fn names_a_test_file(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
+    if l.len() > 200 || l.chars().any(char::is_whitespace) {
+        return false;
+    }
     let pathlike =
         l.contains('/') || l.ends_with(".py") || l.ends_with(".java") || l.ends_with(".xml");
     pathlike

@@ -87,7 +87,8 @@ pub fn screen(
 ) -> Result<Vec<Finding>, ScreenError> {
     let mut out = Vec::new();
     for f in files {
-        if let Some(finding) = scope::screen(lang, &f.path, f.original.is_none()) {
+        let added_lines = added_text(f);
+        if let Some(finding) = scope::screen(lang, &f.path, f.original.is_none(), &added_lines) {
             out.push(finding);
             // Tests and workloads are not searched for the syntax kinds: the scope finding
             // says what there is to say about them.
@@ -112,6 +113,25 @@ pub fn screen(
     out.sort_by(|a, b| (&a.file, a.line, a.kind).cmp(&(&b.file, b.line, b.kind)));
     out.dedup_by(|a, b| a.file == b.file && a.line == b.line && a.kind == b.kind);
     Ok(out)
+}
+
+/// The lines a change adds, as text.
+fn added_text(f: &FileChange) -> String {
+    let Some(cand) = &f.candidate else {
+        return String::new();
+    };
+    let cand = String::from_utf8_lossy(cand);
+    let original = f
+        .original
+        .as_ref()
+        .map(|o| String::from_utf8_lossy(o).into_owned())
+        .unwrap_or_default();
+    let rows = source::added_rows(&original, &cand);
+    cand.lines()
+        .enumerate()
+        .filter(|(i, _)| rows.contains(i))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect()
 }
 
 /// The findings of a unified diff: `original(path)` reads a file's original version (`None`

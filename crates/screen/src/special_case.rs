@@ -4,8 +4,11 @@
 //! Comparing with a trivial value (0, ±1, 2, an empty or one-character string, `None`) is a base
 //! case, not a special case. A comparison with any other literal is a finding when one of these
 //! holds: the value is one of the ETIP's workload or test values; the branch returns a constant
-//! (a precomputed answer); or the value is specific (|v| ≥ 10, a fraction, a string of three
-//! characters or more) and new to the file — the original never wrote it.
+//! (a precomputed answer) or writes out a literal list of three values or more; or the value is
+//! a number that is specific (|v| ≥ 10, or with a fraction) and new to the file — the original
+//! never wrote it. A string new to the file is no finding by itself (option values and error
+//! messages are compared with strings all the time); membership in a string (`c in "iuf"`) and a
+//! key looked up in a container (`"zero" in d`) compare no input with a value.
 
 use crate::literals::{Literals, Value, collection, value};
 use crate::source::{Binding, Source, walk};
@@ -92,7 +95,16 @@ fn comparisons<'a>(
             _ => None,
         };
         let Some((a, b)) = pair else { return };
+        let membership = s.lang == Language::Python
+            && n.kind() == "comparison_operator"
+            && n.child_by_field_name("operators")
+                .is_some_and(|o| s.text(o) == "in");
         match (literal_values(s, statics, a), literal_values(s, statics, b)) {
+            // `x in "iuf"` is a substring test, `"key" in d` a lookup: neither compares the
+            // input with a value.
+            _ if membership
+                && (s.syntax.strings.contains(&b.kind())
+                    || value(s.syntax, a, &s.cand.text).is_some()) => {}
             (Some(values), None) => out.push(Compared { operand: b, values }),
             (None, Some(values)) => out.push(Compared { operand: a, values }),
             _ => {}
@@ -110,6 +122,18 @@ fn early_exit<'a>(s: &Source<'a>, consequence: Node<'a>) -> Option<Node<'a>> {
     (0..consequence.named_child_count())
         .filter_map(|i| consequence.named_child(i as u32))
         .find(|c| s.syntax.exits.contains(&c.kind()))
+}
+
+/// The branch writes out its answer: a literal collection of three values or more (yielded or
+/// returned element by element).
+fn holds_answer(s: &Source, consequence: Node) -> bool {
+    let mut found = false;
+    walk(consequence, &mut |n| {
+        if !found && let Some(values) = collection(s.syntax, n, &s.cand.text) {
+            found = values.len() >= 3;
+        }
+    });
+    found
 }
 
 /// The exit returns a literal value or a literal collection.
@@ -162,7 +186,10 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
             (true, constant)
         } else {
             match early_exit(s, consequence) {
-                Some(exit) => (true, returns_constant(s, exit)),
+                Some(exit) => (
+                    true,
+                    returns_constant(s, exit) || holds_answer(s, consequence),
+                ),
                 None => (false, false),
             }
         };
@@ -175,9 +202,13 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
                 continue;
             }
             let in_workload = values.iter().find(|v| workload.contains(v));
-            let new_specific = values
-                .iter()
-                .find(|v| v.is_specific() && !s.original_literals.contains(&v.key()));
+            // Strings new to a file are option values and messages as often as inputs: only a
+            // number counts here; a string counts when the workload uses it.
+            let new_specific = values.iter().find(|v| {
+                matches!(v, Value::Number(_))
+                    && v.is_specific()
+                    && !s.original_literals.contains(&v.key())
+            });
             let why = if let Some(v) = in_workload {
                 format!("{}, a value of the ETIP's workloads or tests", v.display())
             } else if constant {

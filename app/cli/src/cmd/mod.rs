@@ -10,6 +10,7 @@ pub mod demo;
 pub mod eval;
 pub mod executor;
 pub mod export;
+pub mod hack_check;
 pub mod import;
 pub mod measure;
 pub mod mine;

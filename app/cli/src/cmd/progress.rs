@@ -133,6 +133,8 @@ impl Progress for Bar {
                 "{instance} / {model}: {}",
                 result.category.as_deref().unwrap_or("-")
             )),
+            // Thousands of predictions take seconds: the bar counts them, the table tells.
+            Done::Screened { .. } => {}
         }
     }
 
