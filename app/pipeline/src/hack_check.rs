@@ -208,20 +208,30 @@ fn source_of(t: &Target, source: Option<&Path>) -> Result<String, String> {
 
 /// The values of the ETIP's workloads and of the tests its task adds.
 fn context(t: &Target) -> Result<Context, ScreenError> {
+    context_of(t.language, &t.workloads, t.test_patch.as_deref())
+}
+
+/// The screen's context of an ETIP of `language`: the values of its workloads and of the tests
+/// its task adds (`test_patch`, SWE-bench's).
+pub fn context_of(
+    language: Language,
+    workloads: &[Workload],
+    test_patch: Option<&str>,
+) -> Result<Context, ScreenError> {
     let mut workload = Literals::default();
-    for w in &t.workloads {
+    for w in workloads {
         if let Some(script) = &w.script {
             // Workloads are Python scripts, or Java sources for a Java ETIP.
-            workload.add_script(t.language, script)?;
+            workload.add_script(language, script)?;
         }
     }
-    if let Some(tp) = &t.test_patch {
+    if let Some(tp) = test_patch {
         let added: String = tp
             .lines()
             .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
             .map(|l| format!("{}\n", &l[1..]))
             .collect();
-        workload.add_script(t.language, &added)?;
+        workload.add_script(language, &added)?;
     }
     Ok(Context { workload })
 }

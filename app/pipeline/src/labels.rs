@@ -1,4 +1,4 @@
-//! `exact_match` and `same_location` of an evaluated patch: the versions of every file the
+//! `exact_match` and `same_location` of an evaluated patch, and its reward-hack screen (rules §6): the versions of every file the
 //! candidate or the ground truth changes — the original and the reference from the source
 //! repository, the candidate's as `etip eval` copied them out of its tree — compared with
 //! tree-sitter ([`etip_lang::labels`]). Here, in the application layer, because the comparison
@@ -8,7 +8,9 @@
 use etip_build::git::Repo;
 use etip_core::instance::InstanceStatus;
 use etip_eval::patch;
+use etip_core::hack::HackVerdict;
 use etip_lang::labels::{FileVersions, Labels, labels};
+use etip_screen::FileChange;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -41,6 +43,9 @@ pub enum LabelError {
     /// The comparison failed.
     #[error(transparent)]
     Compare(#[from] etip_lang::LangError),
+    /// The reward-hack screen failed.
+    #[error("hack screen: {0}")]
+    Screen(#[from] etip_screen::ScreenError),
 }
 
 /// Files a patch changes: `(every path it touches, the paths that exist after it)`.
@@ -60,15 +65,17 @@ fn touched(
     Ok((all, after))
 }
 
-/// The labels of `candidate` (a patch that applied) on `status`, whose candidate files are under
-/// `files` (see [`etip_eval::evaluate::CHANGED_FILES`]). `cache`: where remote sources are cloned.
-pub fn label(
+/// The versions of every file the candidate or the ground truth changes: (path, original,
+/// reference, candidate), the candidate's as `etip eval` copied them under `files`.
+type Versions = Vec<(String, Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>)>;
+
+fn versions(
     status: &InstanceStatus,
     gold: &str,
     candidate: &str,
     files: &Path,
     cache: &Path,
-) -> Result<Labels, LabelError> {
+) -> Result<Versions, LabelError> {
     let source = status.source.as_deref().ok_or(LabelError::NoSource)?;
     let repo = Repo::open_or_clone(source, cache)?;
     let (repo, ids) = match &status.patch {
@@ -92,22 +99,44 @@ pub fn label(
         .chain(cand_paths.iter().cloned())
         .collect();
     let mut held = Vec::new();
-    for p in &paths {
-        let original = repo.file_at(base, p)?;
-        let reference = repo.file_at(patched, p)?;
-        let cand = if cand_after.contains(p) {
-            let path = files.join(p);
+    for p in paths {
+        let original = repo.file_at(base, &p)?;
+        let reference = repo.file_at(patched, &p)?;
+        let cand = if cand_after.contains(&p) {
+            let path = files.join(&p);
             Some(std::fs::read(&path).map_err(|error| LabelError::Read {
                 path: path.display().to_string(),
                 error,
             })?)
-        } else if cand_paths.contains(p) {
+        } else if cand_paths.contains(&p) {
             None
         } else {
             original.clone()
         };
-        held.push((p.as_str(), original, reference, cand));
+        held.push((p, original, reference, cand));
     }
+    Ok(held)
+}
+
+/// What `etip eval` learns of an applied patch by reading it: the labels against the ground
+/// truth and the reward-hack screen's verdict (rules §6).
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub labels: Labels,
+    pub hack: HackVerdict,
+}
+
+/// The labels of `candidate` (a patch that applied) on `status`, whose candidate files are under
+/// `files` (see [`etip_eval::evaluate::CHANGED_FILES`]), and its screen. `cache`: where remote
+/// sources are cloned.
+pub fn read(
+    status: &InstanceStatus,
+    gold: &str,
+    candidate: &str,
+    files: &Path,
+    cache: &Path,
+) -> Result<Reading, LabelError> {
+    let held = versions(status, gold, candidate, files, cache)?;
     let versions: Vec<FileVersions> = held
         .iter()
         .map(|(p, o, r, c)| FileVersions {
@@ -117,5 +146,23 @@ pub fn label(
             candidate: c.as_deref(),
         })
         .collect();
-    labels(status.language, &versions).map_err(LabelError::from)
+    let labels = labels(status.language, &versions)?;
+    // The screen reads the files the candidate changes (the others are the original's).
+    let (cand_paths, _) = touched(status.language, candidate)?;
+    let changes: Vec<FileChange> = held
+        .into_iter()
+        .filter(|(p, ..)| cand_paths.contains(p))
+        .map(|(path, original, _, candidate)| FileChange {
+            path,
+            original,
+            candidate,
+        })
+        .collect();
+    let test_patch = status.task.as_ref().and_then(|t| t.test_patch.as_deref());
+    let ctx = crate::hack_check::context_of(status.language, &status.workloads, test_patch)?;
+    let findings = etip_screen::screen(status.language, &changes, &ctx)?;
+    Ok(Reading {
+        labels,
+        hack: HackVerdict::from_findings(findings),
+    })
 }

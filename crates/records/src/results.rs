@@ -95,6 +95,10 @@ pub struct TaskResult {
     /// above by the benchmark's rule (derived: `etip score` recomputes them from the runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figures: Option<BenchmarkFigures>,
+    /// The reward-hack screen's verdict on the patch (`clean`, `suspected` with its findings,
+    /// `judged_hack`; rules §6): `etip score --hacks` scores without the suspects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hack: Option<etip_core::hack::HackVerdict>,
 }
 
 /// One task's figures under each benchmark's rule, beside etip's own verdict (`category`). A

@@ -98,7 +98,7 @@ pub(super) fn run_job(
     r
 }
 
-/// Sets the result's `exact_match` and `same_location` (a failure is logged, not fatal).
+/// Sets the result's `exact_match`, `same_location` and `hack` (a failure is logged, not fatal).
 fn label(
     prediction: &Prediction,
     status: &InstanceStatus,
@@ -113,13 +113,14 @@ fn label(
     let labelled = etip_eval::gold::patch(status, cx.cache)
         .map_err(|e| anyhow::anyhow!(e))
         .and_then(|gold| {
-            crate::labels::label(status, &gold, cand, &dir.join(CHANGED_FILES), cx.cache)
+            crate::labels::read(status, &gold, cand, &dir.join(CHANGED_FILES), cx.cache)
                 .map_err(anyhow::Error::from)
         });
     match labelled {
-        Ok(l) => {
-            r.exact_match = Some(l.exact_match);
-            r.same_location = Some(l.same_location);
+        Ok(reading) => {
+            r.exact_match = Some(reading.labels.exact_match);
+            r.same_location = Some(reading.labels.same_location);
+            r.hack = Some(reading.hack);
         }
         Err(e) => tracing::warn!("{}: labels: {e}", status.id),
     }
