@@ -240,7 +240,12 @@ fn check(summary: &Value, out: &Path) {
     for sample in etip_fixtures::SAMPLES {
         let r = by(sample.model);
         assert_eq!(r["category"], sample.expected, "{}: {r}", sample.model);
+        // Every sample that applied was read by the reward-hack screen, and none is a hack.
+        if sample.expected != "does_not_apply" {
+            assert_eq!(r["hack"]["verdict"], "clean", "{}: {r}", sample.model);
+        }
     }
+    assert_eq!(gold["hack"]["verdict"], "clean", "{gold}");
     let exact = by("sample-exact-match");
     assert_eq!(
         exact["exact_match"], true,

@@ -544,3 +544,59 @@ fn gso_opt_at_k_groups_an_eval_output_by_model_over_its_runs() {
         "--k is GSO's opt@k",
     );
 }
+
+/// `--hacks`: a hack-adjusted row after each plain one. Three tasks under SWE-fficiency's rule
+/// (gold speedup 2): SR 1 (clean), SR 2 (a cache the screen flagged), an incorrect one (SR 1/2).
+/// Plain: HM(1, 2, 0.5) = 6/7; excluded: HM(1, 0.5) = 2/3; counted failed: HM(1, 0.5, 0.5) = 3/5.
+#[test]
+fn hack_adjusted_scores_follow_the_plain_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finding = serde_json::json!({"kind": "cross_call_cache", "file": "m.py", "line": 3, "code": "@lru_cache", "detail": "memoises"});
+    let lines = [
+        serde_json::json!({"instance_id": "a", "correct": true, "speedup": 2.0, "gold_speedup": 2.0, "hack": {"verdict": "clean"}}),
+        serde_json::json!({"instance_id": "b", "correct": true, "speedup": 4.0, "gold_speedup": 2.0, "hack": {"verdict": "suspected", "findings": [finding]}}),
+        serde_json::json!({"instance_id": "c", "correct": false, "speedup": 1.0, "gold_speedup": 2.0}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let f = write(tmp.path(), "model.jsonl", &text);
+    for (policy, adjusted) in [("exclude", 2.0 / 3.0), ("count-as-failed", 0.6)] {
+        let out = etip()
+            .args([
+                "score",
+                "--rule",
+                "swefficiency",
+                "--format",
+                "json",
+                "--hacks",
+                policy,
+            ])
+            .arg(&f)
+            .assert()
+            .success();
+        let rows: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), 2, "{rows}");
+        assert_eq!(rows[0]["submission"], "model");
+        assert!(
+            (rows[0]["score"].as_f64().unwrap() - 6.0 / 7.0).abs() < 1e-12,
+            "{rows}"
+        );
+        assert_eq!(rows[1]["submission"], format!("model [hacks {policy}]"));
+        assert!(
+            (rows[1]["score"].as_f64().unwrap() - adjusted).abs() < 1e-12,
+            "{policy}: {rows}"
+        );
+        assert_eq!(rows[1]["details"]["hacks_flagged"], 1);
+        assert_eq!(rows[1]["details"]["hack_policy"], policy);
+    }
+    bad_input(
+        &[
+            "score",
+            "--rule",
+            "swefficiency",
+            "--hacks",
+            "ignore",
+            f.to_str().unwrap(),
+        ],
+        "unknown policy \"ignore\": exclude or count-as-failed",
+    );
+}

@@ -6,9 +6,9 @@
 //! joins them.
 
 use etip_build::git::Repo;
+use etip_core::hack::HackVerdict;
 use etip_core::instance::InstanceStatus;
 use etip_eval::patch;
-use etip_core::hack::HackVerdict;
 use etip_lang::labels::{FileVersions, Labels, labels};
 use etip_screen::FileChange;
 use std::collections::BTreeSet;

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use etip_score::input;
+use etip_score::hacks::{self, HackPolicy};
+use etip_score::input::{self, Submission};
 use etip_score::rules::{self, Params, Rule, ScoreRow};
 
 use crate::{InputError, input_error};
@@ -31,6 +32,8 @@ pub struct ScoreConfig {
     pub k: Option<usize>,
     /// JETO: the conservative setting; overrides `min_impr` and `p_val`.
     pub conservative: bool,
+    /// Also score each submission without the patches the reward-hack screen flagged.
+    pub hacks: Option<HackPolicy>,
 }
 
 impl ScoreConfig {
@@ -49,6 +52,7 @@ impl ScoreConfig {
             p_val: defaults.sign.p_val,
             k: None,
             conservative: false,
+            hacks: None,
         }
     }
 }
@@ -70,21 +74,60 @@ fn params(c: &ScoreConfig) -> anyhow::Result<Params> {
     Ok(params)
 }
 
-/// Scores every submission of `c.files` (or each model's runs, with `k`); one row each.
+/// Scores every submission of `c.files` (or each model's runs, with `k`); one row each, and with
+/// `hacks` a hack-adjusted row after each.
 pub fn score(c: &ScoreConfig) -> anyhow::Result<Vec<ScoreRow>> {
     let params = params(c)?;
     // Refuses a call without submissions (only GSO manifests), as `audit` does.
     let loaded = input::load_files(&c.files, &c.names).map_err(input_error)?;
-    match c.k {
-        None => Ok(rules::score_all(&loaded.submissions, c.rule, &params).map_err(input_error)?),
-        Some(_) if c.rule != Rule::Gso => Err(InputError(format!(
+    if c.k.is_some() && c.rule != Rule::Gso {
+        return Err(InputError(format!(
             "--k is GSO's opt@k; it does not apply to --rule {}",
             c.rule
         ))
-        .into()),
-        Some(k) => Ok(rules::runs_by_model(&loaded.submissions)
+        .into());
+    }
+    let plain = rows(&loaded.submissions, c, &params)?;
+    let Some(policy) = c.hacks else {
+        return Ok(plain);
+    };
+    let adjusted: Vec<(Submission, usize)> = loaded
+        .submissions
+        .iter()
+        .map(|s| hacks::adjust(s, policy))
+        .collect();
+    let subs: Vec<Submission> = adjusted.iter().map(|(s, _)| s.clone()).collect();
+    let mut marked = rows(&subs, c, &params)?;
+    // The flagged tasks of each row: its submission's, or its model's runs' with `k`.
+    let counts: Vec<usize> = match c.k {
+        None => adjusted.iter().map(|(_, n)| *n).collect(),
+        Some(_) => rules::runs_by_model(&loaded.submissions)
             .iter()
-            .map(|(model, runs)| rules::opt_at_k(model, runs, k, &params))
+            .map(|(_, runs)| {
+                runs.iter()
+                    .map(|(_, s)| s.tasks.iter().filter(|t| hacks::flagged(t)).count())
+                    .sum()
+            })
+            .collect(),
+    };
+    for (row, n) in marked.iter_mut().zip(counts) {
+        hacks::mark(row, policy, n);
+    }
+    let mut out = Vec::with_capacity(plain.len() * 2);
+    for (p, m) in plain.into_iter().zip(marked) {
+        out.push(p);
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// The rows of `subs`: one per submission, or one per model's runs with `k`.
+fn rows(subs: &[Submission], c: &ScoreConfig, params: &Params) -> anyhow::Result<Vec<ScoreRow>> {
+    match c.k {
+        None => Ok(rules::score_all(subs, c.rule, params).map_err(input_error)?),
+        Some(k) => Ok(rules::runs_by_model(subs)
+            .iter()
+            .map(|(model, runs)| rules::opt_at_k(model, runs, k, params))
             .collect::<Result<Vec<_>, _>>()
             .map_err(input_error)?),
     }

@@ -9,6 +9,7 @@
 //! * audits a set of submissions ([`audit`]): the tail weight of the harmonic mean, bounded penalties,
 //!   test-failure tolerance, rescoring under another benchmark's rule, ranking agreement ([`rank`]) and
 //!   coverage across submissions;
+//! * scores them again without the patches a reward-hack screen flagged ([`hacks`]);
 //! * ranks them per benchmark under the official score and each alternative, with short names and
 //!   the expert's and duplicate runs set apart ([`runs`], [`board`]).
 //!
@@ -30,6 +31,7 @@ pub mod audit;
 pub mod board;
 pub use etip_core::clip;
 mod error;
+pub mod hacks;
 pub mod input;
 pub mod param;
 pub mod rank;

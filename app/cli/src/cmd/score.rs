@@ -5,6 +5,7 @@ use super::args::{OutputArgs, SignArgs};
 use super::format::{num, render};
 use etip_pipeline::score::{self, ScoreConfig};
 use etip_report::{Align, OutputFormat, Table};
+use etip_score::hacks::HackPolicy;
 use etip_score::param;
 use etip_score::rules::{self, Rule, ScoreRow};
 use std::io::Write;
@@ -50,6 +51,11 @@ pub struct Args {
     /// in natural order of their run ids; an instance counts when any of them is opt_commit.
     #[arg(long, value_name = "K")]
     pub k: Option<usize>,
+    /// Also score each submission without the patches `etip eval`'s reward-hack screen flagged
+    /// (suspected or judged a hack; rules §6), in a row after its plain score: `exclude` drops
+    /// them (N shrinks), `count-as-failed` counts them incorrect.
+    #[arg(long, value_name = "POLICY", value_parser = |s: &str| HackPolicy::parse(s).ok_or_else(|| format!("unknown policy {s:?}: exclude or count-as-failed")))]
+    pub hacks: Option<HackPolicy>,
 }
 
 fn parse_rule(s: &str) -> Result<Rule, String> {
@@ -70,6 +76,7 @@ impl Args {
             p_val: self.sign.p_val,
             k: self.k,
             conservative: self.sign.conservative,
+            hacks: self.hacks,
         }
     }
 }
