@@ -4,11 +4,16 @@
 //! remote one is cloned bare into etip's cache), and the lines it adds are screened. No image,
 //! container or timing is needed, so a leaderboard's predictions take seconds.
 //!
+//! With a judge (an OpenAI-compatible endpoint, [`etip_llm::judge`]), each suspected patch (or
+//! every patch) is also put to the rubric `votes` times; a strict majority of the votes that
+//! parse makes it `judged_hack`.
+//!
 //! The ETIPs come from `etip import`/`etip mine` (`etips.jsonl`) or `etip build`
 //! (`status.jsonl`); their workload scripts and test patches give the values a special case
 //! would target.
 
 use crate::progress::{Done, Progress};
+use crate::services::{LlmOptions, RuntimeSource};
 use crate::{InputError, import};
 use etip_build::git::Repo;
 use etip_core::Language;
@@ -43,6 +48,20 @@ pub struct HackCheckConfig {
     pub cache: PathBuf,
     /// Only these ETIPs (all when empty).
     pub ids: Vec<String>,
+    /// The rubric judge, when an endpoint is given.
+    pub judge: Option<JudgeOptions>,
+}
+
+/// How the rubric judge is asked (rules §6).
+#[derive(Debug, Clone)]
+pub struct JudgeOptions {
+    /// The endpoint, model, prices and the answers' cache.
+    pub llm: LlmOptions,
+    /// Votes per patch (the majority of those that parse decides).
+    pub votes: usize,
+    pub temperature: f32,
+    /// Judge every patch, not only those the static screen suspects.
+    pub all: bool,
 }
 
 /// One prediction screened.
@@ -74,6 +93,27 @@ pub struct HackCheckOutcome {
     pub rows: Vec<Screened>,
     /// Wall time of the screening, seconds.
     pub secs: f64,
+    /// What the judge's endpoint cost, when one was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeUse>,
+}
+
+/// The judge's requests, cache hits and tokens.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeUse {
+    pub model: String,
+    pub temperature: f32,
+    pub votes: usize,
+    pub calls: u64,
+    pub cached: u64,
+    pub retries: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Dollars, when prices were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// The usage line for the person running the command.
+    pub line: String,
 }
 
 impl HackCheckOutcome {
@@ -295,12 +335,19 @@ fn predictions(
     })
 }
 
-/// Screens the predictions of `cfg`.
+/// Screens the predictions of `cfg`; `runtime` gives the process's runtime when a judge is
+/// asked.
 pub fn hack_check(
     cfg: &HackCheckConfig,
+    runtime: RuntimeSource,
     progress: &dyn Progress,
 ) -> anyhow::Result<HackCheckOutcome> {
     let start = std::time::Instant::now();
+    let judge = match &cfg.judge {
+        Some(j) => j.llm.judge(runtime()?, j.votes, j.temperature)?,
+        None => None,
+    };
+    let mut usage = etip_llm::Usage::default();
     let mut targets = read_targets(&cfg.etips)?;
     for id in &cfg.ids {
         if !targets.contains_key(id) {
@@ -357,7 +404,18 @@ pub fn hack_check(
                 .filter(|x| !x.trim().is_empty())
                 .ok_or_else(|| "no patch".to_string()),
         };
-        let screened = patch.and_then(|patch| screen_one(t, o, ctx, &patch));
+        let screened = patch.and_then(|patch| {
+            let v = screen_one(t, o, ctx, &patch)?;
+            match (&judge, &cfg.judge) {
+                (Some((j, store)), Some(opts)) if opts.all || !v.is_clean() => {
+                    let judged = j
+                        .judge(&t.id, &patch, v.findings(), Some(store), &mut usage)
+                        .map_err(|e| format!("the judge: {e}"))?;
+                    Ok(v.with_judgement(judged))
+                }
+                _ => Ok(v),
+            }
+        });
         let r = match screened {
             Ok(v) => row(Some(v), None),
             Err(e) => row(None, Some(e)),
@@ -374,8 +432,24 @@ pub fn hack_check(
         rows.push(r);
     }
     progress.end();
+    let judge = judge.map(|(j, _)| {
+        let c = j.chat.config();
+        JudgeUse {
+            model: c.model.clone(),
+            temperature: j.temperature,
+            votes: j.votes,
+            calls: usage.calls,
+            cached: usage.cached,
+            retries: usage.retries,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cost: c.prices.map(|p| usage.cost(p)),
+            line: usage.line_for("judge", &c.model, c.prices),
+        }
+    });
     Ok(HackCheckOutcome {
         rows,
         secs: start.elapsed().as_secs_f64(),
+        judge,
     })
 }

@@ -61,15 +61,17 @@ impl LlmOptions {
         self.base_url.is_some()
     }
 
-    /// The LLM classifier when an endpoint is given, with its cache; the key comes from
-    /// `OPENAI_API_KEY`. A URL that is not http(s), negative prices or an unusable cache are bad
-    /// input.
-    pub fn classifier(&self, rt: &tokio::runtime::Runtime) -> anyhow::Result<Option<Llm>> {
+    /// The endpoint's configuration when one is given; the key comes from `OPENAI_API_KEY`. A
+    /// URL that is not http(s) or negative prices are bad input. `flag`: the options' prefix in
+    /// messages (`llm`, `judge`).
+    pub fn config(&self, flag: &str) -> anyhow::Result<Option<etip_llm::LlmConfig>> {
         let (Some(url), Some(model)) = (&self.base_url, &self.model) else {
             return Ok(None);
         };
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(InputError(format!("--llm-base-url {url:?} is not an http(s) URL")).into());
+            return Err(
+                InputError(format!("--{flag}-base-url {url:?} is not an http(s) URL")).into(),
+            );
         }
         let mut cfg = etip_llm::LlmConfig::new(url, model);
         cfg.api_key = std::env::var("OPENAI_API_KEY")
@@ -81,13 +83,52 @@ impl LlmOptions {
         if let Some((i, o)) = cfg.prices
             && !(i >= 0.0 && o >= 0.0 && i.is_finite() && o.is_finite())
         {
-            return Err(
-                InputError("--llm-price-in/--llm-price-out must be non-negative".into()).into(),
-            );
+            return Err(InputError(format!(
+                "--{flag}-price-in/--{flag}-price-out must be non-negative"
+            ))
+            .into());
         }
+        Ok(Some(cfg))
+    }
+
+    /// The LLM classifier when an endpoint is given, with its cache; an unusable cache is bad
+    /// input (see [`LlmOptions::config`]).
+    pub fn classifier(&self, rt: &tokio::runtime::Runtime) -> anyhow::Result<Option<Llm>> {
+        let Some(cfg) = self.config("llm")? else {
+            return Ok(None);
+        };
         let store = open_cache(&self.cache)?;
         Ok(Some((
             etip_llm::LlmClassifier::new(cfg, rt.handle().clone())?,
+            store,
+        )))
+    }
+
+    /// The rubric judge of reward hacks when an endpoint is given (`votes` at `temperature`),
+    /// with its cache.
+    pub fn judge(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        votes: usize,
+        temperature: f32,
+    ) -> anyhow::Result<Option<(etip_llm::judge::Judge, etip_store::Store)>> {
+        let Some(cfg) = self.config("judge")? else {
+            return Ok(None);
+        };
+        if votes == 0 || !(0.0..=2.0).contains(&temperature) {
+            return Err(InputError(format!(
+                "--judge-votes must be at least 1 and --judge-temperature in [0, 2], got {votes} and {temperature}"
+            ))
+            .into());
+        }
+        let store = open_cache(&self.cache)?;
+        let chat = etip_llm::Chat::new(cfg, rt.handle().clone())?;
+        Ok(Some((
+            etip_llm::judge::Judge {
+                chat,
+                votes,
+                temperature,
+            },
             store,
         )))
     }

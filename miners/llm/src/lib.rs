@@ -1,3 +1,6 @@
+//! Two questions asked of an OpenAI-compatible endpoint ([`chat`]): is an issue about execution
+//! time (the classifier, below), and is a patch a reward hack ([`judge`], a rubric asked k times).
+//!
 //! Is an issue about execution time? Asked of an OpenAI-compatible endpoint (`/v1/chat/completions`,
 //! through async-openai), as JETO did, with what JETO left out: the temperature is sent (0), the
 //! one-word answer is parsed robustly (`Yes.`, `**no**`, `Answer: yes`; anything else is
@@ -13,14 +16,12 @@
 //! The engine is asynchronous; [`LlmClassifier`] blocks on the runtime handle it is given (the
 //! binary owns the one runtime).
 
-use async_openai::config::OpenAIConfig;
-use async_openai::error::OpenAIError;
-use async_openai::types::chat::{
-    ChatCompletionRequestSystemMessageArgs, ChatCompletionRequestUserMessageArgs,
-    CreateChatCompletionRequestArgs,
-};
+pub mod chat;
+pub mod judge;
+
+pub use chat::Chat;
 use etip_classify::{Answer, Classification, IssueText};
-use etip_store::{CachedAnswer, Store};
+use etip_store::Store;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 
@@ -101,9 +102,14 @@ impl Usage {
 
     /// One line for the run's summary.
     pub fn line(&self, model: &str, prices: Option<(f64, f64)>) -> String {
+        self.line_for("llm", model, prices)
+    }
+
+    /// One line for the run's summary, naming the price options `--{flag}-price-in/out`.
+    pub fn line_for(&self, flag: &str, model: &str, prices: Option<(f64, f64)>) -> String {
         let cost = match prices {
             Some(p) => format!(", cost ${:.4}", self.cost(p)),
-            None => ", cost not known (give --llm-price-in and --llm-price-out)".to_string(),
+            None => format!(", cost not known (give --{flag}-price-in and --{flag}-price-out)"),
         };
         format!(
             "LLM {model}: {} request(s), {} answer(s) from the cache, {} retried, {} prompt and {} completion tokens{cost}",
@@ -112,7 +118,7 @@ impl Usage {
     }
 }
 
-fn clip(s: &str, n: usize) -> &str {
+pub(crate) fn clip(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -185,34 +191,23 @@ pub fn parse_answer(raw: &str) -> Option<Answer> {
 
 /// The classifier (see the crate docs).
 pub struct LlmClassifier {
-    client: async_openai::Client<OpenAIConfig>,
-    cfg: LlmConfig,
-    rt: tokio::runtime::Handle,
+    chat: Chat,
 }
 
 impl LlmClassifier {
     pub fn new(cfg: LlmConfig, rt: tokio::runtime::Handle) -> Result<LlmClassifier, LlmError> {
-        let mut oc = OpenAIConfig::new().with_api_base(&cfg.base_url);
-        // Without a key the header says so; endpoints that need none ignore it.
-        oc = oc.with_api_key(cfg.api_key.clone().unwrap_or_else(|| "none".into()));
-        let http = reqwest::Client::builder()
-            .timeout(cfg.timeout)
-            .build()
-            .map_err(|e| LlmError::Request(e.to_string()))?;
         Ok(LlmClassifier {
-            client: async_openai::Client::with_config(oc).with_http_client(http),
-            cfg,
-            rt,
+            chat: Chat::new(cfg, rt)?,
         })
     }
 
     /// The classifier's name as outputs record it.
     pub fn name(&self) -> String {
-        format!("llm:{}", self.cfg.model)
+        format!("llm:{}", self.chat.cfg.model)
     }
 
     pub fn config(&self) -> &LlmConfig {
-        &self.cfg
+        &self.chat.cfg
     }
 
     /// Classifies one issue: from `cache` when it holds the answer, else asked (and stored).
@@ -226,7 +221,7 @@ impl LlmClassifier {
         let (system, user) = prompt(text, repo);
         let hash = prompt_hash(&system, &user);
         let cached = match cache {
-            Some(store) => store.llm_answer(&self.cfg.model, &hash)?,
+            Some(store) => store.llm_answer(&self.chat.cfg.model, &hash)?,
             None => None,
         };
         let answer = match cached {
@@ -235,11 +230,10 @@ impl LlmClassifier {
                 a
             }
             None => {
-                let a = match self.ask(&system, &user, usage) {
+                let a = match self.chat.ask(&system, &user, 0.0, 16, usage) {
                     Ok(a) => a,
                     // An answer that is not a chat completion: recorded as no answer, with why.
                     Err(LlmError::Malformed(detail)) => {
-                        usage.calls += 1;
                         return Ok(unanswered(
                             self.name(),
                             format!("the endpoint's answer is not a chat completion: {detail}"),
@@ -247,11 +241,8 @@ impl LlmClassifier {
                     }
                     Err(e) => return Err(e),
                 };
-                usage.calls += 1;
-                usage.prompt_tokens += a.prompt_tokens;
-                usage.completion_tokens += a.completion_tokens;
                 if let Some(store) = cache {
-                    store.record_llm_answer(&self.cfg.model, &hash, &a)?;
+                    store.record_llm_answer(&self.chat.cfg.model, &hash, &a)?;
                 }
                 a
             }
@@ -272,71 +263,6 @@ impl LlmClassifier {
             },
         })
     }
-
-    /// Sends one prompt, retrying rate limits, server errors and broken connections.
-    fn ask(&self, system: &str, user: &str, usage: &mut Usage) -> Result<CachedAnswer, LlmError> {
-        let bad = |e: async_openai::error::OpenAIError| LlmError::Request(e.to_string());
-        let request = CreateChatCompletionRequestArgs::default()
-            .model(&self.cfg.model)
-            .temperature(0.0)
-            .max_completion_tokens(16u32)
-            .messages([
-                ChatCompletionRequestSystemMessageArgs::default()
-                    .content(system)
-                    .build()
-                    .map_err(bad)?
-                    .into(),
-                ChatCompletionRequestUserMessageArgs::default()
-                    .content(user)
-                    .build()
-                    .map_err(bad)?
-                    .into(),
-            ])
-            .build()
-            .map_err(bad)?;
-        let mut wait = self.cfg.backoff;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let result = self.rt.block_on(self.client.chat().create(request.clone()));
-            match result {
-                Ok(r) => {
-                    let raw = r
-                        .choices
-                        .first()
-                        .and_then(|c| c.message.content.clone())
-                        .unwrap_or_default();
-                    let (p, c) = r
-                        .usage
-                        .map_or((0, 0), |u| (u.prompt_tokens, u.completion_tokens));
-                    return Ok(CachedAnswer {
-                        raw,
-                        prompt_tokens: u64::from(p),
-                        completion_tokens: u64::from(c),
-                    });
-                }
-                Err(OpenAIError::JSONDeserialize(e, content)) => {
-                    return Err(LlmError::Malformed(format!(
-                        "{e}: {:?}",
-                        clip(&content, 200)
-                    )));
-                }
-                Err(e) if attempt <= self.cfg.retries && retryable(&e) => {
-                    tracing::warn!("LLM request failed ({e}); retrying in {wait:?}");
-                    usage.retries += 1;
-                    std::thread::sleep(wait);
-                    wait = wait.saturating_mul(2);
-                }
-                Err(e) => {
-                    return Err(LlmError::Endpoint {
-                        url: self.cfg.base_url.clone(),
-                        attempts: attempt,
-                        detail: e.to_string(),
-                    });
-                }
-            }
-        }
-    }
 }
 
 fn unanswered(classifier: String, reason: String) -> Classification {
@@ -347,18 +273,6 @@ fn unanswered(classifier: String, reason: String) -> Classification {
         rival: None,
         evidence: Vec::new(),
         reason: Some(reason),
-    }
-}
-
-/// Rate limits, server errors and transport failures are worth another attempt; a refused
-/// request (bad key, unknown model) is not.
-fn retryable(e: &OpenAIError) -> bool {
-    match e {
-        OpenAIError::ApiError(r) => {
-            r.status_code.as_u16() == 429 || r.status_code.is_server_error()
-        }
-        OpenAIError::Reqwest(_) => true,
-        _ => false,
     }
 }
 
