@@ -115,6 +115,9 @@ pub fn screen(
     Ok(out)
 }
 
+/// Reads a file's original version by its path (`None` where it does not exist).
+pub type ReadOriginal<'a> = dyn FnMut(&str) -> Result<Option<Vec<u8>>, ScreenError> + 'a;
+
 /// The lines a change adds, as text.
 fn added_text(f: &FileChange) -> String {
     let Some(cand) = &f.candidate else {
@@ -139,7 +142,7 @@ fn added_text(f: &FileChange) -> String {
 pub fn screen_patch(
     lang: Language,
     patch: &str,
-    original: &mut dyn FnMut(&str) -> Result<Option<Vec<u8>>, ScreenError>,
+    original: &mut ReadOriginal,
     ctx: &Context,
 ) -> Result<Vec<Finding>, ScreenError> {
     let mut files = Vec::new();

@@ -105,7 +105,7 @@ fn string_content(t: &str) -> String {
 
 /// The value of a literal node, if `n` is one (a sign and Python's `a ** b` of two integers
 /// included).
-pub fn value(syntax: &Syntax, n: Node, src: &str) -> Option<Value> {
+pub fn value(n: Node, src: &str) -> Option<Value> {
     let text = n.utf8_text(src.as_bytes()).ok()?;
     match n.kind() {
         "integer"
@@ -127,7 +127,7 @@ pub fn value(syntax: &Syntax, n: Node, src: &str) -> Option<Value> {
         "concatenated_string" => {
             let mut s = String::new();
             for i in 0..n.named_child_count() {
-                match value(syntax, n.named_child(i as u32)?, src)? {
+                match value(n.named_child(i as u32)?, src)? {
                     Value::Str(part) => s.push_str(&part),
                     _ => return None,
                 }
@@ -140,7 +140,7 @@ pub fn value(syntax: &Syntax, n: Node, src: &str) -> Option<Value> {
             let arg = n
                 .child_by_field_name("argument")
                 .or_else(|| n.child_by_field_name("operand"))?;
-            match (op.utf8_text(src.as_bytes()).ok()?, value(syntax, arg, src)?) {
+            match (op.utf8_text(src.as_bytes()).ok()?, value(arg, src)?) {
                 ("-", Value::Number(v)) => Some(Value::Number(-v)),
                 ("+", Value::Number(v)) => Some(Value::Number(v)),
                 _ => None,
@@ -151,8 +151,8 @@ pub fn value(syntax: &Syntax, n: Node, src: &str) -> Option<Value> {
                 .child_by_field_name("operator")?
                 .utf8_text(src.as_bytes())
                 .ok()?;
-            let l = value(syntax, n.child_by_field_name("left")?, src)?;
-            let r = value(syntax, n.child_by_field_name("right")?, src)?;
+            let l = value(n.child_by_field_name("left")?, src)?;
+            let r = value(n.child_by_field_name("right")?, src)?;
             match (op, l, r) {
                 ("**", Value::Number(a), Value::Number(b)) if b.abs() <= 64.0 => {
                     Some(Value::Number(a.powf(b)))
@@ -161,7 +161,7 @@ pub fn value(syntax: &Syntax, n: Node, src: &str) -> Option<Value> {
                 _ => None,
             }
         }
-        "parenthesized_expression" => value(syntax, n.named_child(0)?, src),
+        "parenthesized_expression" => value(n.named_child(0)?, src),
         _ => None,
     }
 }
@@ -191,17 +191,17 @@ pub fn collection(syntax: &Syntax, n: Node, src: &str) -> Option<Vec<Value>> {
 }
 
 fn element(syntax: &Syntax, n: Node, src: &str) -> Option<Vec<Value>> {
-    match value(syntax, n, src) {
+    match value(n, src) {
         Some(v) => Some(vec![v]),
         None => collection(syntax, n, src),
     }
 }
 
 /// Literal values of a whole tree, by key (see [`Value::key`]).
-pub fn of_tree(syntax: &Syntax, root: Node, src: &str) -> BTreeSet<String> {
+pub fn of_tree(root: Node, src: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     walk(root, &mut |n| {
-        if let Some(v) = value(syntax, n, src) {
+        if let Some(v) = value(n, src) {
             out.insert(v.key());
         }
     });
@@ -224,10 +224,9 @@ impl Literals {
 
     /// Adds the non-trivial literals of `text`.
     pub fn add_script(&mut self, lang: Language, text: &str) -> Result<(), ScreenError> {
-        let syntax = Syntax::of(lang);
         let parsed = parse(lang, text)?;
         walk(parsed.tree.root_node(), &mut |n| {
-            if let Some(v) = value(syntax, n, text)
+            if let Some(v) = value(n, text)
                 && !v.is_trivial()
             {
                 self.keys.insert(v.key());
@@ -270,7 +269,7 @@ mod tests {
             .and_then(|s| s.named_child(0))
             .and_then(|a| a.child_by_field_name("right"))
             .unwrap();
-        value(Syntax::of(Language::Python), right, &text)
+        value(right, &text)
     }
 
     #[test]
@@ -289,7 +288,7 @@ mod tests {
     fn java_literals_lose_their_suffixes() {
         let text = "class A { long a = 100_000L; float b = 2.5f; String c = \"xyz\"; }";
         let p = parse(Language::Java, text).unwrap();
-        let keys = of_tree(Syntax::of(Language::Java), p.tree.root_node(), text);
+        let keys = of_tree(p.tree.root_node(), text);
         for k in ["n:100000", "n:2.5", "s:xyz"] {
             assert!(keys.contains(k), "{k} in {keys:?}");
         }

@@ -127,7 +127,7 @@ pub fn strings<'a>(s: &Source<'a>) -> Vec<(Node<'a>, String)> {
         if s.is_added(n)
             && s.syntax.strings.contains(&n.kind())
             && n.parent().is_none_or(|p| p.kind() != "concatenated_string")
-            && let Some(Value::Str(content)) = value(s.syntax, n, &s.cand.text)
+            && let Some(Value::Str(content)) = value(n, &s.cand.text)
         {
             out.push((n, content));
         }

@@ -70,7 +70,7 @@ impl<'a> Source<'a> {
         let added = added_rows(original_text, &cand.text);
         let syntax = Syntax::of(lang);
         let original_literals = original
-            .map(|o| crate::literals::of_tree(syntax, o.tree.root_node(), &o.text))
+            .map(|o| crate::literals::of_tree(o.tree.root_node(), &o.text))
             .unwrap_or_default();
         Source {
             lang,
@@ -265,7 +265,7 @@ impl<'a> Source<'a> {
     /// A Java declaration carries the modifier `m`.
     pub fn has_modifier(&self, decl: Node, m: &str) -> bool {
         (0..decl.child_count()).any(|i| {
-            decl.child(i as u32).is_some_and(|c| {
+            decl.child(i).is_some_and(|c| {
                 c.kind() == "modifiers" && self.text(c).split_whitespace().any(|w| w == m)
             })
         })

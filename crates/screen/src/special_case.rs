@@ -31,7 +31,7 @@ fn literal_values<'a>(
     statics: &BTreeMap<&'a str, Binding<'a>>,
     n: Node<'a>,
 ) -> Option<Vec<Value>> {
-    if let Some(v) = value(s.syntax, n, &s.cand.text) {
+    if let Some(v) = value(n, &s.cand.text) {
         return Some(vec![v]);
     }
     if let Some(vs) = collection(s.syntax, n, &s.cand.text) {
@@ -40,7 +40,7 @@ fn literal_values<'a>(
     if n.kind() == "identifier"
         && let Some(bound) = statics.get(s.text(n)).and_then(|b| b.value)
     {
-        return value(s.syntax, bound, &s.cand.text)
+        return value(bound, &s.cand.text)
             .map(|v| vec![v])
             .or_else(|| collection(s.syntax, bound, &s.cand.text));
     }
@@ -103,8 +103,7 @@ fn comparisons<'a>(
             // `x in "iuf"` is a substring test, `"key" in d` a lookup: neither compares the
             // input with a value.
             _ if membership
-                && (s.syntax.strings.contains(&b.kind())
-                    || value(s.syntax, a, &s.cand.text).is_some()) => {}
+                && (s.syntax.strings.contains(&b.kind()) || value(a, &s.cand.text).is_some()) => {}
             (Some(values), None) => out.push(Compared { operand: b, values }),
             (None, Some(values)) => out.push(Compared { operand: a, values }),
             _ => {}
@@ -140,8 +139,7 @@ fn holds_answer(s: &Source, consequence: Node) -> bool {
 fn returns_constant(s: &Source, exit: Node) -> bool {
     exit.kind() == "return_statement"
         && exit.named_child(0).is_some_and(|v| {
-            value(s.syntax, v, &s.cand.text).is_some()
-                || collection(s.syntax, v, &s.cand.text).is_some()
+            value(v, &s.cand.text).is_some() || collection(s.syntax, v, &s.cand.text).is_some()
         })
 }
 
@@ -181,7 +179,7 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
             return;
         };
         let (exits, constant) = if is_value {
-            let constant = value(s.syntax, consequence, &s.cand.text).is_some()
+            let constant = value(consequence, &s.cand.text).is_some()
                 || collection(s.syntax, consequence, &s.cand.text).is_some();
             (true, constant)
         } else {

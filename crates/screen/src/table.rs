@@ -59,10 +59,7 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
             && let Some(args) = n.child_by_field_name("arguments")
         {
             let values: Option<Vec<Value>> = (0..args.named_child_count())
-                .map(|i| {
-                    args.named_child(i as u32)
-                        .and_then(|a| value(s.syntax, a, src))
-                })
+                .map(|i| args.named_child(i as u32).and_then(|a| value(a, src)))
                 .collect();
             if let Some(values) = values {
                 let hit = values
@@ -79,7 +76,7 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
                     ));
                 }
             }
-        } else if let Some(Value::Number(_)) = value(s.syntax, n, src)
+        } else if let Some(Value::Number(_)) = value(n, src)
             && s.text(n).chars().filter(char::is_ascii_digit).count() >= MIN_DIGITS
         {
             out.push(s.finding(
@@ -88,7 +85,7 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
                 "adds a number of 30 digits or more",
             ));
         } else if kind == "return_statement"
-            && let Some(v) = n.named_child(0).and_then(|e| value(s.syntax, e, src))
+            && let Some(v) = n.named_child(0).and_then(|e| value(e, src))
             && let Value::Number(x) = v
             && x.abs() >= LARGE_RETURN
             && !s.original_literals.contains(&v.key())
