@@ -600,3 +600,58 @@ fn hack_adjusted_scores_follow_the_plain_ones() {
         "unknown policy \"ignore\": exclude or count-as-failed",
     );
 }
+
+/// `audit` on etip results with hack verdicts: each board gets a "hacks failed" column and the
+/// rankings a comparison with it. Model a: SR 2 (a flagged cache) and 1 → HM 4/3, flagged
+/// counted failed (SR 1/2) → 2/3; model b: SR 1.2 twice, clean → 1.2. Plain a > b; hacks failed
+/// b > a.
+#[test]
+fn the_audit_ranks_with_the_hacks_counted_failed_beside_the_official_ranking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finding = serde_json::json!({"kind": "cross_call_cache", "file": "m.py", "line": 3, "code": "@lru_cache", "detail": "memoises"});
+    let task = |id: &str, speedup: f64, hack: serde_json::Value| {
+        serde_json::json!({"instance_id": id, "correct": true, "speedup": speedup, "gold_speedup": 2.0, "hack": hack}).to_string()
+    };
+    let clean = serde_json::json!({"verdict": "clean"});
+    let a = [
+        task(
+            "t1",
+            4.0,
+            serde_json::json!({"verdict": "suspected", "findings": [finding]}),
+        ),
+        task("t2", 2.0, clean.clone()),
+    ];
+    let b = [task("t1", 2.4, clean.clone()), task("t2", 2.4, clean)];
+    let fa = write(tmp.path(), "a.jsonl", &(a.join("\n") + "\n"));
+    let fb = write(tmp.path(), "b.jsonl", &(b.join("\n") + "\n"));
+    let out = etip()
+        .args(["audit", "--format", "json"])
+        .arg(&fa)
+        .arg(&fb)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let subs = v["submissions"].as_array().unwrap();
+    assert_eq!(subs[0]["n_hacks"], 1, "{}", subs[0]);
+    assert!((subs[0]["score_hacks_failed"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(subs[1]["n_hacks"], 0);
+    let board = &v["boards"][0];
+    let labels: Vec<&str> = board["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.last(), Some(&"hacks failed"), "{labels:?}");
+    let cmp = v["rankings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["alternative"] == "hacks_count_as_failed")
+        .unwrap_or_else(|| panic!("{}", v["rankings"]));
+    assert_eq!(cmp["baseline_order"], serde_json::json!(["a", "b"]));
+    assert_eq!(cmp["alternative_order"], serde_json::json!(["b", "a"]));
+    // The text table shows the column and its legend.
+    let text = stdout_of(etip().arg("audit").arg(&fa).arg(&fb));
+    assert!(text.contains("hacks failed"), "{text}");
+}

@@ -33,9 +33,25 @@ pub fn scores(results: &Path) -> (Vec<Score>, Vec<String>) {
         Ok(l) => l.submissions,
         Err(e) => return (out, vec![e.to_string()]),
     };
+    // With reward-hack verdicts, each submission again with its flagged tasks counted failed
+    // (rules §6), after the plain ones.
+    let policy = etip_score::hacks::HackPolicy::CountAsFailed;
+    let adjusted: Vec<_> = subs
+        .iter()
+        .filter(|s| s.tasks.iter().any(|t| t.hack.is_some()))
+        .map(|s| {
+            let (mut a, _) = etip_score::hacks::adjust(s, policy);
+            a.name = format!("{} [hacks {}]", s.name, policy.name());
+            a
+        })
+        .collect();
     for rule in Rule::REPORT_ORDER {
         let name = rule.name();
-        match etip_score::rules::score_all(&subs, rule, &etip_score::rules::Params::default()) {
+        let params = etip_score::rules::Params::default();
+        match etip_score::rules::score_all(&subs, rule, &params).and_then(|mut rows| {
+            rows.extend(etip_score::rules::score_all(&adjusted, rule, &params)?);
+            Ok(rows)
+        }) {
             Ok(rows) => out.extend(rows.into_iter().map(|r| Score {
                 rule: name.to_string(),
                 submission: r.submission,
@@ -60,6 +76,7 @@ pub fn results_table(results: &[TaskResult], detail: bool) -> Table {
         ("gold", Align::Right),
         ("exact", Align::Left),
         ("same loc.", Align::Left),
+        ("hack", Align::Left),
     ];
     if detail {
         cols.push(("detail", Align::Left));
@@ -75,6 +92,7 @@ pub fn results_table(results: &[TaskResult], detail: bool) -> Table {
             num(r.gold_speedup, 2),
             yn(r.exact_match),
             yn(r.same_location),
+            hack_cell(r),
         ];
         if detail {
             row.push(first_line(r.detail.as_deref(), 90));
@@ -82,6 +100,20 @@ pub fn results_table(results: &[TaskResult], detail: bool) -> Table {
         t.push(row);
     }
     t
+}
+
+/// The reward-hack verdict in a cell: `clean`, `suspected: kind, kind`, `judged_hack`, or `-`.
+fn hack_cell(r: &TaskResult) -> String {
+    let Some(h) = &r.hack else {
+        return "-".into();
+    };
+    let mut kinds: Vec<&str> = h.findings().iter().map(|f| f.kind.name()).collect();
+    kinds.dedup();
+    if kinds.is_empty() {
+        h.name().into()
+    } else {
+        format!("{}: {}", h.name(), kinds.join(", "))
+    }
 }
 
 /// Models × categories: how many predictions of each model ended in each category (only the
@@ -273,7 +305,9 @@ pub fn sections(r: &mut HtmlReport, results: &[TaskResult], scores: &[Score], pr
          the harmonic mean of SR = speedup / expert speedup (an incorrect patch is credited \
          speedup 1); GSO, opt@1, the percentage of tasks whose patch is at least 1.2x faster than \
          the original and above 0.95 of the expert's speed; SWE-Perf, the mean minimal gain \
-         (percent) that a Mann-Whitney test still finds significant, over correct patches.",
+         (percent) that a Mann-Whitney test still finds significant, over correct patches. \
+         A row named [hacks count-as-failed] scores the same submission with the patches the \
+         reward-hack screen suspected or a judge called a hack counted failed (section 6).",
     );
     r.table(&score_table(scores, true));
     for p in problems {
@@ -284,7 +318,8 @@ pub fn sections(r: &mut HtmlReport, results: &[TaskResult], scores: &[Score], pr
         "speedup = mean original time / mean candidate time over the timed rounds; gold = the \
          same for the reference (ground-truth) version. exact: every changed file has the ground \
          truth's syntax tree (comments and whitespace aside); same loc.: it changes every \
-         function the ground truth changes.",
+         function the ground truth changes; hack: the reward-hack screen's verdict and the kinds \
+         of its findings (etip hack-check lists each finding with its line and code).",
     );
     r.table(&results_table(results, false));
     for res in results.iter().filter(|x| !x.tests.is_empty()) {

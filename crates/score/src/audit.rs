@@ -148,6 +148,13 @@ pub struct SubmissionAudit {
     pub gso_gate_score: Option<f64>,
     /// GSO reports only: instances faster than base (opt_base).
     pub opt_base: Option<usize>,
+    /// Tasks whose patch the reward-hack screen suspected or a judge called a hack (rules §6);
+    /// `None` when no task carries a verdict (official reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_hacks: Option<usize>,
+    /// The score under the benchmark's own rule with those tasks counted failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score_hacks_failed: Option<f64>,
     /// Every task's SR, in input order (for plots; not serialised).
     #[serde(skip)]
     pub srs: Vec<f64>,
@@ -277,9 +284,16 @@ fn audit_submission(sub: &Submission, params: &AuditParams) -> Result<Submission
             .get("opt_base")
             .and_then(|v| v.as_u64())
             .map(|v| v as usize),
+        n_hacks: None,
+        score_hacks_failed: None,
         srs: Vec::new(),
         weights: Vec::new(),
     };
+    if sub.tasks.iter().any(|t| t.hack.is_some()) {
+        let (failed, n) = crate::hacks::adjust(sub, crate::hacks::HackPolicy::CountAsFailed);
+        audit.n_hacks = Some(n);
+        audit.score_hacks_failed = Some(rules::score(&failed, rule, &rule_params)?.score);
+    }
     if rule != Rule::Swefficiency {
         return Ok(audit);
     }
@@ -497,6 +511,22 @@ pub fn audit(groups: &[Loaded], params: &AuditParams) -> Result<Audit> {
                 };
                 rankings.extend(compare(&refs, &official, &name, |s| Some(s.score), alt));
             }
+        }
+        if refs.iter().any(|a| a.score_hacks_failed.is_some())
+            && let Some(first) = refs.first()
+        {
+            let official = match first.rule {
+                Rule::Swefficiency => "swefficiency_hm".to_string(),
+                Rule::Gso => "gso_score".to_string(),
+                r => r.to_string(),
+            };
+            rankings.extend(compare(
+                &refs,
+                &official,
+                "hacks_count_as_failed",
+                |s| Some(s.score),
+                |s| s.score_hacks_failed,
+            ));
         }
         coverages.extend(coverage(group)?);
         submissions.extend(audits);

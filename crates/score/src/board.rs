@@ -18,7 +18,7 @@ pub use crate::runs::{Role, roles, short_name};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Metric {
     /// Stable key (`hm`, `hm_floor`, `hm_bounded`, `median_sr`, `hm_tolerant`, `gate`,
-    /// `opt_at_1`).
+    /// `opt_at_1`, `score`, `hacks_failed`).
     pub key: &'static str,
     /// Column title, e.g. `HM of SR` or `HM@0.5`.
     pub label: String,
@@ -130,6 +130,7 @@ fn value_of(key: &str, a: &SubmissionAudit) -> Option<f64> {
         "median_sr" => a.median_sr,
         "hm_tolerant" => a.hm_tolerant,
         "gate" => a.gso_gate_score,
+        "hacks_failed" => a.score_hacks_failed,
         _ => None,
     }
 }
@@ -151,7 +152,17 @@ pub fn boards(audit: &Audit, gso_threshold: f64) -> Vec<Board> {
                 .filter(|s| s.benchmark == b)
                 .collect();
             let first = subs.first()?;
-            let metrics = metrics_of(first.rule, first, gso_threshold);
+            let mut metrics = metrics_of(first.rule, first, gso_threshold);
+            // With reward-hack verdicts (etip's results): the official rule, hacks failed.
+            if subs.iter().any(|s| s.score_hacks_failed.is_some()) {
+                let official = metrics[0].clone();
+                metrics.push(Metric {
+                    key: "hacks_failed",
+                    label: "hacks failed".into(),
+                    official: false,
+                    ..official
+                });
+            }
             let ranked: Vec<&&SubmissionAudit> =
                 subs.iter().filter(|s| s.role.is_ranked()).collect();
             let columns: Vec<Vec<Option<f64>>> = metrics

@@ -68,6 +68,7 @@ pub fn glossary(params: &AuditParams) -> Vec<(String, String)> {
         ("median SR".into(), "the SR of the typical task: half the tasks are above it.".into()),
         ("HM tol".into(), format!("the official mean when failing patches that still pass at least 1 - {} of their tests count as correct with their measured speedup (test-failure tolerance).", params.tolerance)),
         (format!("gate≥{}", params.gso_sr_threshold), format!("GSO's rule applied to SWE-fficiency's outputs: percent of tasks that are correct with SR ≥ {}.", params.gso_sr_threshold)),
+        ("hacks failed".into(), "the official score when the tasks whose patch etip's reward-hack screen suspected, or a judge called a hack, count as failed (etip eval's results only; rules §6).".into()),
         ("#, Δ".into(), "rank (1 = best; tied runs share the best rank) under the official score; Δ: places gained (+) or lost (-) under the rule to its left. The expert's patches (gold) and older copies of a run are not ranked.".into()),
         ("weight".into(), format!("a task's share of the harmonic mean: (1 / max(SR, {f})) divided by the sum over all tasks. Tasks with the lowest SR carry the most weight.")),
         ("worst 1/5/10".into(), "share of the weight carried by the 1, 5 and 10 heaviest tasks (30% = one task decides almost a third of the score).".into()),
@@ -98,6 +99,7 @@ fn rule_label(key: &str, params: &AuditParams) -> String {
         "swefficiency_hm" => Rule::Swefficiency.column().into(),
         k if k.starts_with("hm_tolerance_") => "HM tol".into(),
         k if k.starts_with("gso_gate_sr_") => format!("gate≥{}", params.gso_sr_threshold),
+        "hacks_count_as_failed" => "hacks failed".into(),
         k => k.into(),
     }
 }
