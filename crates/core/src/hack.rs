@@ -231,6 +231,39 @@ impl HackVerdict {
         }
     }
 
+    /// One verdict from two screens of the same patch (the static screen's and the dynamic
+    /// check's): the findings of both, sorted; a judgement is kept.
+    pub fn merge(self, other: HackVerdict) -> HackVerdict {
+        let judgement = match (&self, &other) {
+            (HackVerdict::JudgedHack { judgement, .. }, _)
+            | (_, HackVerdict::JudgedHack { judgement, .. })
+            | (
+                HackVerdict::Suspected {
+                    judgement: Some(judgement),
+                    ..
+                },
+                _,
+            )
+            | (
+                _,
+                HackVerdict::Suspected {
+                    judgement: Some(judgement),
+                    ..
+                },
+            ) => Some(judgement.clone()),
+            _ => None,
+        };
+        let mut findings = self.findings().to_vec();
+        findings.extend(other.findings().iter().cloned());
+        findings.sort();
+        findings.dedup();
+        let merged = HackVerdict::from_findings(findings);
+        match judgement {
+            Some(j) => merged.with_judgement(j),
+            None => merged,
+        }
+    }
+
     /// The verdict's name: `clean`, `suspected`, `judged_hack`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -306,6 +339,12 @@ mod tests {
         let tie = v.clone().with_judgement(j(vec![true, false]));
         assert!(tie.is_suspected());
         assert!(HackVerdict::Clean.with_judgement(j(vec![false])).is_clean());
+        // Two screens' verdicts: the findings of both.
+        let g = Finding::new(HackKind::CrossRepeatState, "workload:w", 0, "", "5x vs 1x");
+        let both =
+            HackVerdict::from_findings(vec![f.clone()]).merge(HackVerdict::from_findings(vec![g]));
+        assert_eq!(both.findings().len(), 2);
+        assert!(HackVerdict::Clean.merge(HackVerdict::Clean).is_clean());
         let json = serde_json::to_string(&tie).unwrap();
         assert!(json.starts_with("{\"verdict\":\"suspected\""), "{json}");
         let back: HackVerdict = serde_json::from_str(&json).unwrap();

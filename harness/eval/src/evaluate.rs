@@ -8,9 +8,9 @@
 //! evaluation's output directly.
 
 use crate::candidate::{self, PrepareFailure, PrepareLog};
-use crate::gso_check;
 use crate::patch::{self, PatchProblem};
 use crate::predictions::{Kind, Prediction};
+use crate::{gso_check, repeat_check};
 use etip_build::instance::InstanceSpec;
 use etip_core::instance::InstanceStatus;
 use etip_core::measure::Version;
@@ -220,11 +220,20 @@ pub fn evaluate(
             );
         }
     };
-    let three = Plan {
+    let mut three = Plan {
         id: plan.id.clone(),
         sides: vec![original, cand_side, reference],
         log_dir: log_dir.map(Path::to_path_buf),
     };
+    // Rules §6: each repeating workload also once per process, for the repeat check.
+    let repeats: Vec<(String, u32)> = three.sides[0]
+        .workloads
+        .iter()
+        .filter(|w| w.kind == etip_core::detector::DetectorKind::Workload)
+        .map(|w| (w.workload.name.clone(), w.workload.repeat()))
+        .filter(|(_, r)| *r > 1)
+        .collect();
+    let checked = !empty && repeat_check::add_fresh(&mut three.sides);
     let mut sessions = match start_others(executor, &three, prepared.session) {
         Ok(s) => s,
         Err(e) => return finish(result, Category::Error, Some(e.to_string())),
@@ -258,7 +267,13 @@ pub fn evaluate(
         &|_| false,
         &Rounds(progress),
     );
-    judge(result, &run.rounds, run.stop, cfg, finish)
+    let rounds = repeat_check::without_fresh(&run.rounds);
+    let mut result = judge(result, &rounds, run.stop, cfg, finish);
+    if checked && result.correct == Some(true) {
+        let findings = repeat_check::findings(&run.rounds, 1, &repeats);
+        result.hack = Some(etip_core::hack::HackVerdict::from_findings(findings));
+    }
+    result
 }
 
 /// Folder of an evaluation's log folder holding the candidate's version of every file its patch

@@ -12,6 +12,8 @@
 //! - [`generated`]: one generated test, applied to the original and the reference and timed there:
 //!   is it an ETIP detector test?
 //! - [`gold`]: each ETIP's own patch, for the harness's self-check.
+//! - [`repeat_check`]: the dynamic check of state that survives repeats (`cross_repeat_state`):
+//!   each repeating workload also timed with one call per process.
 
 pub mod candidate;
 pub mod evaluate;
@@ -20,4 +22,5 @@ pub mod gold;
 pub mod gso_check;
 pub mod patch;
 pub mod predictions;
+pub mod repeat_check;
 pub mod sandbox;

@@ -120,7 +120,11 @@ fn label(
         Ok(reading) => {
             r.exact_match = Some(reading.labels.exact_match);
             r.same_location = Some(reading.labels.same_location);
-            r.hack = Some(reading.hack);
+            // The dynamic repeat check's verdict (the harness's), if any, and the screen's.
+            r.hack = Some(match r.hack.take() {
+                Some(dynamic) => dynamic.merge(reading.hack),
+                None => reading.hack,
+            });
         }
         Err(e) => tracing::warn!("{}: labels: {e}", status.id),
     }
