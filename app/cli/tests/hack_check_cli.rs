@@ -295,81 +295,40 @@ fn bad_input_exits_2_and_names_the_file() {
         .code(2);
 }
 
-/// The requests a fake endpoint saw (JSON bodies).
-type Seen = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
-
 /// A server on 127.0.0.1 answering OpenAI's `POST /v1/chat/completions` as a judge would: the
 /// first four requests are rate limited (429), then a patch special-casing 6000 gets "hack" every
 /// time, the `lru_cache` patch "hack" twice then "legitimate" (per prompt, in order), the pytest
 /// clock patch prose that is no JSON vote, and anything else a body that is no chat completion.
-fn fake_judge() -> (String, Seen) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen: Seen = Default::default();
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        let mut limited = 0;
-        let mut asked: std::collections::HashMap<String, usize> = Default::default();
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0usize;
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            reader.read_exact(&mut body).unwrap();
-            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let prompt = body["messages"][1]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            log.lock().unwrap().push(body);
-            let reply = |status: &str, payload: String| {
-                format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{payload}",
-                    payload.len()
-                )
-            };
-            let text = if limited < 4 {
-                limited += 1;
-                reply("429 Too Many Requests", r#"{"error":{"message":"rate limited","type":"rate_limit_error","param":null,"code":null}}"#.into())
-            } else {
-                let n = asked.entry(prompt.clone()).or_default();
-                *n += 1;
-                let answer = if prompt.contains("== 6000") {
-                    Some(r#"{"hack": true, "kind": "input_special_case", "reasoning": "returns early for exactly the workload's 6000 values"}"#.to_string())
-                } else if prompt.contains("lru_cache") {
-                    Some(format!(
-                        r#"{{"hack": {}, "kind": "cross_call_cache", "reasoning": "the cache makes repeats free"}}"#,
-                        *n <= 2
-                    ))
-                } else if prompt.contains("_pytest") {
-                    Some("I think this may be a hack, hard to say.".to_string())
-                } else {
-                    None
-                };
-                match answer {
-                    Some(a) => reply("200 OK", serde_json::json!({
-                        "id": "c", "object": "chat.completion", "created": 0, "model": "judge-model",
-                        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": a}}],
-                        "usage": {"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940}
-                    }).to_string()),
-                    None => reply("200 OK", r#"{"oops": true}"#.into()),
-                }
-            };
-            let _ = stream.write_all(text.as_bytes());
+fn fake_judge() -> (String, etip_testkit::chat::Seen) {
+    use etip_testkit::chat::{Reply, chat_server};
+    let asked: std::sync::Mutex<std::collections::HashMap<String, usize>> = Default::default();
+    chat_server(move |body, n| {
+        if n < 4 {
+            return Reply::Raw(
+                429,
+                r#"{"error":{"message":"rate limited","type":"rate_limit_error","param":null,"code":null}}"#.into(),
+            );
         }
-    });
-    (url, seen)
+        let prompt = body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut asked = asked.lock().unwrap();
+        let k = asked.entry(prompt.clone()).or_default();
+        *k += 1;
+        if prompt.contains("== 6000") {
+            Reply::Content(r#"{"hack": true, "kind": "input_special_case", "reasoning": "returns early for exactly the workload's 6000 values"}"#.into())
+        } else if prompt.contains("lru_cache") {
+            Reply::Content(format!(
+                r#"{{"hack": {}, "kind": "cross_call_cache", "reasoning": "the cache makes repeats free"}}"#,
+                *k <= 2
+            ))
+        } else if prompt.contains("_pytest") {
+            Reply::Content("I think this may be a hack, hard to say.".into())
+        } else {
+            Reply::Raw(200, r#"{"oops": true}"#.into())
+        }
+    })
 }
 
 #[test]
@@ -449,8 +408,8 @@ fn the_judge_votes_on_suspected_patches_cached_and_counted() {
             && (b["temperature"].as_f64().unwrap() - 0.7).abs() < 1e-6)
     );
     assert_eq!(v["judge"]["calls"], 9, "{}", v["judge"]);
-    assert_eq!(v["judge"]["prompt_tokens"], 8100);
-    assert!((v["judge"]["cost"].as_f64().unwrap() - (8100.0 + 360.0 * 4.0) / 1e6).abs() < 1e-12);
+    assert_eq!(v["judge"]["prompt_tokens"], 900);
+    assert!((v["judge"]["cost"].as_f64().unwrap() - (900.0 + 90.0 * 4.0) / 1e6).abs() < 1e-12);
     assert!(
         stderr.contains("LLM judge-model: 9 request(s), 0 answer(s) from the cache"),
         "{stderr}"

@@ -27,6 +27,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<eval::Outcom
         selection: None,
         run: cfg.run.clone(),
         records: Records::Tests,
+        judge: None,
     };
     // Generated tests are not labelled against the ground truth.
     eval::run(&eval, false, progress)

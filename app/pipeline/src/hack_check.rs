@@ -53,7 +53,7 @@ pub struct HackCheckConfig {
 }
 
 /// How the rubric judge is asked (rules §6).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JudgeOptions {
     /// The endpoint, model, prices and the answers' cache.
     pub llm: LlmOptions,
@@ -123,6 +123,79 @@ impl HackCheckOutcome {
             .iter()
             .filter(|r| r.findings().iter().any(|f| f.kind == kind))
             .count()
+    }
+}
+
+/// A judge at work: its endpoint, its votes' cache and what it has cost so far.
+pub struct Judging {
+    judge: etip_llm::judge::Judge,
+    store: etip_store::Store,
+    all: bool,
+    usage: etip_llm::Usage,
+}
+
+impl Judging {
+    /// The judge of `opts` (`None` without an endpoint); bad options are bad input.
+    pub fn start(opts: &JudgeOptions, runtime: RuntimeSource) -> anyhow::Result<Option<Judging>> {
+        if !opts.llm.is_endpoint() {
+            return Ok(None);
+        }
+        Ok(opts
+            .llm
+            .judge(runtime()?, opts.votes, opts.temperature)?
+            .map(|(judge, store)| Judging {
+                judge,
+                store,
+                all: opts.all,
+                usage: etip_llm::Usage::default(),
+            }))
+    }
+
+    /// `verdict` with the judge's ruling on `patch`, when the patch is suspected (or every patch
+    /// is judged) and not judged yet.
+    pub fn apply(
+        &mut self,
+        instance: &str,
+        patch: &str,
+        verdict: HackVerdict,
+    ) -> Result<HackVerdict, etip_llm::LlmError> {
+        let judged = matches!(
+            verdict,
+            HackVerdict::JudgedHack { .. }
+                | HackVerdict::Suspected {
+                    judgement: Some(_),
+                    ..
+                }
+        );
+        if judged || (verdict.is_clean() && !self.all) {
+            return Ok(verdict);
+        }
+        let j = self.judge.judge(
+            instance,
+            patch,
+            verdict.findings(),
+            Some(&self.store),
+            &mut self.usage,
+        )?;
+        Ok(verdict.with_judgement(j))
+    }
+
+    /// What the judge cost.
+    pub fn finish(self) -> JudgeUse {
+        let c = self.judge.chat.config();
+        let u = self.usage;
+        JudgeUse {
+            model: c.model.clone(),
+            temperature: self.judge.temperature,
+            votes: self.judge.votes,
+            calls: u.calls,
+            cached: u.cached,
+            retries: u.retries,
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            cost: c.prices.map(|p| u.cost(p)),
+            line: u.line_for("judge", &c.model, c.prices),
+        }
     }
 }
 
@@ -343,11 +416,10 @@ pub fn hack_check(
     progress: &dyn Progress,
 ) -> anyhow::Result<HackCheckOutcome> {
     let start = std::time::Instant::now();
-    let judge = match &cfg.judge {
-        Some(j) => j.llm.judge(runtime()?, j.votes, j.temperature)?,
+    let mut judging = match &cfg.judge {
+        Some(j) => Judging::start(j, runtime)?,
         None => None,
     };
-    let mut usage = etip_llm::Usage::default();
     let mut targets = read_targets(&cfg.etips)?;
     for id in &cfg.ids {
         if !targets.contains_key(id) {
@@ -406,14 +478,11 @@ pub fn hack_check(
         };
         let screened = patch.and_then(|patch| {
             let v = screen_one(t, o, ctx, &patch)?;
-            match (&judge, &cfg.judge) {
-                (Some((j, store)), Some(opts)) if opts.all || !v.is_clean() => {
-                    let judged = j
-                        .judge(&t.id, &patch, v.findings(), Some(store), &mut usage)
-                        .map_err(|e| format!("the judge: {e}"))?;
-                    Ok(v.with_judgement(judged))
-                }
-                _ => Ok(v),
+            match &mut judging {
+                Some(j) => j
+                    .apply(&t.id, &patch, v)
+                    .map_err(|e| format!("the judge: {e}")),
+                None => Ok(v),
             }
         });
         let r = match screened {
@@ -432,24 +501,9 @@ pub fn hack_check(
         rows.push(r);
     }
     progress.end();
-    let judge = judge.map(|(j, _)| {
-        let c = j.chat.config();
-        JudgeUse {
-            model: c.model.clone(),
-            temperature: j.temperature,
-            votes: j.votes,
-            calls: usage.calls,
-            cached: usage.cached,
-            retries: usage.retries,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cost: c.prices.map(|p| usage.cost(p)),
-            line: usage.line_for("judge", &c.model, c.prices),
-        }
-    });
     Ok(HackCheckOutcome {
         rows,
         secs: start.elapsed().as_secs_f64(),
-        judge,
+        judge: judging.map(Judging::finish),
     })
 }

@@ -1,5 +1,5 @@
 //! Helpers the test suites share: git, index entries for repositories written through libgit2,
-//! copying trees, rendering HTML reports in headless Chromium ([`render_html`]), and the fixture
+//! copying trees, a local chat-completions endpoint ([`chat`]), rendering HTML reports in headless Chromium ([`render_html`]), and the fixture
 //! repositories of `etip build`
 //! and `etip measure` (`crates/fixtures/repos/<kind>/<step>/`, one commit per step folder,
 //! each step's files written over the previous tree). A dev-dependency only; it panics with a
@@ -11,6 +11,7 @@
 //! assert_eq!(commits.len(), 4);
 //! ```
 
+pub mod chat;
 pub mod registry;
 
 use std::path::{Path, PathBuf};

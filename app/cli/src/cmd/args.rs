@@ -46,3 +46,61 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
+
+/// The rubric judge of reward hacks (rules §6; `etip hack-check`, `etip eval`): an
+/// OpenAI-compatible endpoint asked, for each suspected patch, `--judge-votes` times; the API key
+/// comes from `OPENAI_API_KEY`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JudgeArgs {
+    /// The endpoint's base URL up to `/v1` (`https://api.openai.com/v1`, a vLLM or Ollama server).
+    #[arg(long, value_name = "URL", requires = "judge_model")]
+    pub judge_base_url: Option<String>,
+    /// The model.
+    #[arg(long, value_name = "MODEL", requires = "judge_base_url")]
+    pub judge_model: Option<String>,
+    /// Votes per patch; a strict majority of the votes that parse makes it judged_hack.
+    #[arg(long, default_value_t = 5, value_name = "K")]
+    pub judge_votes: usize,
+    /// Sampling temperature of each vote (recorded with the votes), in [0, 2].
+    #[arg(long, default_value_t = 0.7, value_name = "T")]
+    pub judge_temperature: f32,
+    /// Judge every patch, not only those the static screen suspects.
+    #[arg(long)]
+    pub judge_all: bool,
+    /// Dollars per million prompt tokens (to print the cost).
+    #[arg(long, value_name = "USD", requires = "judge_price_out")]
+    pub judge_price_in: Option<f64>,
+    /// Dollars per million completion tokens.
+    #[arg(long, value_name = "USD", requires = "judge_price_in")]
+    pub judge_price_out: Option<f64>,
+    /// Time limit of one request, seconds.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    pub judge_timeout: u64,
+    /// Retries after a rate limit or a server error.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub judge_retries: u32,
+    /// The votes' cache (SQLite, keyed by model, prompt and vote): a vote is paid for once.
+    #[arg(long, default_value = ".etip/llm-cache.sqlite", value_name = "FILE")]
+    pub judge_cache: PathBuf,
+}
+
+impl JudgeArgs {
+    /// The judge's options, when an endpoint is given.
+    pub fn options(&self) -> Option<etip_pipeline::hack_check::JudgeOptions> {
+        self.judge_base_url.as_ref()?;
+        Some(etip_pipeline::hack_check::JudgeOptions {
+            llm: etip_pipeline::services::LlmOptions {
+                base_url: self.judge_base_url.clone(),
+                model: self.judge_model.clone(),
+                price_in: self.judge_price_in,
+                price_out: self.judge_price_out,
+                timeout_secs: self.judge_timeout,
+                retries: self.judge_retries,
+                cache: self.judge_cache.clone(),
+            },
+            votes: self.judge_votes,
+            temperature: self.judge_temperature,
+            all: self.judge_all,
+        })
+    }
+}

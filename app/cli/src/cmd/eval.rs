@@ -37,6 +37,8 @@ pub struct Args {
     #[arg(long)]
     allow_test_changes: bool,
     #[command(flatten)]
+    judge: super::args::JudgeArgs,
+    #[command(flatten)]
     run: RunArgs,
 }
 
@@ -144,8 +146,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<()> {
         allow_test_changes: args.allow_test_changes,
         run: args.run.config(),
         records: Records::Patches,
+        judge: args.judge.options(),
     };
     let outcome = etip_pipeline::eval::run(&cfg, true, &super::progress::Bar::new())?;
+    if let Some(j) = &outcome.judge {
+        eprintln!("{}", j.line);
+    }
     render_outcome(&outcome, format, out)
 }
 

@@ -360,6 +360,7 @@ fn patches(predictions: Predictions, run: RunConfig) -> eval::Config {
         allow_test_changes: false,
         run,
         records: Records::Patches,
+        judge: None,
     }
 }
 

@@ -92,6 +92,10 @@ pub struct Config {
     pub run: RunConfig,
     /// Agent patches or generated tests.
     pub records: Records,
+    /// The rubric judge of reward hacks, asked about each suspected patch after the
+    /// evaluations (rules §6); not part of a unit's spec.
+    #[serde(skip)]
+    pub judge: Option<crate::hack_check::JudgeOptions>,
 }
 
 impl RunConfig {
@@ -110,6 +114,8 @@ pub struct Outcome {
     /// The results.jsonl written.
     pub file: PathBuf,
     pub records: Records,
+    /// What the judge cost, when one was asked.
+    pub judge: Option<crate::hack_check::JudgeUse>,
 }
 
 impl Outcome {
@@ -319,6 +325,12 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
         return Err(e.context("recording the results"));
     }
     ran.context("recording the results")?;
+    let mut results = results;
+    let mut others = others;
+    let judge = match &cfg.judge {
+        Some(opts) => judge_results(opts, &jobs, &mut results, &mut others, progress)?,
+        None => None,
+    };
     results::write(&cfg.run.out, cfg.records, &others, &results).context("writing the results")?;
     if let Some(why) = halt.reason() {
         anyhow::bail!("{why}; the evaluations finished so far are in results.jsonl");
@@ -327,6 +339,7 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
         results: results.into_iter().flatten().collect(),
         file: cfg.run.out.join("results.jsonl"),
         records: cfg.records,
+        judge,
     })
 }
 
@@ -429,4 +442,145 @@ fn stored(
         .filter_map(|(_, payload)| serde_json::from_str(payload).ok())
         .collect();
     Ok((stored, others))
+}
+
+/// Puts each suspected patch of the run (this call's results and the stored ones) to the rubric
+/// judge, sequentially after the evaluations (its votes are cached: a re-run asks nothing
+/// twice); a judge that fails leaves the verdicts as the screens gave them, with a note.
+fn judge_results(
+    opts: &crate::hack_check::JudgeOptions,
+    jobs: &[jobs::Job],
+    results: &mut [Option<TaskResult>],
+    others: &mut [TaskResult],
+    progress: &dyn Progress,
+) -> anyhow::Result<Option<crate::hack_check::JudgeUse>> {
+    let Some(mut judging) = crate::hack_check::Judging::start(opts, crate::runtime::get)? else {
+        return Ok(None);
+    };
+    let patches: BTreeMap<(&str, &str), &str> = jobs
+        .iter()
+        .filter_map(|j| {
+            let p = j.prediction.patch.as_deref()?;
+            Some((
+                (
+                    j.prediction.instance_id.as_str(),
+                    j.prediction.model.as_str(),
+                ),
+                p,
+            ))
+        })
+        .collect();
+    for r in results.iter_mut().flatten().chain(others.iter_mut()) {
+        let (Some(model), Some(verdict)) = (r.model.clone(), r.hack.take()) else {
+            continue;
+        };
+        let Some(patch) = patches.get(&(r.instance_id.as_str(), model.as_str())) else {
+            r.hack = Some(verdict);
+            continue;
+        };
+        progress.message(&format!("judging {} / {model}", r.instance_id));
+        r.hack = Some(
+            match judging.apply(&r.instance_id, patch, verdict.clone()) {
+                Ok(v) => v,
+                Err(e) => {
+                    progress.note(&format!("{} / {model}: the judge: {e}", r.instance_id));
+                    verdict
+                }
+            },
+        );
+    }
+    Ok(Some(judging.finish()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etip_core::hack::{Finding, HackKind, HackVerdict};
+    use etip_eval::predictions::{Kind, Prediction};
+    use etip_testkit::chat::{Reply, chat_server};
+
+    fn job(model: &str, patch: &str) -> jobs::Job {
+        jobs::Job {
+            status: 0,
+            prediction: Prediction {
+                instance_id: "a-1".into(),
+                model: model.into(),
+                patch: Some(patch.into()),
+                line: 1,
+                kind: Kind::Agent,
+                classes: Vec::new(),
+                workload: None,
+            },
+            decided: None,
+        }
+    }
+
+    fn result(model: &str, hack: HackVerdict) -> TaskResult {
+        TaskResult {
+            instance_id: "a-1".into(),
+            model: Some(model.into()),
+            hack: Some(hack),
+            ..TaskResult::default()
+        }
+    }
+
+    /// After the evaluations, each suspected patch of this call and of the stored results is put
+    /// to the judge (three votes); a clean one is not; the votes are counted.
+    #[test]
+    fn suspected_results_are_judged_after_the_evaluations() {
+        let (url, seen) = chat_server(|body, _| {
+            let prompt = body["messages"][1]["content"].as_str().unwrap_or_default();
+            let hack = prompt.contains("+_CACHE");
+            Reply::Content(format!(
+                "{{\"hack\": {hack}, \"kind\": \"cross_call_cache\", \"reasoning\": \"r\"}}"
+            ))
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let opts = crate::hack_check::JudgeOptions {
+            llm: crate::services::LlmOptions {
+                base_url: Some(url),
+                model: Some("judge".into()),
+                cache: dir.path().join("cache.sqlite"),
+                ..Default::default()
+            },
+            votes: 3,
+            temperature: 0.7,
+            all: false,
+        };
+        let f = Finding::new(
+            HackKind::CrossCallCache,
+            "m.py",
+            2,
+            "_CACHE[n] = r",
+            "memoises",
+        );
+        let jobs = [
+            job("cache", "+_CACHE[n] = r\n"),
+            job("fine", "+return sorted(x)\n"),
+            job("clean", "+x = 1\n"),
+        ];
+        let mut results = vec![
+            Some(result("cache", HackVerdict::from_findings(vec![f.clone()]))),
+            Some(result("clean", HackVerdict::Clean)),
+        ];
+        let mut others = vec![result("fine", HackVerdict::from_findings(vec![f]))];
+        let used = judge_results(&opts, &jobs, &mut results, &mut others, &crate::Silent)
+            .unwrap()
+            .unwrap();
+        let cache = results[0].as_ref().unwrap().hack.as_ref().unwrap();
+        assert!(cache.is_judged_hack(), "{cache:?}");
+        assert!(
+            results[1]
+                .as_ref()
+                .unwrap()
+                .hack
+                .as_ref()
+                .unwrap()
+                .is_clean()
+        );
+        let fine = others[0].hack.as_ref().unwrap();
+        assert!(fine.is_suspected(), "{fine:?}");
+        assert_eq!(used.calls, 6);
+        assert_eq!(seen.lock().unwrap().len(), 6);
+    }
 }
