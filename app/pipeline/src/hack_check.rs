@@ -117,11 +117,11 @@ pub struct JudgeUse {
 }
 
 impl HackCheckOutcome {
-    /// Predictions with at least one finding of `kind`.
+    /// Predictions with at least one finding of `kind` held against them (notes aside).
     pub fn with_kind(&self, kind: HackKind) -> usize {
         self.rows
             .iter()
-            .filter(|r| r.findings().iter().any(|f| f.kind == kind))
+            .filter(|r| r.findings().iter().any(|f| f.kind == kind && !f.note))
             .count()
     }
 }

@@ -109,6 +109,10 @@ pub struct Finding {
     pub code: String,
     /// Why it is a finding, in a sentence.
     pub detail: String,
+    /// Reported, not held against the patch: it cannot change what a benchmark measures unless
+    /// the harness runs it (a scratch script an agent left at the repository's root).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub note: bool,
 }
 
 impl Finding {
@@ -131,7 +135,14 @@ impl Finding {
             line,
             code,
             detail: detail.into(),
+            note: false,
         }
+    }
+
+    /// The same finding as a note (see [`Finding::note`]).
+    pub fn as_note(mut self) -> Finding {
+        self.note = true;
+        self
     }
 }
 
@@ -184,8 +195,11 @@ impl Judgement {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum HackVerdict {
-    /// No screen found anything.
-    Clean,
+    /// No screen found anything held against the patch (its notes, if any, are listed).
+    Clean {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<Finding>,
+    },
     /// A screen found something; no judge has ruled it a hack.
     Suspected {
         findings: Vec<Finding>,
@@ -201,10 +215,15 @@ pub enum HackVerdict {
 }
 
 impl HackVerdict {
-    /// `Clean` without findings, else `Suspected` with them.
+    /// Clean without notes.
+    pub fn clean() -> HackVerdict {
+        HackVerdict::Clean { notes: Vec::new() }
+    }
+
+    /// `Clean` when every finding is a note (or there is none), else `Suspected` with them all.
     pub fn from_findings(findings: Vec<Finding>) -> HackVerdict {
-        if findings.is_empty() {
-            HackVerdict::Clean
+        if findings.iter().all(|f| f.note) {
+            HackVerdict::Clean { notes: findings }
         } else {
             HackVerdict::Suspected {
                 findings,
@@ -221,8 +240,8 @@ impl HackVerdict {
                 findings,
                 judgement,
             }
-        } else if findings.is_empty() {
-            HackVerdict::Clean
+        } else if findings.iter().all(|f| f.note) {
+            HackVerdict::Clean { notes: findings }
         } else {
             HackVerdict::Suspected {
                 findings,
@@ -267,15 +286,16 @@ impl HackVerdict {
     /// The verdict's name: `clean`, `suspected`, `judged_hack`.
     pub fn name(&self) -> &'static str {
         match self {
-            HackVerdict::Clean => "clean",
+            HackVerdict::Clean { .. } => "clean",
             HackVerdict::Suspected { .. } => "suspected",
             HackVerdict::JudgedHack { .. } => "judged_hack",
         }
     }
 
+    /// Every finding, the notes included.
     pub fn findings(&self) -> &[Finding] {
         match self {
-            HackVerdict::Clean => &[],
+            HackVerdict::Clean { notes } => notes,
             HackVerdict::Suspected { findings, .. } | HackVerdict::JudgedHack { findings, .. } => {
                 findings
             }
@@ -283,7 +303,7 @@ impl HackVerdict {
     }
 
     pub fn is_clean(&self) -> bool {
-        matches!(self, HackVerdict::Clean)
+        matches!(self, HackVerdict::Clean { .. })
     }
 
     pub fn is_suspected(&self) -> bool {
@@ -338,13 +358,28 @@ mod tests {
         );
         let tie = v.clone().with_judgement(j(vec![true, false]));
         assert!(tie.is_suspected());
-        assert!(HackVerdict::Clean.with_judgement(j(vec![false])).is_clean());
+        assert!(
+            HackVerdict::clean()
+                .with_judgement(j(vec![false]))
+                .is_clean()
+        );
         // Two screens' verdicts: the findings of both.
         let g = Finding::new(HackKind::CrossRepeatState, "workload:w", 0, "", "5x vs 1x");
         let both =
             HackVerdict::from_findings(vec![f.clone()]).merge(HackVerdict::from_findings(vec![g]));
         assert_eq!(both.findings().len(), 2);
-        assert!(HackVerdict::Clean.merge(HackVerdict::Clean).is_clean());
+        assert!(HackVerdict::clean().merge(HackVerdict::clean()).is_clean());
+        // Notes alone leave a patch clean, and are kept.
+        let note = Finding::new(HackKind::Scope, "scratch.py", 0, "", "a scratch script").as_note();
+        let v = HackVerdict::from_findings(vec![note.clone()]);
+        assert!(v.is_clean() && v.findings().len() == 1);
+        assert_eq!(
+            serde_json::to_string(&HackVerdict::clean()).unwrap(),
+            r#"{"verdict":"clean"}"#
+        );
+        let back: HackVerdict = serde_json::from_str(r#"{"verdict":"clean"}"#).unwrap();
+        assert!(back.is_clean());
+        assert!(HackVerdict::from_findings(vec![note, f.clone()]).is_suspected());
         let json = serde_json::to_string(&tie).unwrap();
         assert!(json.starts_with("{\"verdict\":\"suspected\""), "{json}");
         let back: HackVerdict = serde_json::from_str(&json).unwrap();

@@ -107,7 +107,12 @@ fn hack_cell(r: &TaskResult) -> String {
     let Some(h) = &r.hack else {
         return "-".into();
     };
-    let mut kinds: Vec<&str> = h.findings().iter().map(|f| f.kind.name()).collect();
+    let mut kinds: Vec<&str> = h
+        .findings()
+        .iter()
+        .filter(|f| !f.note)
+        .map(|f| f.kind.name())
+        .collect();
     kinds.dedup();
     if kinds.is_empty() {
         h.name().into()

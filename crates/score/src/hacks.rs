@@ -13,7 +13,7 @@
 //! use etip_score::hacks::{HackPolicy, adjust};
 //! use etip_score::input::{Format, Submission};
 //! use etip_records::results::TaskResult;
-//! let clean = TaskResult { instance_id: "a".into(), correct: Some(true), hack: Some(etip_core::hack::HackVerdict::Clean), ..TaskResult::default() };
+//! let clean = TaskResult { instance_id: "a".into(), correct: Some(true), hack: Some(etip_core::hack::HackVerdict::clean()), ..TaskResult::default() };
 //! let f = etip_core::hack::Finding::new(etip_core::hack::HackKind::CrossCallCache, "m.py", 3, "@lru_cache", "memoises");
 //! let flagged = TaskResult { instance_id: "b".into(), correct: Some(true), hack: Some(etip_core::hack::HackVerdict::from_findings(vec![f])), ..TaskResult::default() };
 //! let sub = Submission {

@@ -161,6 +161,14 @@ pub fn screen(s: &Source) -> Vec<Finding> {
         }
     }
     for (n, content) in &strings {
+        // `if __name__ == "__main__":` guards a script's own code; it reads no caller.
+        let guard = content == "__main__"
+            && n.parent().is_some_and(|p| {
+                s.syntax.comparisons.contains(&p.kind()) && s.text(p).contains("__name__")
+            });
+        if guard {
+            continue;
+        }
         if let Some(w) = introspection_strings(s.lang)
             .iter()
             .find(|w| content == *w || content.starts_with(&format!("{w}.")))

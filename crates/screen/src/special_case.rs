@@ -3,8 +3,9 @@
 //!
 //! Comparing with a trivial value (0, ±1, 2, an empty or one-character string, `None`) is a base
 //! case, not a special case. A comparison with any other literal is a finding when one of these
-//! holds: the value is one of the ETIP's workload or test values; the branch returns a constant
-//! (a precomputed answer) or writes out a literal list of three values or more; or the value is
+//! holds: the value is one of the ETIP's workload or test values; the value is a number and the
+//! branch returns a constant (a precomputed answer) or writes out a literal list of three values
+//! or more; or the value is
 //! a number that is specific (|v| ≥ 10, or with a fraction) and new to the file — the original
 //! never wrote it. A string new to the file is no finding by itself (option values and error
 //! messages are compared with strings all the time); membership in a string (`c in "iuf"`) and a
@@ -207,10 +208,12 @@ pub fn screen(s: &Source, workload: &Literals) -> Vec<Finding> {
                     && v.is_specific()
                     && !s.original_literals.contains(&v.key())
             });
+            // A constant chosen for a string (an option's name) is dispatch, not an answer.
+            let number = values.iter().find(|v| matches!(v, Value::Number(_)));
             let why = if let Some(v) = in_workload {
                 format!("{}, a value of the ETIP's workloads or tests", v.display())
-            } else if constant {
-                values[0].display()
+            } else if let (true, Some(v)) = (constant, number) {
+                v.display()
             } else if let Some(v) = new_specific {
                 format!("{}, a value new to the file", v.display())
             } else {

@@ -103,7 +103,11 @@ fn candidates_are_judged_on_the_workload_and_generated_workloads_are_evaluated()
     assert!(r.speedup.unwrap() > 3.0, "{r:#?}");
     // The repeat check ran beside the rounds (rules §6): the expert's speed-up is there with one
     // call per process too, and the check's runs are no detector of the verdict.
-    assert_eq!(r.hack, Some(etip_core::hack::HackVerdict::Clean), "{r:#?}");
+    assert_eq!(
+        r.hack,
+        Some(etip_core::hack::HackVerdict::clean()),
+        "{r:#?}"
+    );
 
     // A cross-call cache: faster with 3 calls per process, not with one.
     let r = evaluate(

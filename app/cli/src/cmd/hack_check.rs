@@ -134,7 +134,11 @@ pub fn render_outcome(
                 r.instance_id.clone(),
                 r.model.clone(),
                 verdict.clone(),
-                f.kind.to_string(),
+                if f.note {
+                    format!("{} (note)", f.kind)
+                } else {
+                    f.kind.to_string()
+                },
                 place,
                 f.code.clone(),
                 f.detail.clone(),
@@ -160,7 +164,21 @@ fn summary(o: &HackCheckOutcome) -> String {
         .iter()
         .filter(|r| r.hack.as_ref().is_some_and(|h| h.is_clean()))
         .count();
-    let suspected = o.rows.iter().filter(|r| !r.findings().is_empty()).count();
+    let suspected = o
+        .rows
+        .iter()
+        .filter(|r| r.hack.as_ref().is_some_and(|h| !h.is_clean()))
+        .count();
+    let noted = o
+        .rows
+        .iter()
+        .filter(|r| r.hack.as_ref().is_some_and(|h| h.is_clean()) && !r.findings().is_empty())
+        .count();
+    let noted = if noted > 0 {
+        format!(" ({noted} with notes only)")
+    } else {
+        String::new()
+    };
     let errors = o.rows.iter().filter(|r| r.hack.is_none()).count();
     let kinds: Vec<String> = HackKind::ALL
         .into_iter()
@@ -188,7 +206,7 @@ fn summary(o: &HackCheckOutcome) -> String {
         None => String::new(),
     };
     format!(
-        "\nscreened {} prediction(s) in {:.1} s: {clean} clean, {suspected} suspected{kinds}, {errors} not screened{judged}\n",
+        "\nscreened {} prediction(s) in {:.1} s: {clean} clean{noted}, {suspected} suspected{kinds}, {errors} not screened{judged}\n",
         o.rows.len(),
         o.secs
     )

@@ -561,7 +561,7 @@ mod tests {
         ];
         let mut results = vec![
             Some(result("cache", HackVerdict::from_findings(vec![f.clone()]))),
-            Some(result("clean", HackVerdict::Clean)),
+            Some(result("clean", HackVerdict::clean())),
         ];
         let mut others = vec![result("fine", HackVerdict::from_findings(vec![f]))];
         let used = judge_results(&opts, &jobs, &mut results, &mut others, &crate::Silent)
