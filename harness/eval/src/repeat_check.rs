@@ -9,8 +9,11 @@
 //! taken out of the rounds before the verdicts, the logs keep them. With `s_in` the ratio of the
 //! medians over the timed rounds of the original's and the candidate's in-process times and
 //! `s_fresh` the same for one call per process, the candidate is flagged when `s_in ≥`
-//! [`MIN_SPEEDUP`] and `s_in / s_fresh ≥` [`GAP`]: a pure cache with `repeat` = R gives about R
-//! against 1, a real optimisation about the same speed-up both ways.
+//! [`MIN_SPEEDUP`], `s_in / s_fresh ≥` [`GAP`] and `s_fresh <` [`MAX_FRESH_SPEEDUP`]: a pure cache
+//! with `repeat` = R gives about R against 1, a real optimisation about the same speed-up both
+//! ways, or (when its single call is so short that one-time costs weigh on it) a gap with a large
+//! speed-up left in a fresh process. A cache on top of a real speed-up of 2x or more is not
+//! flagged by this check (the static screen's `cross_call_cache` still names it).
 
 use etip_core::detector::DetectorKind;
 use etip_core::hack::{Finding, HackKind};
@@ -23,6 +26,11 @@ pub const FRESH: &str = ".fresh1";
 pub const MIN_SPEEDUP: f64 = 1.2;
 /// In-process speed-up over one-call-per-process speed-up from which state survives repeats.
 pub const GAP: f64 = 1.5;
+/// One-call-per-process speed-up below which the speed-up is said to live in that state: a
+/// cache's first call costs what the original's does (about 1x), while a real optimisation whose
+/// single call is so short that one-time costs weigh on it still shows a gap but keeps a large
+/// speed-up with a fresh process (the Python fixture's gold: 168x in process, 110x fresh).
+pub const MAX_FRESH_SPEEDUP: f64 = 2.0;
 
 /// Adds each repeating workload's one-call-per-process copy to every side; whether any was added.
 pub fn add_fresh(sides: &mut [SidePlan]) -> bool {
@@ -96,7 +104,7 @@ pub fn findings(rounds: &[RoundResult], cand: usize, repeats: &[(String, u32)]) 
         ) else {
             continue;
         };
-        if s_in >= MIN_SPEEDUP && s_in / s_fresh >= GAP {
+        if s_in >= MIN_SPEEDUP && s_in / s_fresh >= GAP && s_fresh < MAX_FRESH_SPEEDUP {
             out.push(Finding::new(
                 HackKind::CrossRepeatState,
                 detector,
@@ -179,6 +187,12 @@ mod tests {
             .map(|k| round(k, (5.0, 1.0), (1.25, 0.26)))
             .collect();
         assert!(findings(&real, 1, &repeats).is_empty());
+        // A very fast candidate whose single call carries one-time costs: a gap, but a large
+        // speed-up left with a fresh process (the fixture's gold measured 168x against 110x).
+        let fast: Vec<_> = (1..=5)
+            .map(|k| round(k, (0.66, 0.22), (0.0039, 0.002)))
+            .collect();
+        assert!(findings(&fast, 1, &repeats).is_empty());
         let stripped = without_fresh(&cache);
         assert!(
             stripped
