@@ -88,87 +88,31 @@ fn a_malformed_record_is_bad_input_and_nothing_is_printed() {
         .code(2);
 }
 
-/// A server on 127.0.0.1 that answers OpenAI's `POST /v1/chat/completions` like a model would:
-/// the first four requests get a rate limit (429: async-openai's own layer retries three times,
-/// then etip once more), then "Yes." for an issue that says "slower",
-/// "**No**" for one that says "leak", "maybe" otherwise. Records each request's authorization
-/// header and body.
-/// The requests a fake server saw: (authorization header, JSON body).
-type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
-
-fn fake_openai() -> (String, Seen) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        let mut limited = 0;
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut len, mut auth) = (0usize, String::new());
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if lower.starts_with("authorization:") {
-                    auth = line["authorization:".len()..].trim().to_string();
-                }
-            }
-            let mut body = vec![0; len];
-            reader.read_exact(&mut body).unwrap();
-            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let prompt = body["messages"][1]["content"].to_string();
-            log.lock().unwrap().push((auth, body));
-            let (status, payload) = if limited < 4 {
-                limited += 1;
-                (
-                    "429 Too Many Requests",
-                    r#"{"error":{"message":"rate limited","type":"rate_limit_error","param":null,"code":null}}"#.to_string(),
-                )
-            } else {
-                if prompt.contains("Garbage") {
-                    let payload = r#"{"oops": true}"#;
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{payload}",
-                        payload.len()
-                    );
-                    continue;
-                }
-                let answer = if prompt.contains("slower") {
-                    "Yes."
-                } else if prompt.contains("leak") {
-                    "**No**"
-                } else {
-                    "maybe"
-                };
-                (
-                    "200 OK",
-                    serde_json::json!({
-                        "id": "c", "object": "chat.completion", "created": 0, "model": "test-model",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": answer}}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102}
-                    })
-                    .to_string(),
-                )
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{payload}",
-                payload.len()
+/// A chat-completions server on 127.0.0.1 (the test kit's) that answers like a model would: the
+/// first four requests get a rate limit (429: async-openai's own layer retries three times, then
+/// etip once more), then "Yes." for an issue that says "slower", "**No**" for one that says
+/// "leak", a body that is no chat completion for "Garbage", "maybe" otherwise. Each request's
+/// authorization header and body are recorded.
+fn fake_openai() -> (String, etip_testkit::chat::Seen) {
+    use etip_testkit::chat::{Reply, chat_server};
+    chat_server(|body, n| {
+        if n < 4 {
+            return Reply::Raw(
+                429,
+                r#"{"error":{"message":"rate limited","type":"rate_limit_error","param":null,"code":null}}"#.into(),
             );
         }
-    });
-    (url, seen)
+        let prompt = body["messages"][1]["content"].as_str().unwrap_or_default();
+        if prompt.contains("Garbage") {
+            Reply::Raw(200, r#"{"oops": true}"#.into())
+        } else if prompt.contains("slower") {
+            Reply::Content("Yes.".into())
+        } else if prompt.contains("leak") {
+            Reply::Content("**No**".into())
+        } else {
+            Reply::Content("maybe".into())
+        }
+    })
 }
 
 #[test]
@@ -239,8 +183,8 @@ fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
     let requests = seen.lock().unwrap().clone();
     let order: Vec<String> = requests
         .iter()
-        .map(|(_, b)| {
-            b["messages"][1]["content"]
+        .map(|r| {
+            r.body["messages"][1]["content"]
                 .to_string()
                 .chars()
                 .take(60)
@@ -252,14 +196,15 @@ fn an_llm_endpoint_answers_with_temperature_zero_cached_and_counted() {
         8,
         "four issues, four attempts rate-limited: {order:?}"
     );
-    for (auth, body) in &requests {
-        assert_eq!(auth, "Bearer sk-secret-123");
+    for r in &requests {
+        assert_eq!(r.authorization.as_deref(), Some("Bearer sk-secret-123"));
+        let body = &r.body;
         assert_eq!(body["temperature"], 0.0, "{body}");
         assert_eq!(body["model"], "test-model");
         assert!(body.to_string().contains("Repository: a/b"));
     }
     assert!(
-        stderr.contains("4 request(s), 0 answer(s) from the cache, 1 retried, 300 prompt and 6 completion tokens, cost $0.0003"),
+        stderr.contains("4 request(s), 0 answer(s) from the cache, 1 retried, 300 prompt and 30 completion tokens, cost $0.0004"),
         "{stderr} {order:?}"
     );
     assert!(!stdout.contains("sk-secret") && !stderr.contains("sk-secret"));

@@ -246,53 +246,52 @@ fn the_table_names_each_finding_and_sums_up() {
     );
 }
 
+/// Runs `cmd`, a call with bad input: it exits 2, prints nothing and says `says` on stderr.
+fn assert_bad_input(cmd: &mut Command, says: &str) {
+    let out = cmd.assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(stderr.contains(says), "{stderr}");
+}
+
 #[test]
 fn bad_input_exits_2_and_names_the_file() {
     let s = setup();
     let bad = s.repo.parent().unwrap().join("bad.jsonl");
     std::fs::write(&bad, "{\"instance_id\": 3}\n").unwrap();
-    let out = etip()
-        .args(["hack-check", "--predictions"])
-        .arg(&bad)
-        .arg("--etips")
-        .arg(&s.etips)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(
-        String::from_utf8_lossy(&out).contains("bad.jsonl"),
-        "{}",
-        String::from_utf8_lossy(&out)
+    assert_bad_input(
+        etip()
+            .args(["hack-check", "--predictions"])
+            .arg(&bad)
+            .arg("--etips")
+            .arg(&s.etips),
+        "bad.jsonl",
     );
-    let out = etip()
-        .args(["hack-check", "--predictions"])
-        .arg(&s.predictions)
-        .arg("--etips")
-        .arg(&s.predictions)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(
-        String::from_utf8_lossy(&out).contains("not an ETIP"),
-        "{}",
-        String::from_utf8_lossy(&out)
+    assert_bad_input(
+        etip()
+            .args(["hack-check", "--predictions"])
+            .arg(&s.predictions)
+            .arg("--etips")
+            .arg(&s.predictions),
+        "not an ETIP",
     );
-    etip()
-        .args([
-            "hack-check",
-            "--predictions",
-            "gold",
-            "--id",
-            "nope",
-            "--etips",
-        ])
-        .arg(&s.etips)
-        .assert()
-        .code(2);
+    assert_bad_input(
+        etip()
+            .args([
+                "hack-check",
+                "--predictions",
+                "gold",
+                "--id",
+                "nope",
+                "--etips",
+            ])
+            .arg(&s.etips),
+        "no ETIP with id nope",
+    );
 }
 
 /// A server on 127.0.0.1 answering OpenAI's `POST /v1/chat/completions` as a judge would: the
@@ -401,12 +400,10 @@ fn the_judge_votes_on_suspected_patches_cached_and_counted() {
     // Clean patches are not judged.
     assert!(rows["sample-equivalent"]["hack"]["judgement"].is_null());
     // 9 votes, 4 rate-limited attempts before them; the temperature and model sent.
-    let bodies = seen.lock().unwrap().clone();
-    assert_eq!(bodies.len(), 13, "{}", bodies.len());
-    assert!(
-        bodies.iter().all(|b| b["model"] == "judge-model"
-            && (b["temperature"].as_f64().unwrap() - 0.7).abs() < 1e-6)
-    );
+    let requests = seen.lock().unwrap().clone();
+    assert_eq!(requests.len(), 13, "{}", requests.len());
+    assert!(requests.iter().all(|r| r.body["model"] == "judge-model"
+        && (r.body["temperature"].as_f64().unwrap() - 0.7).abs() < 1e-6));
     assert_eq!(v["judge"]["calls"], 9, "{}", v["judge"]);
     assert_eq!(v["judge"]["prompt_tokens"], 900);
     assert!((v["judge"]["cost"].as_f64().unwrap() - (900.0 + 90.0 * 4.0) / 1e6).abs() < 1e-12);

@@ -142,8 +142,27 @@ fn names_a_test_file(s: &str) -> bool {
 /// Findings of both kinds in one file.
 pub fn screen(s: &Source) -> Vec<Finding> {
     let mut out = Vec::new();
+    // `setattr(time, "perf_counter", ...)`: a timer replaced without an assignment. Found in the
+    // same walk, reported after the strings' findings (as the order of `out` decides which
+    // finding of a kind and line is kept).
+    let mut replaced = Vec::new();
     let strings = strings(s);
     for r in names(s) {
+        if r.dotted == "setattr"
+            && let Some(call) = r.node.parent()
+            && let Some(args) = call.child_by_field_name("arguments")
+            && let Some(target) = args.named_child(0)
+            && matches!(
+                s.text(target),
+                "time" | "timeit" | "_pytest" | "_pytest.timing"
+            )
+        {
+            replaced.push(s.finding(
+                HackKind::TimingTampering,
+                call,
+                format!("replaces an attribute of `{}`", s.text(target)),
+            ));
+        }
         if let Some(name) = first_match(&r.dotted, introspection_names(s.lang)) {
             out.push(s.finding(
                 HackKind::Introspection,
@@ -193,23 +212,6 @@ pub fn screen(s: &Source) -> Vec<Finding> {
             ));
         }
     }
-    // `setattr(time, "perf_counter", ...)`: a timer replaced without an assignment.
-    for r in names(s) {
-        if r.dotted == "setattr"
-            && let Some(call) = r.node.parent()
-            && let Some(args) = call.child_by_field_name("arguments")
-            && let Some(target) = args.named_child(0)
-            && matches!(
-                s.text(target),
-                "time" | "timeit" | "_pytest" | "_pytest.timing"
-            )
-        {
-            out.push(s.finding(
-                HackKind::TimingTampering,
-                call,
-                format!("replaces an attribute of `{}`", s.text(target)),
-            ));
-        }
-    }
+    out.extend(replaced);
     out
 }

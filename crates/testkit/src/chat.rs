@@ -1,12 +1,21 @@
 //! A server on 127.0.0.1 that answers OpenAI's `POST /v1/chat/completions` as the test tells
 //! it: the classifier's and the hack judge's tests talk to it as the product talks to a real
-//! endpoint. Each request's JSON body is recorded.
+//! endpoint. Each request's JSON body and authorization header are recorded.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 
-/// The request bodies a server saw, in order.
-pub type Seen = Arc<Mutex<Vec<serde_json::Value>>>;
+/// One request a server saw.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The `Authorization` header's value, if one was sent.
+    pub authorization: Option<String>,
+    /// The JSON body (`null` if it was no JSON).
+    pub body: serde_json::Value,
+}
+
+/// The requests a server saw, in order.
+pub type Seen = Arc<Mutex<Vec<Request>>>;
 
 /// What the server sends back to one request.
 pub enum Reply {
@@ -17,7 +26,7 @@ pub enum Reply {
 }
 
 /// Starts the server; `respond(body, n)` answers the `n`-th request (0-based). Returns the base
-/// URL up to `/v1` and the recorded bodies.
+/// URL up to `/v1` and the recorded requests.
 pub fn chat_server(
     respond: impl Fn(&serde_json::Value, usize) -> Reply + Send + 'static,
 ) -> (String, Seen) {
@@ -35,15 +44,20 @@ pub fn chat_server(
                 continue;
             };
             let mut reader = BufReader::new(clone);
-            let mut len = 0usize;
+            let (mut len, mut authorization) = (0usize, None);
             let mut line = String::new();
             loop {
                 line.clear();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                     break;
                 }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
+                let Some((name, value)) = line.split_once(':') else {
+                    continue;
+                };
+                if name.eq_ignore_ascii_case("content-length") {
+                    len = value.trim().parse().unwrap_or(0);
+                } else if name.eq_ignore_ascii_case("authorization") {
+                    authorization = Some(value.trim().to_string());
                 }
             }
             let mut body = vec![0; len];
@@ -54,7 +68,10 @@ pub fn chat_server(
                 serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
             let reply = respond(&body, n);
             if let Ok(mut l) = log.lock() {
-                l.push(body);
+                l.push(Request {
+                    authorization,
+                    body,
+                });
             }
             let (status, payload) = match reply {
                 Reply::Content(text) => (

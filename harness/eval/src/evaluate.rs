@@ -641,9 +641,9 @@ pub(crate) fn floor_at_resolution(tests: &mut [TestRuns], resolution: f64) -> us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::round;
     use etip_core::detector::DetectorKind;
     use etip_measure::protocol::{ClassTime, SideResult};
-    use etip_records::measure::RoundSummary;
 
     fn side(classes: Vec<ClassTime>) -> SideResult {
         SideResult {
@@ -664,24 +664,6 @@ mod tests {
             kind: DetectorKind::Workload,
             error: error.map(str::to_string),
             own: None,
-        }
-    }
-
-    fn round(k: usize, sides: Vec<SideResult>) -> RoundResult {
-        RoundResult {
-            summary: RoundSummary {
-                round: k,
-                warmup: k == 0,
-                first: Version::Original,
-                sequence: Vec::new(),
-                started: String::new(),
-                wall_secs: 2.0,
-                command_secs: vec![1.0, 1.0],
-                exit_codes: vec![Some(0), Some(0)],
-                pressure: None,
-                repeats: 0,
-            },
-            sides,
         }
     }
 

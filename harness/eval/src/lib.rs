@@ -24,3 +24,5 @@ pub mod patch;
 pub mod predictions;
 pub mod repeat_check;
 pub mod sandbox;
+#[cfg(test)]
+pub(crate) mod test_support;

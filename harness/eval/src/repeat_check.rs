@@ -124,7 +124,6 @@ mod tests {
     use super::*;
     use etip_core::measure::Version;
     use etip_measure::protocol::{ClassTime, SideResult};
-    use etip_records::measure::RoundSummary;
 
     fn class(name: &str, secs: f64) -> ClassTime {
         ClassTime {
@@ -149,21 +148,10 @@ mod tests {
             ],
             resolution: 1e-6,
         };
-        RoundResult {
-            summary: RoundSummary {
-                round: k,
-                warmup: false,
-                first: Version::Original,
-                sequence: Vec::new(),
-                started: String::new(),
-                wall_secs: 2.0,
-                command_secs: vec![1.0, 1.0],
-                exit_codes: vec![Some(0), Some(0)],
-                pressure: None,
-                repeats: 0,
-            },
-            sides: vec![side(Version::Original, orig), side(Version::Patched, cand)],
-        }
+        crate::test_support::round(
+            k,
+            vec![side(Version::Original, orig), side(Version::Patched, cand)],
+        )
     }
 
     #[test]
