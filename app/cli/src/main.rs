@@ -71,6 +71,8 @@ enum Command {
     Clean(cmd::clean::Args),
     /// The configuration file: `etip config init` writes the defaults, commented.
     Config(cmd::config::Args),
+    /// One work unit run on this machine, as a cluster node runs it (`--backend swarm`).
+    Unit(cmd::unit::Args),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +98,7 @@ fn main() -> ExitCode {
         Command::Select(args) => cmd::select::run(args, stdout),
         Command::Eval(args) => cmd::eval::run(*args, stdout),
         Command::EvalTest(args) => cmd::eval::run_tests(*args, stdout),
+        Command::Unit(args) => cmd::unit::run(args, stdout),
     };
     cmd::finish(result)
 }

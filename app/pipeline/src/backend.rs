@@ -4,28 +4,79 @@
 //! coordinator (the calling thread) consults and writes the ledger, hands units to `workers`
 //! threads and reports every event, so the ledger (a SQLite store) is only ever used from one
 //! thread. `build`, `select`, `measure`, `eval` and `eval-test` all run their units through the
-//! backend of [`BackendChoice::backend`] (see `crate::units`). A cluster backend implements the
-//! same [`Backend`] trait: it ships each [`WorkUnit`](etip_core::unit::WorkUnit) as JSON to a
-//! node whose `etip` runs it with the same [`UnitRunner`](etip_core::unit::UnitRunner), and
-//! records the returned output in the same ledger; its variant goes here, and nothing in the
-//! stages changes.
+//! backend of [`BackendChoice::open`] (see `crate::units`).
+//!
+//! [`etip_swarm::Swarm`] (`--backend swarm`, [`crate::swarm`]) implements the same
+//! [`Backend`] trait: it ships each [`WorkUnit`](etip_core::unit::WorkUnit) as JSON to a node,
+//! whose `etip unit run` ([`crate::unit_run`]) runs it with the stage's own runner, and records
+//! the reply in the same ledger. A unit's `params` carry everything the node needs; the stage
+//! code is the same on either backend.
 
+use crate::progress::Progress;
 use etip_core::unit::Backend;
 pub use etip_core::unit::Threads;
+use serde::{Deserialize, Serialize};
+
+/// Which backend a command asks for (`--backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// Worker threads of this process (`--workers`).
+    #[default]
+    Local,
+    /// Jobs on the Docker Swarm of the configuration's `[swarm]` section.
+    Swarm,
+}
+
+impl BackendKind {
+    /// The backend for a stage writing to `out`: `workers` threads, or the swarm of the
+    /// `[swarm]` section of `config`.
+    pub fn choice(
+        self,
+        stage: &str,
+        out: &std::path::Path,
+        workers: usize,
+        config: Option<&std::path::Path>,
+        namespace: &str,
+    ) -> anyhow::Result<BackendChoice> {
+        Ok(match self {
+            BackendKind::Local => BackendChoice::Threads { workers },
+            BackendKind::Swarm => {
+                let settings = crate::swarm::load(config)?;
+                crate::swarm::check(&settings)?;
+                let folder = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+                BackendChoice::Swarm(Box::new(crate::swarm::SwarmPlan {
+                    settings,
+                    build_config: config.map(std::path::Path::to_path_buf),
+                    namespace: namespace.to_string(),
+                    ledger: format!("{stage}:{}", folder.display()),
+                }))
+            }
+        })
+    }
+}
 
 /// Which backend runs the units of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum BackendChoice {
     /// Worker threads of this process.
     Threads { workers: usize },
+    /// Jobs on a Docker Swarm.
+    Swarm(Box<crate::swarm::SwarmPlan>),
 }
 
 impl BackendChoice {
-    /// The backend itself.
-    pub fn backend(self) -> Box<dyn Backend> {
-        match self {
-            BackendChoice::Threads { workers } => Box::new(Threads::new(workers)),
-        }
+    /// The backend itself: a swarm is connected (and its runner image published) here.
+    pub fn open(&self, progress: &dyn Progress) -> anyhow::Result<Box<dyn Backend>> {
+        Ok(match self {
+            BackendChoice::Threads { workers } => Box::new(Threads::new(*workers)),
+            BackendChoice::Swarm(plan) => Box::new(crate::swarm::connect(plan, progress)?),
+        })
+    }
+
+    /// Whether units leave this machine (their params must carry everything).
+    pub fn remote(&self) -> bool {
+        matches!(self, BackendChoice::Swarm(_))
     }
 }
 

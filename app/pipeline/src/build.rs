@@ -118,7 +118,7 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
     let _lock = crate::output::lock_folder(&cfg.out, "--out")?;
     let builders = Builders::new(cfg.executor, build, &cfg.out, progress)?;
     progress.start(Some(etips.len() as u64));
-    let backend = cfg.backend().backend();
+    let backend = cfg.backend().open(progress)?;
     let on_event = |ev: &Event| match ev {
         Event::Started { id } => progress.message(&format!("{id}: preparing")),
         Event::Layer { id, kind, reused } => progress.message(&format!(

@@ -15,9 +15,11 @@ pub fn default_text() -> String {
     format!(
         "# etip configuration, written by `etip config init`; every value is the default.\n\
          # The build settings are read by `etip build`, `measure`, `select`, `eval` and\n\
-         # `eval-test` (`--config etip.toml`); `[mine.github]` by `etip mine github`.\n\n\
-         {build}{}",
-        crate::mine::github::CONFIG_SECTION
+         # `eval-test` (`--config etip.toml`); `[mine.github]` by `etip mine github`;\n\
+         # `[swarm]` by `--backend swarm`.\n\n\
+         {build}{}{}",
+        crate::mine::github::CONFIG_SECTION,
+        crate::swarm::CONFIG_SECTION
     )
 }
 

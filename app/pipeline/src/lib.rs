@@ -54,7 +54,9 @@ pub mod sandbox;
 pub mod score;
 pub mod select;
 pub mod services;
+pub mod swarm;
 pub mod timing;
+pub mod unit_run;
 mod units;
 
 pub use error::{InputError, input_error};

@@ -209,7 +209,7 @@ fn select_units(
             failure = Some(e);
         }
     };
-    let ran = cfg.backend().backend().run(
+    let ran = cfg.backend().open(progress)?.run(
         units,
         runner,
         ledger,

@@ -12,6 +12,25 @@
 use sha2::{Digest, Sha256};
 use std::sync::Mutex;
 
+/// The machine a unit runs on, as its record names it: on a cluster node the swarm's id and host
+/// name of the node (`ETIP_NODE_ID`, `ETIP_NODE_HOSTNAME`, set by the swarm backend), else this
+/// machine's; the CPU model and the engine as the executor reports them.
+pub(crate) fn this_node(info: &etip_exec::executor::ExecutorInfo) -> etip_core::node::Node {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut node = etip_core::node::Node::this_machine();
+    if let Some(id) = var("ETIP_NODE_ID") {
+        node.id = id;
+    }
+    if let Some(h) = var("ETIP_NODE_HOSTNAME") {
+        node.hostname = h;
+    }
+    if let Some(cpu) = info.cpu_model.clone().filter(|c| !c.is_empty()) {
+        node.cpu_model = cpu;
+    }
+    node.engine_version = info.engine.clone().unwrap_or_else(|| info.name.clone());
+    node
+}
+
 /// SHA-256 (hex) of `parts` as JSON text: a unit's content key.
 pub(crate) fn key(parts: &serde_json::Value) -> String {
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))

@@ -20,6 +20,7 @@ pub mod hack;
 pub mod instance;
 pub mod language;
 pub mod measure;
+pub mod node;
 pub mod process;
 pub mod selection;
 pub mod task;

@@ -99,6 +99,10 @@ pub struct TaskResult {
     /// `judged_hack`; rules §6): `etip score --hacks` scores without the suspects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hack: Option<etip_core::hack::HackVerdict>,
+    /// The machine the evaluation ran on: host name, CPU model, engine version, and on a cluster
+    /// the node's id and labels (`etip.profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<etip_core::node::Node>,
 }
 
 /// One task's figures under each benchmark's rule, beside etip's own verdict (`category`). A

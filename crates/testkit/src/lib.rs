@@ -1,5 +1,5 @@
 //! Helpers the test suites share: git, index entries for repositories written through libgit2,
-//! copying trees, a local chat-completions endpoint ([`chat`]), rendering HTML reports in headless Chromium ([`render_html`]), and the fixture
+//! copying trees, a local chat-completions endpoint ([`chat`]), a Docker Swarm of real engines in network namespaces ([`cluster`]), rendering HTML reports in headless Chromium ([`render_html`]), and the fixture
 //! repositories of `etip build`
 //! and `etip measure` (`crates/fixtures/repos/<kind>/<step>/`, one commit per step folder,
 //! each step's files written over the previous tree). A dev-dependency only; it panics with a
@@ -12,6 +12,7 @@
 //! ```
 
 pub mod chat;
+pub mod cluster;
 pub mod registry;
 
 use std::path::{Path, PathBuf};

@@ -434,8 +434,8 @@ impl InvalidConfig {
 }
 
 /// Top-level tables of an `etip.toml` that belong to other commands (`[mine]`: `etip mine
-/// github`); the build reads around them.
-pub const OTHER_SECTIONS: &[&str] = &["mine"];
+/// github`; `[swarm]`: `--backend swarm`); the build reads around them.
+pub const OTHER_SECTIONS: &[&str] = &["mine", "swarm"];
 
 /// `text` with the tables of [`OTHER_SECTIONS`] (`[mine]`, `[mine.github]`, ...) blanked: their
 /// header and key lines become empty lines, every other line keeps its number.

@@ -15,7 +15,9 @@
 //!   ([`network`]),
 //! - keep a container running as a session and time commands in it ([`Engine::start_session`],
 //!   [`Engine::exec`], [`Engine::copy_out`], [`Engine::stop_session`], see [`session`]),
-//! - describe the engine and its host for measurement records ([`Engine::describe`]).
+//! - describe the engine and its host for measurement records ([`Engine::describe`]),
+//! - on a swarm manager, run a work unit as a one-shot job service on a node, read its task and
+//!   log, list the nodes and remove what etip created ([`swarm`]).
 //!
 //! Every image and container etip creates carries the label [`LABEL_MANAGED`]` = "true"` plus
 //! `etip.kind` and `etip.namespace`, so [`Engine::clean`] can find and remove them.
@@ -40,7 +42,7 @@
 //! queries and builds in `image`, single runs and [`Limits`] in `run`, listing and cleaning up in
 //! `clean`, stopping on a signal ([`interrupt`], [`Engine::remove_own_objects`]) in `interrupt`;
 //! everything they define is re-exported here. Layers, sessions, build containers and
-//! networks have public modules of their own.
+//! networks and swarm services have public modules of their own.
 
 mod clean;
 mod engine;
@@ -53,6 +55,7 @@ pub mod build_container;
 pub mod layer;
 pub mod network;
 pub mod session;
+pub mod swarm;
 
 pub use build_container::{BuildContainer, TmpFile, is_network_name};
 pub use clean::{CleanFilter, CleanReport, Labelled};

@@ -36,8 +36,9 @@ fn category_of_problem(p: &PatchProblem) -> Category {
     }
 }
 
-/// Everything an evaluation is asked to do.
-#[derive(Debug, Clone)]
+/// Everything an evaluation is asked to do. Serializable: a cluster node's runner gets it with
+/// the unit.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EvalConfig {
     /// The protocol, verdicts, tests, resources and build configuration, as `etip measure` has
     /// them. `logs` is unused: the evaluation's log folder is given per prediction.

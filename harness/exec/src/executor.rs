@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Resource limits of a session.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Resources {
     /// CPUs the session may use (when no CPU set is given).
     pub cpus: f64,

@@ -42,7 +42,7 @@ use etip_stats::median;
 use std::collections::BTreeSet;
 
 /// How far reported and measured times may disagree (rules §3.8).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tolerance {
     /// Seconds per round.
     pub secs: f64,

@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Which tests run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Tests {
     /// The changed modules (Java); every test of the repository (Python).
     Modules,
@@ -49,7 +49,7 @@ pub enum Tests {
 }
 
 /// The covering detectors of one ETIP, as `etip select` found them.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Covering {
     /// Pytest node ids or Java test classes, sorted; empty when no test executes the change.
     pub tests: Vec<String>,
@@ -167,8 +167,9 @@ impl Detectors {
     }
 }
 
-/// Everything `etip measure` is asked to do.
-#[derive(Debug, Clone)]
+/// Everything `etip measure` is asked to do. Serializable: a cluster node's runner gets it
+/// with the unit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MeasureConfig {
     pub protocol: ProtocolConfig,
     pub verdict: VerdictConfig,

@@ -180,7 +180,7 @@ pub struct Plan {
 }
 
 /// Parameters of the protocol.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProtocolConfig {
     /// Timed rounds before any adaptive extension.
     pub rounds: usize,

@@ -23,7 +23,7 @@ use etip_stats::{Direction, EffectRecord, MannWhitneyRecord, SignTestRecord};
 use std::collections::BTreeMap;
 
 /// How verdicts are computed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct VerdictConfig {
     pub sign: SignTestConfig,
     /// The sign test's pair rule. Under `Resolution(r)` a pair is a tie when both times are at or

@@ -6,6 +6,7 @@
 use super::args::{ConfigArgs, OutputArgs};
 use super::format::render;
 use super::measure::TimingArgs;
+use etip_pipeline::backend::BackendKind;
 use etip_pipeline::eval::{Config, Outcome, Predictions, Records, RunConfig};
 use etip_pipeline::timing::TestChoice;
 use etip_pipeline::{ExecutorChoice, ExecutorKind};
@@ -100,6 +101,10 @@ struct RunArgs {
     /// Namespace label of the containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
+    /// Where the evaluations run: `local` (`--workers` threads of this process) or `swarm`
+    /// (jobs on the Docker Swarm that --config's `[swarm]` section names; docs/cluster.md).
+    #[arg(long, default_value = "local", value_parser = ["local", "swarm"])]
+    backend: String,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -107,7 +112,12 @@ struct RunArgs {
 impl RunArgs {
     /// The pipeline's configuration of these flags.
     fn config(self) -> RunConfig {
+        let backend = match self.backend.as_str() {
+            "swarm" => BackendKind::Swarm,
+            _ => BackendKind::Local,
+        };
         RunConfig {
+            backend,
             etips: self.etips,
             out: self.out,
             ids: self.id,

@@ -19,6 +19,7 @@ pub mod mine_github;
 pub mod progress;
 pub mod sandbox;
 pub mod select;
+pub mod unit;
 
 use std::process::ExitCode;
 

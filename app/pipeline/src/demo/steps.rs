@@ -252,6 +252,7 @@ impl Demo<'_> {
             } else {
                 ExecutorKind::Docker
             }),
+            backend: Default::default(),
         }
     }
 

@@ -14,9 +14,11 @@ mod results;
 mod units;
 mod worker;
 
+pub(crate) use units::run_on_node;
+
 pub use etip_report::eval::Records;
 
-use crate::backend::BackendChoice;
+use crate::backend::{BackendChoice, BackendKind};
 use crate::disk::DiskGuard;
 use crate::executor::{ExecutorChoice, Workload};
 use crate::progress::{Done, Progress};
@@ -74,6 +76,9 @@ pub struct RunConfig {
     pub reuse_containers: bool,
     /// Docker, or (for code you trust only) [`crate::executor::ExecutorKind::Local`].
     pub executor: ExecutorChoice,
+    /// Threads of this process, or a swarm (`[swarm]` of `build_config`).
+    #[serde(default)]
+    pub backend: BackendKind,
 }
 
 /// An evaluation run.
@@ -99,11 +104,15 @@ pub struct Config {
 }
 
 impl RunConfig {
-    /// The backend of the evaluations: `workers` threads.
-    pub fn backend(&self) -> BackendChoice {
-        BackendChoice::Threads {
-            workers: self.workers,
-        }
+    /// The backend of the evaluations: `workers` threads, or the swarm.
+    pub fn backend(&self, stage: Stage) -> anyhow::Result<BackendChoice> {
+        self.backend.choice(
+            stage.as_str(),
+            &self.out,
+            self.workers,
+            self.build_config.as_deref(),
+            &self.executor.namespace,
+        )
     }
 }
 
@@ -284,7 +293,16 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
         Records::Patches => Stage::Eval,
         Records::Tests => Stage::EvalTest,
     };
-    let units = units::units(stage, &cfg.run.run_id, &jobs, &statuses, &eval)?;
+    let params = units::Params {
+        run_id: cfg.run.run_id.clone(),
+        eval: eval.clone(),
+        cpus: cfg.run.timing.cpus.clone(),
+        namespace: cfg.run.executor.namespace.clone(),
+        min_free: disk.min,
+    };
+    let mut units = units::units(stage, &jobs, &statuses, &params)?;
+    let backend = cfg.run.backend(stage)?.open(progress)?;
+    backend.prepare(&mut units)?;
     let mut store = store;
     let (stored, others) = stored(cfg, &store, &jobs)?;
     let reusable = units::prepare(&mut store, &units, &stored, cfg.run.force)?;
@@ -319,7 +337,7 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
         others: &others,
         progress,
     };
-    let (results, failure, ran) = recording.run(&units, &runner, &mut ledger);
+    let (results, failure, ran) = recording.run(backend.as_ref(), &units, &runner, &mut ledger);
     progress.end();
     if let Some(e) = failure {
         return Err(e.context("recording the results"));
@@ -358,6 +376,7 @@ impl Recording<'_> {
     /// the outputs, and how the backend ended.
     fn run(
         &self,
+        backend: &dyn etip_core::unit::Backend,
         units: &[etip_core::unit::WorkUnit],
         runner: &units::Runner<'_>,
         ledger: &mut units::EvalLedger<'_>,
@@ -375,7 +394,7 @@ impl Recording<'_> {
         );
         let mut results: Vec<Option<TaskResult>> = vec![None; jobs.len()];
         let mut failure: Option<anyhow::Error> = None;
-        let ran = cfg.run.backend().backend().run(
+        let ran = backend.run(
             units,
             runner,
             ledger,

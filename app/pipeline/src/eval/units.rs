@@ -38,30 +38,47 @@ struct Spec {
     decided: Option<String>,
 }
 
+/// What a unit's runner needs besides its spec: everything a cluster node's `etip unit run`
+/// evaluates it with. The CPU set is the node's own: `cpus` is the user's `--cpus`, applied to
+/// the node's cores there.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Params {
+    pub run_id: String,
+    pub eval: EvalConfig,
+    pub cpus: Option<String>,
+    /// Namespace label of the containers.
+    pub namespace: String,
+    /// Free space (bytes) the node's engine data root must keep.
+    pub min_free: u64,
+}
+
 /// One unit per job, in the order of the jobs.
 pub(super) fn units(
     stage: Stage,
-    run_id: &str,
     jobs: &[Job],
     statuses: &[InstanceStatus],
-    eval: &EvalConfig,
+    params: &Params,
 ) -> anyhow::Result<Vec<WorkUnit>> {
     let mut units = Vec::new();
+    let params_json = serde_json::to_value(params)?;
     for job in jobs {
         let status = &statuses[job.status];
-        let instance = serde_json::to_string(&[run_id, &job.prediction.model, &status.id])?;
+        let instance = serde_json::to_string(&[&params.run_id, &job.prediction.model, &status.id])?;
         let spec = Spec {
             status: status.clone(),
             prediction: job.prediction.clone(),
             decided: job.decided.clone(),
         };
-        units.push(WorkUnit::new(
-            stage,
-            instance,
-            serde_json::to_value(&spec)?,
-            serde_json::json!({ "run_id": run_id }),
-            super::jobs::key(status, &job.prediction, eval),
-        ));
+        units.push(
+            WorkUnit::new(
+                stage,
+                instance,
+                serde_json::to_value(&spec)?,
+                params_json.clone(),
+                super::jobs::key(status, &job.prediction, &params.eval),
+            )
+            .with_images(status.image.clone()),
+        );
     }
     Ok(units)
 }
@@ -186,6 +203,8 @@ impl UnitRunner for Runner<'_> {
             // Stopped by a signal: this result says nothing about the patch.
             return Err(UnitError::Cancelled);
         }
+        let mut r = r;
+        r.node = Some(crate::units::this_node(&self.cx.executor.info()));
         let output = UnitOutput::of(&r)?;
         if final_result(&r) {
             Ok(output)
@@ -194,6 +213,61 @@ impl UnitRunner for Runner<'_> {
             Err(UnitError::infrastructure_with(why, output))
         }
     }
+}
+
+/// Runs an evaluation unit on this cluster node: the node's engine, CPU set and scratch folder,
+/// the unit's parameters. Labels against the ground truth need the repository, which stays
+/// with the coordinator: they are left to it.
+pub(crate) fn run_on_node(
+    unit: &WorkUnit,
+    progress: &dyn crate::progress::Progress,
+) -> Result<UnitOutput, UnitError> {
+    let params: Params = serde_json::from_value(unit.params.clone()).map_err(UnitError::Record)?;
+    let spec: Spec = serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
+    let infra = |what: &str, e: anyhow::Error| UnitError::infrastructure(format!("{what}: {e:#}"));
+    let choice = crate::executor::ExecutorChoice {
+        kind: crate::executor::ExecutorKind::Docker,
+        namespace: params.namespace.clone(),
+    };
+    let ex = crate::executor::choose(
+        &choice,
+        std::slice::from_ref(&spec.status),
+        crate::executor::Workload::Candidates,
+        progress,
+    )
+    .map_err(|e| infra("this node's engine", e))?;
+    let (cpuset, notes) =
+        crate::timing::pinning(params.cpus.as_deref(), ex.executor.info().can_pin)
+            .map_err(|e| infra("pinning on this node", e))?;
+    let mut eval = params.eval;
+    eval.measure.cpusets = cpuset.map(|c| [c.clone(), c]);
+    eval.measure.notes = notes;
+    let scratch = tempfile::Builder::new()
+        .prefix("etip-unit-")
+        .tempdir()
+        .map_err(|e| UnitError::infrastructure(format!("a scratch folder: {e}")))?;
+    // The node's data root is not in the runner's container: its engine reports a full disk.
+    let disk = DiskGuard {
+        paths: vec![(
+            "the runner's scratch folder".into(),
+            scratch.path().to_path_buf(),
+        )],
+        min: params.min_free,
+    };
+    let halt = Halt::default();
+    let runner = Runner {
+        cx: worker::Context {
+            executor: ex.executor.as_ref(),
+            cfg: &eval,
+            logs: &scratch.path().join("logs"),
+            cache: &scratch.path().join("repos"),
+            labels: false,
+            progress,
+        },
+        disk: &disk,
+        halt: &halt,
+    };
+    runner.run(unit, etip_core::cancel::process())
 }
 
 #[cfg(test)]

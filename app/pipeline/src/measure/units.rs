@@ -146,7 +146,7 @@ impl Measuring<'_> {
                 halt.set(format!("{e:#}"));
             }
         };
-        let ran = self.cfg.backend().backend().run(
+        let ran = self.cfg.backend().open(self.progress)?.run(
             &units,
             &runner,
             store,

@@ -33,6 +33,7 @@
 
 mod memory;
 mod threads;
+pub mod wire;
 
 pub use memory::MemoryLedger;
 pub use threads::Threads;
@@ -83,6 +84,15 @@ pub struct WorkUnit {
     /// Content key of everything the output depends on (inputs, image, parameters, etip's rules):
     /// equal keys give interchangeable outputs.
     pub key: String,
+    /// The images the unit runs, as `spec` names them: a cluster backend makes each reachable
+    /// from its nodes ([`Backend::prepare`]) and the node's runner pulls a missing one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
+    /// Where the unit must run, as placement constraints (`node.labels.etip.profile==small`):
+    /// a cluster backend places it on a node that meets them; on one machine the stage itself
+    /// stands in (a CPU set per profile).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<String>,
 }
 
 impl WorkUnit {
@@ -99,7 +109,21 @@ impl WorkUnit {
             spec,
             params,
             key: key.into(),
+            images: Vec::new(),
+            placement: Vec::new(),
         }
+    }
+
+    /// The unit with the images it runs.
+    pub fn with_images(mut self, images: impl IntoIterator<Item = String>) -> WorkUnit {
+        self.images = images.into_iter().collect();
+        self
+    }
+
+    /// The unit with where it must run.
+    pub fn with_placement(mut self, constraints: impl IntoIterator<Item = String>) -> WorkUnit {
+        self.placement = constraints.into_iter().collect();
+        self
     }
 
     /// The unit's identity in a ledger: `stage:instance`. A unit with the same id and another key
@@ -126,6 +150,14 @@ impl UnitOutput {
     /// The stage's record, typed again.
     pub fn read<T: serde::de::DeserializeOwned>(&self) -> Result<T, UnitError> {
         T::deserialize(&self.record).map_err(UnitError::Record)
+    }
+
+    /// Records `node` as where the unit ran (the record's `node` field, when the record is a
+    /// JSON object, as every stage's is).
+    pub fn set_node(&mut self, node: &crate::node::Node) {
+        if let (Some(obj), Ok(v)) = (self.record.as_object_mut(), serde_json::to_value(node)) {
+            obj.insert("node".into(), v);
+        }
     }
 
     /// SHA-256 of the record's JSON text (hex): two outputs with the same digest are the same.
@@ -296,6 +328,12 @@ pub enum BackendError {
 pub trait Backend: Sync {
     /// The backend's name in outputs (`threads`, `swarm`).
     fn name(&self) -> &'static str;
+    /// Makes what the units need reachable where they will run, before [`Backend::run`]: a
+    /// cluster backend pushes each of [`WorkUnit::images`] to its registry and names it in the
+    /// unit's spec as the nodes pull it. The keys stay as they are. Nothing to do on one machine.
+    fn prepare(&self, _units: &mut [WorkUnit]) -> Result<(), BackendError> {
+        Ok(())
+    }
     /// Runs `units` through `runner`, recording each in `ledger` and reporting each to `events`
     /// (on the calling thread; every event names an element of `units`, see [`position`]). Stops
     /// starting units once `cancel` is set.
