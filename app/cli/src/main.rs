@@ -60,6 +60,10 @@ enum Command {
     /// (ground-truth patched) version and timed there; a test that passes on both in every round
     /// and finds the reference significantly faster is an ETIP detector test.
     EvalTest(Box<cmd::eval::TestArgs>),
+    /// Evaluate each ETIP's reference (or a prediction) again on every machine profile, several
+    /// times, and say per task whether it is evaluable, faster and valid by each benchmark's rule
+    /// in every replay, with the median and spread of its runtime change.
+    Replay(Box<cmd::eval::ReplayArgs>),
     /// Screen agent patches for reward hacks from the patches and the original trees alone (no
     /// engine): input special cases, cross-call caches, introspection, timing tampering,
     /// precomputed tables, out-of-scope files.
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => cmd::eval::run(*args, stdout),
         Command::EvalTest(args) => cmd::eval::run_tests(*args, stdout),
         Command::Unit(args) => cmd::unit::run(args, stdout),
+        Command::Replay(args) => cmd::eval::run_replay(*args, stdout),
     };
     cmd::finish(result)
 }

@@ -1,4 +1,5 @@
-//! `clean`: remove the images and containers etip created (found by their `etip.*` labels).
+//! `clean`: remove the images and containers etip created (found by their `etip.*` labels), and
+//! with `--swarm` the unit services and configs it left on a swarm.
 
 use anyhow::Context;
 use etip_build::config::BuildConfig;
@@ -15,6 +16,24 @@ pub struct Config {
     pub namespace: Option<String>,
     /// Containers only, every image kept.
     pub containers_only: bool,
+}
+
+/// Removes the unit services (and their configs) etip left on the swarm of `settings`, of
+/// `namespace` only when one is given; returns how many services were removed.
+pub fn swarm(
+    settings: &crate::swarm::SwarmSettings,
+    namespace: Option<&str>,
+) -> anyhow::Result<usize> {
+    let rt = crate::runtime::get()?;
+    let manager = rt
+        .block_on(etip_docker::Engine::connect_to(&settings.manager))
+        .with_context(|| format!("the swarm's manager at {}", settings.manager))?;
+    let labels: Vec<String> = namespace
+        .map(|ns| format!("{}={ns}", etip_swarm::LABEL_NAMESPACE))
+        .into_iter()
+        .collect();
+    rt.block_on(manager.remove_swarm_objects(&labels))
+        .context("removing etip's services from the swarm")
 }
 
 /// Removes what `cfg` names; returns what was removed.

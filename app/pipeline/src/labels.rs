@@ -66,14 +66,15 @@ fn touched(
 }
 
 /// The versions of every file the candidate or the ground truth changes: (path, original,
-/// reference, candidate), the candidate's as `etip eval` copied them under `files`.
+/// reference, candidate), the candidate's as `etip eval` copied them under `files` (`None`: not
+/// copied out, as on a cluster node: the candidate's diff applied to the original here).
 type Versions = Vec<(String, Option<Vec<u8>>, Option<Vec<u8>>, Option<Vec<u8>>)>;
 
 fn versions(
     status: &InstanceStatus,
     gold: &str,
     candidate: &str,
-    files: &Path,
+    files: Option<&Path>,
     cache: &Path,
 ) -> Result<Versions, LabelError> {
     let source = status.source.as_deref().ok_or(LabelError::NoSource)?;
@@ -103,11 +104,16 @@ fn versions(
         let original = repo.file_at(base, &p)?;
         let reference = repo.file_at(patched, &p)?;
         let cand = if cand_after.contains(&p) {
-            let path = files.join(&p);
-            Some(std::fs::read(&path).map_err(|error| LabelError::Read {
-                path: path.display().to_string(),
-                error,
-            })?)
+            match files {
+                Some(files) => {
+                    let path = files.join(&p);
+                    Some(std::fs::read(&path).map_err(|error| LabelError::Read {
+                        path: path.display().to_string(),
+                        error,
+                    })?)
+                }
+                None => applied(candidate, &p, original.as_deref())?,
+            }
         } else if cand_paths.contains(&p) {
             None
         } else {
@@ -116,6 +122,19 @@ fn versions(
         held.push((p, original, reference, cand));
     }
     Ok(held)
+}
+
+/// The candidate's version of `path`: its diff applied to `original` in memory.
+fn applied(
+    candidate: &str,
+    path: &str,
+    original: Option<&[u8]>,
+) -> Result<Option<Vec<u8>>, LabelError> {
+    let diffs = etip_screen::diff::parse(candidate)?;
+    match diffs.iter().find(|d| d.path() == path) {
+        Some(d) => Ok(etip_screen::diff::apply(d, original)?),
+        None => Ok(original.map(<[u8]>::to_vec)),
+    }
 }
 
 /// What `etip eval` learns of an applied patch by reading it: the labels against the ground
@@ -127,13 +146,14 @@ pub struct Reading {
 }
 
 /// The labels of `candidate` (a patch that applied) on `status`, whose candidate files are under
-/// `files` (see [`etip_eval::evaluate::CHANGED_FILES`]), and its screen. `cache`: where remote
+/// `files` (see [`etip_eval::evaluate::CHANGED_FILES`]; `None`: its diff is applied to the
+/// original here), and its screen. `cache`: where remote
 /// sources are cloned.
 pub fn read(
     status: &InstanceStatus,
     gold: &str,
     candidate: &str,
-    files: &Path,
+    files: Option<&Path>,
     cache: &Path,
 ) -> Result<Reading, LabelError> {
     let held = versions(status, gold, candidate, files, cache)?;

@@ -27,9 +27,11 @@ pub fn read_unit(file: &Path) -> anyhow::Result<WorkUnit> {
 
 /// Runs `unit` and writes its reply to `out`.
 pub fn run(unit: &WorkUnit, out: &mut dyn Write, progress: &dyn Progress) -> anyhow::Result<()> {
+    let start = std::time::Instant::now();
     let (result, images, node) = attempt(unit, progress);
     let mut reply = Reply::new(unit, node, result);
     reply.images = images;
+    reply.secs = start.elapsed().as_secs_f64();
     for line in reply.lines() {
         writeln!(out, "{line}")?;
     }

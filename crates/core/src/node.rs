@@ -10,6 +10,12 @@ use std::collections::BTreeMap;
 
 /// The label key that names a node's machine profile (`etip.profile=n2-standard-8`).
 pub const PROFILE_LABEL: &str = "etip.profile";
+/// The label key that restricts the CPUs a node's units pin their sessions to (`etip.cpus=2-7`):
+/// cores left to the node's other work, or, on one machine, the cores of each engine of a test
+/// cluster.
+pub const CPUS_LABEL: &str = "etip.cpus";
+/// The variable through which a node's runner gets its [`CPUS_LABEL`].
+pub const CPUS_ENV: &str = "ETIP_CPUS";
 
 /// Where a unit ran.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

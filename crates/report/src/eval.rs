@@ -400,6 +400,45 @@ pub fn report(
     r.finish()
 }
 
+/// `etip replay`'s table: per task and patch, whether it held in every replay (evaluable, faster,
+/// valid by each benchmark's rule) and its median runtime change with the spread.
+pub fn replay_table(rows: &[etip_score::replay::ReplayRow]) -> Table {
+    let mut cols = vec![
+        ("etip", Align::Left),
+        ("model", Align::Left),
+        ("replays", Align::Right),
+        ("evaluable", Align::Left),
+        ("faster", Align::Left),
+    ];
+    let rules: Vec<&str> = etip_score::replay::RULES.to_vec();
+    for r in &rules {
+        cols.push((r, Align::Left));
+    }
+    cols.push(("median change", Align::Right));
+    cols.push(("spread (pp)", Align::Right));
+    let mut t = Table::new(cols);
+    let yn = |b: bool| if b { "yes" } else { "no" }.to_string();
+    for row in rows {
+        let mut cells = vec![
+            row.instance_id.clone(),
+            row.model.clone(),
+            format!("{}/{}", row.evaluated, row.replays),
+            yn(row.evaluable_everywhere),
+            yn(row.faster_everywhere),
+        ];
+        for r in &rules {
+            cells.push(yn(row.valid_everywhere.get(*r).copied().unwrap_or(false)));
+        }
+        cells.push(
+            row.median_change_pct
+                .map_or("-".into(), |m| format!("{m:+.1}%")),
+        );
+        cells.push(num(row.spread_pp, 1));
+        t.push(cells);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

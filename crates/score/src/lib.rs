@@ -35,6 +35,7 @@ pub mod hacks;
 pub mod input;
 pub mod param;
 pub mod rank;
+pub mod replay;
 pub mod rules;
 pub mod runs;
 

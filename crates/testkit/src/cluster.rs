@@ -13,6 +13,10 @@
 //!
 //! A node's engine socket is reachable at `<dir>/sockets/<node id>.sock` (a link to the node's
 //! own socket): the runner's mount source `<dir>/sockets/{{.Node.ID}}.sock` names each node's own.
+//! The engines share this machine's cores, so each worker is labelled `etip.cpus` with a core of
+//! its own (the last cores first), which its units pin their timed sessions to.
+//! The engines share this machine's cores, so each worker is labelled `etip.cpus` with a core of
+//! its own (the last cores first), which its units pin their timed sessions to.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -213,6 +217,22 @@ impl Cluster {
                     "update",
                     "--label-add",
                     &format!("etip.profile={profile}"),
+                    &w.id,
+                ],
+            )
+            .unwrap_or_else(|e| panic!("labelling {}: {e}", w.name));
+        }
+        // The engines share this machine's cores: each worker pins its units to its own.
+        let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for (i, w) in cluster.workers.iter().enumerate() {
+            let cpu = (ncpu - 1).saturating_sub(i % ncpu);
+            docker(
+                &m,
+                &[
+                    "node",
+                    "update",
+                    "--label-add",
+                    &format!("etip.cpus={cpu}"),
                     &w.id,
                 ],
             )

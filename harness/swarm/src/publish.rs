@@ -28,7 +28,7 @@ pub enum PublishError {
         image: String,
         registry: String,
         #[source]
-        source: EngineError,
+        source: Box<EngineError>,
     },
     #[error("{0}")]
     Reference(String),
@@ -77,7 +77,7 @@ impl Registry {
         let err = |source| PublishError::Engine {
             image: image.to_string(),
             registry: self.push.clone(),
-            source,
+            source: Box::new(source),
         };
         let target = format!("{}/{repo}", self.push);
         self.local.tag(image, &target, tag).await.map_err(err)?;
@@ -118,7 +118,7 @@ impl Registry {
         let err = |source| PublishError::Engine {
             image: tag.clone(),
             registry: self.push.clone(),
-            source,
+            source: Box::new(source),
         };
         if self.local.image(&tag).await.map_err(err)?.is_none() {
             let dockerfile = format!(

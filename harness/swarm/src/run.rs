@@ -313,6 +313,9 @@ impl<'s, 'l, 'e> Coordinator<'s, 'l, 'e> {
             "ETIP_NODE_ID={{.Node.ID}}".to_string(),
             "ETIP_NODE_HOSTNAME={{.Node.Hostname}}".to_string(),
         ];
+        if let Some(cpus) = node.labels.get(etip_core::node::CPUS_LABEL) {
+            env.push(format!("{}={cpus}", etip_core::node::CPUS_ENV));
+        }
         env.extend(cfg.env.iter().cloned());
         let spec = UnitService {
             name: name.clone(),
@@ -453,6 +456,14 @@ impl<'s, 'l, 'e> Coordinator<'s, 'l, 'e> {
         let reply: Reply = wire::read(&log).map_err(refused)?;
         reply.check(unit).map_err(refused)?;
         check_images(unit, &reply).map_err(UnitError::infrastructure)?;
+        let flight_secs = flight.started.elapsed().as_secs_f64();
+        tracing::info!(
+            "{}: {:.1}s on the swarm, {:.1}s in the runner: {:.1}s of placement, start and collection",
+            unit.id(),
+            flight_secs,
+            reply.secs,
+            flight_secs - reply.secs
+        );
         let mut result = reply.clone().into_result();
         if let Ok(output) = &mut result {
             output.set_node(&reply.node);

@@ -13,9 +13,24 @@ pub struct Args {
     /// `etip measure` left running.
     #[arg(long, conflicts_with = "all")]
     containers: bool,
+    /// Also remove the work units' services and configs etip left on the swarm that --config's
+    /// `[swarm]` section names (a coordinator killed for good).
+    #[arg(long)]
+    swarm: bool,
+    /// The configuration file with the `[swarm]` section.
+    #[arg(long, requires = "swarm")]
+    config: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.swarm {
+        let settings = etip_pipeline::swarm::load(args.config.as_deref())?;
+        let n = etip_pipeline::clean::swarm(&settings, args.namespace.as_deref())?;
+        eprintln!(
+            "removed {n} unit services from the swarm at {}",
+            settings.manager
+        );
+    }
     let report = etip_pipeline::clean::run(&etip_pipeline::clean::Config {
         all: args.all,
         namespace: args.namespace,

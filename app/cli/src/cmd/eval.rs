@@ -55,6 +55,78 @@ pub struct TestArgs {
     run: RunArgs,
 }
 
+/// `etip replay`: each ETIP's reference (or a prediction) again on every machine profile.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// `gold` (each ETIP's own patch, the reference) or predictions in SWE-bench's format.
+    #[arg(long, default_value = "gold")]
+    predictions: String,
+    /// The machine profiles, comma-separated: with --backend swarm the values of the nodes'
+    /// `etip.profile` label; on one machine CPU lists that stand in for machines (`0,1`: CPU 0
+    /// and CPU 1; `2-3`: one profile of two CPUs).
+    #[arg(long, value_delimiter = ',', required = true)]
+    profiles: Vec<String>,
+    /// Replays per profile.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Which tests time the versions (as `etip eval --tests`).
+    #[arg(long, default_value = "modules")]
+    tests: String,
+    /// The output of `etip select`, for --tests covering or auto.
+    #[arg(long)]
+    selection: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// `etip replay`: the replays, the table per task on stdout; `replay.json`, `replay.html` and
+/// `replays.jsonl` in the output folder.
+pub fn run_replay(a: ReplayArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let format = OutputFormat::from(a.run.output.format);
+    let cfg = etip_pipeline::eval::replay::ReplayConfig {
+        predictions: match a.predictions.as_str() {
+            "gold" => Predictions::Gold,
+            "empty" => Predictions::Empty,
+            path => Predictions::File(PathBuf::from(path)),
+        },
+        tests: TestChoice::parse(&a.tests),
+        selection: a.selection,
+        run: a.run.config(),
+        profiles: a.profiles,
+        repeats: a.repeats,
+    };
+    let outcome = etip_pipeline::eval::replay::replay(&cfg, &super::progress::Bar::new())?;
+    if format == OutputFormat::Json {
+        out.write_all(etip_report::to_json(&outcome.rows)?.as_bytes())?;
+    } else {
+        out.write_all(render(&etip_report::eval::replay_table(&outcome.rows), format)?.as_bytes())?;
+    }
+    let n = outcome.rows.len();
+    let count = |f: &dyn Fn(&etip_score::replay::ReplayRow) -> bool| {
+        outcome.rows.iter().filter(|r| f(r)).count()
+    };
+    let mut line = format!(
+        "{n} task(s), {} profile(s) × {} replay(s): evaluable everywhere {}, faster everywhere {}",
+        outcome.profiles.len(),
+        outcome.repeats,
+        count(&|r| r.evaluable_everywhere),
+        count(&|r| r.faster_everywhere)
+    );
+    for rule in etip_score::replay::RULES {
+        line.push_str(&format!(
+            ", valid ({rule}) {}",
+            count(&|r| r.valid_everywhere.get(rule).copied().unwrap_or(false))
+        ));
+    }
+    eprintln!("{line}");
+    eprintln!(
+        "replays in {}, the figure in {}",
+        outcome.file.display(),
+        outcome.file.with_file_name("replay.html").display()
+    );
+    Ok(())
+}
+
 /// The options `etip eval` and `etip eval-test` share.
 #[derive(Debug, clap::Args)]
 struct RunArgs {

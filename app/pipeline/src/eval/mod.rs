@@ -10,6 +10,7 @@
 //! units when the disk is short or a signal arrives.
 
 mod jobs;
+pub mod replay;
 mod results;
 mod units;
 mod worker;
@@ -208,6 +209,26 @@ fn eval_config(
     })
 }
 
+/// The tests that time the versions, as `--tests` asks.
+fn tests_of(
+    cfg: &Config,
+    statuses: &[InstanceStatus],
+    progress: &dyn Progress,
+) -> anyhow::Result<Tests> {
+    Ok(match &cfg.tests {
+        TestChoice::Modules => Tests::Modules,
+        TestChoice::All => Tests::All,
+        TestChoice::Listed(list) => Tests::Classes(list.clone()),
+        TestChoice::Task => crate::measure::tests::from_tasks(statuses)?,
+        TestChoice::Auto | TestChoice::Covering => crate::measure::tests::covering(
+            &cfg.tests,
+            cfg.selection.as_deref(),
+            statuses,
+            progress,
+        )?,
+    })
+}
+
 /// Refuses values no run can use (before the output folder is touched).
 fn check(cfg: &Config) -> anyhow::Result<()> {
     cfg.run.timing.check()?;
@@ -276,18 +297,7 @@ pub fn run(cfg: &Config, labels: bool, progress: &dyn Progress) -> anyhow::Resul
     let ex = crate::executor::choose(&cfg.run.executor, &statuses, Workload::Candidates, progress)?;
     let disk = disk_guard(&cfg.run, ex.data_root.clone());
     let (cpuset, notes) = pinning(cfg.run.timing.cpus.as_deref(), ex.executor.info().can_pin)?;
-    let tests = match &cfg.tests {
-        TestChoice::Modules => Tests::Modules,
-        TestChoice::All => Tests::All,
-        TestChoice::Listed(list) => Tests::Classes(list.clone()),
-        TestChoice::Task => crate::measure::tests::from_tasks(&statuses)?,
-        TestChoice::Auto | TestChoice::Covering => crate::measure::tests::covering(
-            &cfg.tests,
-            cfg.selection.as_deref(),
-            &statuses,
-            progress,
-        )?,
-    };
+    let tests = tests_of(cfg, &statuses, progress)?;
     let eval = eval_config(cfg, tests, cpuset, notes)?;
     let stage = match cfg.records {
         Records::Patches => Stage::Eval,
@@ -409,9 +419,14 @@ impl Recording<'_> {
                     },
                     UnitEvent::Started(_) => return,
                 };
-                let (Some(i), Ok(r)) = (position(units, unit), output.read::<TaskResult>()) else {
+                let (Some(i), Ok(mut r)) = (position(units, unit), output.read::<TaskResult>())
+                else {
                     return;
                 };
+                if backend.name() != "threads" {
+                    let job = &jobs[i];
+                    worker::label_here(&job.prediction, &statuses[job.status], &runner.cx, &mut r);
+                }
                 if new {
                     let job = &jobs[i];
                     progress.done(Done::Evaluated {

@@ -193,12 +193,14 @@ impl UnitRunner for Runner<'_> {
             return Err(UnitError::infrastructure(why));
         }
         let spec: Spec = serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
-        let r = worker::run_job(
-            &spec.prediction,
-            spec.decided.as_deref(),
-            &spec.status,
-            &self.cx,
-        );
+        // The unit's own parameters (a replay's units differ in run id and CPU set).
+        let params: Params =
+            serde_json::from_value(unit.params.clone()).map_err(UnitError::Record)?;
+        let cx = worker::Context {
+            cfg: &params.eval,
+            ..self.cx
+        };
+        let r = worker::run_job(&spec.prediction, spec.decided.as_deref(), &spec.status, &cx);
         if cancel.is_cancelled() {
             // Stopped by a signal: this result says nothing about the patch.
             return Err(UnitError::Cancelled);
@@ -236,9 +238,13 @@ pub(crate) fn run_on_node(
         progress,
     )
     .map_err(|e| infra("this node's engine", e))?;
-    let (cpuset, notes) =
-        crate::timing::pinning(params.cpus.as_deref(), ex.executor.info().can_pin)
-            .map_err(|e| infra("pinning on this node", e))?;
+    // The node's own CPU list (its `etip.cpus` label) wins over the run's `--cpus`.
+    let cpus = std::env::var(etip_core::node::CPUS_ENV)
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or(params.cpus.clone());
+    let (cpuset, notes) = crate::timing::pinning(cpus.as_deref(), ex.executor.info().can_pin)
+        .map_err(|e| infra("pinning on this node", e))?;
     let mut eval = params.eval;
     eval.measure.cpusets = cpuset.map(|c| [c.clone(), c]);
     eval.measure.notes = notes;

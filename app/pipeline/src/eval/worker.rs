@@ -92,10 +92,32 @@ pub(super) fn run_job(
         &progress,
     );
     if r.apply.is_some() || prediction.kind == Kind::Gold && r.correct.is_some() {
-        label(prediction, status, cx, &dir, &mut r);
+        label(
+            prediction,
+            status,
+            cx,
+            Some(&dir.join(CHANGED_FILES)),
+            &mut r,
+        );
     }
     keep(&dir, &r);
     r
+}
+
+/// Labels a result that a cluster node evaluated (nodes have no clone of the ETIP's repository):
+/// the candidate's files are its patch applied to the original here.
+pub(super) fn label_here(
+    prediction: &Prediction,
+    status: &InstanceStatus,
+    cx: &Context<'_>,
+    r: &mut TaskResult,
+) {
+    if r.exact_match.is_some() {
+        return;
+    }
+    if r.apply.is_some() || prediction.kind == Kind::Gold && r.correct.is_some() {
+        label(prediction, status, cx, None, r);
+    }
 }
 
 /// Sets the result's `exact_match`, `same_location` and `hack` (a failure is logged, not fatal).
@@ -103,7 +125,7 @@ fn label(
     prediction: &Prediction,
     status: &InstanceStatus,
     cx: &Context<'_>,
-    dir: &Path,
+    files: Option<&Path>,
     r: &mut TaskResult,
 ) {
     if !cx.labels {
@@ -113,8 +135,7 @@ fn label(
     let labelled = etip_eval::gold::patch(status, cx.cache)
         .map_err(|e| anyhow::anyhow!(e))
         .and_then(|gold| {
-            crate::labels::read(status, &gold, cand, &dir.join(CHANGED_FILES), cx.cache)
-                .map_err(anyhow::Error::from)
+            crate::labels::read(status, &gold, cand, files, cx.cache).map_err(anyhow::Error::from)
         });
     match labelled {
         Ok(reading) => {

@@ -71,6 +71,10 @@ pub struct Reply {
     /// The images the unit ran, by reference, with the digest the node's engine had for each.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub images: BTreeMap<String, String>,
+    /// Seconds the runner took, from reading the unit to its reply (the rest of a unit's time on
+    /// a cluster is the engine's and the coordinator's).
+    #[serde(default)]
+    pub secs: f64,
     pub outcome: Outcome,
 }
 
@@ -111,6 +115,7 @@ impl Reply {
             key: unit.key.clone(),
             node,
             images: BTreeMap::new(),
+            secs: 0.0,
             outcome,
         }
     }

@@ -10,6 +10,7 @@
 //! - [`rank_chart`], [`rank_scatter`], [`heatmap`], [`weight_bars`], [`sr_histogram`]: the
 //!   leaderboard figures of `etip audit` (ranks across rules, ranks on two benchmarks, which tasks
 //!   carry each run's harmonic mean, each run's SR distribution).
+//! - [`replay_strips`]: `etip replay`'s runtime change of each task in each replay, by profile.
 //!
 //! Why hand-written SVG rather than a plotting crate (`plotters`' SVG backend was the candidate):
 //! these figures need per-element tooltips (`<title>`), accessible labels, rotated and
@@ -435,10 +436,12 @@ fn trim(v: f64) -> String {
 
 mod board;
 mod ratio;
+mod replay;
 mod rounds;
 #[cfg(test)]
 mod tests;
 
 pub use board::{WeightBar, heatmap, rank_chart, rank_scatter, sr_histogram, sr_text, weight_bars};
 pub use ratio::ratio_plot;
+pub use replay::{ReplayStrip, replay_strips};
 pub use rounds::rounds_plot;

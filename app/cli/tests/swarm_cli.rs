@@ -1,0 +1,337 @@
+//! `--backend swarm` on a real swarm: a manager and two workers, each `dockerd` in a network
+//! namespace of its own, and a registry (`etip_testkit::cluster`). The Python fixture's ETIP is
+//! built on this machine's engine, published through the registry, and the fixture's sample
+//! patches are evaluated on the workers:
+//!
+//! - the units spread over both workers, every result names its node and the node's profile, and
+//!   the categories equal a local run's (and the samples' expected ones);
+//! - `etip replay` over both profiles: each replay on a node of its profile;
+//! - the coordinator killed (SIGKILL) mid-run and started again: it adopts the service it left,
+//!   and the run completes with each unit exactly once;
+//! - a worker's engine killed mid-run: the run completes on the other, each unit exactly once;
+//! - nothing etip created is left on the swarm.
+
+mod common;
+
+use assert_cmd::Command;
+use etip_testkit::cluster::Cluster;
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn etip() -> Command {
+    Command::cargo_bin("etip").expect("the etip binary is built by cargo test")
+}
+
+/// The fixture's sample patches (those of `models`, or all) as SWE-bench predictions.
+fn predictions(dir: &Path, name: &str, models: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    let mut text = String::new();
+    for s in etip_fixtures::SAMPLES
+        .iter()
+        .filter(|s| models.is_empty() || models.contains(&s.model))
+    {
+        let line = serde_json::json!({
+            "instance_id": "dedup",
+            "model_name_or_path": s.model,
+            "model_patch": s.patch(),
+        });
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn results(out: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Category by model; panics when a model has two results.
+fn categories(results: &[serde_json::Value]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for r in results {
+        let model = r["model"].as_str().unwrap().to_string();
+        let cat = r["category"].as_str().unwrap_or("").to_string();
+        assert!(out.insert(model.clone(), cat).is_none(), "{model} twice");
+    }
+    out
+}
+
+fn expected() -> BTreeMap<String, String> {
+    etip_fixtures::SAMPLES
+        .iter()
+        .map(|s| (s.model.to_string(), s.expected.to_string()))
+        .collect()
+}
+
+fn config(dir: &Path, cluster: &Cluster) -> PathBuf {
+    let path = dir.join("etip.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[swarm]\nmanager = \"{}\"\nregistry = \"{}\"\nnode_registry = \"{}\"\nnode_socket = \"{}\"\nconstraints = [\"node.role==worker\"]\nunit_timeout_secs = 900\nplacement_timeout_secs = 120\nmax_attempts = 3\n",
+            cluster.manager.endpoint,
+            cluster.registry_push,
+            cluster.registry_pull,
+            cluster.node_socket,
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The arguments of `etip eval` of `preds` in `rounds` rounds, with `extra`.
+fn eval_args(
+    status: &Path,
+    preds: &Path,
+    out: &Path,
+    ns: &str,
+    rounds: &str,
+    extra: &[&OsStr],
+) -> Vec<OsString> {
+    let mut a: Vec<OsString> = [
+        "eval",
+        "--rounds",
+        rounds,
+        "--namespace",
+        ns,
+        "--predictions",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    a.push(preds.into());
+    a.push("--etips".into());
+    a.push(status.into());
+    a.push("--out".into());
+    a.push(out.into());
+    a.extend(extra.iter().map(|s| s.to_os_string()));
+    a
+}
+
+/// Runs `etip eval` to its end.
+fn eval(args: &[OsString]) -> assert_cmd::assert::Assert {
+    etip()
+        .args(args)
+        .timeout(Duration::from_secs(3600))
+        .assert()
+}
+
+/// Starts `etip eval` in the background.
+fn spawn(args: &[OsString]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_etip"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The unit services etip left on the swarm.
+fn services(cluster: &Cluster) -> Vec<String> {
+    let out = std::process::Command::new("docker")
+        .args(["-H", &cluster.manager.endpoint, "service", "ls", "-q"])
+        .args(["--filter", "label=etip.kind=unit"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Waits until a unit service of the swarm runs a task on `node`.
+fn wait_for_task_on(cluster: &Cluster, node: &str, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        let out = std::process::Command::new("docker")
+            .args(["-H", &cluster.manager.endpoint, "node", "ps", node])
+            .args(["--filter", "desired-state=running", "-q"])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+            return;
+        }
+        assert!(start.elapsed() < limit, "no unit ran on {node}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ns = format!("etiptest-swarm-{}", std::process::id());
+    let status = common::build_python(tmp.path(), "dedup", &ns);
+    let preds = predictions(tmp.path(), "all.jsonl", &[]);
+    // Timed samples only: each unit runs long enough to be cut short.
+    let timed = ["sample-exact-match", "sample-equivalent", "sample-slower"];
+    let timed_preds = predictions(tmp.path(), "timed.jsonl", &timed);
+
+    // A local run: the reference the swarm's results must equal. Ten rounds: the sign test's
+    // verdicts then hold on a machine shared by three engines.
+    let local = tmp.path().join("local");
+    eval(&eval_args(&status, &preds, &local, &ns, "10", &[])).success();
+    let local_categories = categories(&results(&local));
+    assert_eq!(local_categories, expected());
+
+    let mut cluster = Cluster::start(2, &["small", "large"]);
+    let cfg = config(tmp.path(), &cluster);
+    let swarm: [&OsStr; 4] = [
+        "--backend".as_ref(),
+        "swarm".as_ref(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+    ];
+
+    // 1. Spread over both workers, results equal to the local run's.
+    let out = tmp.path().join("swarm");
+    let started = Instant::now();
+    eval(&eval_args(&status, &preds, &out, &ns, "10", &swarm)).success();
+    eprintln!(
+        "5 units on 2 workers: {:.0}s",
+        started.elapsed().as_secs_f64()
+    );
+    let rs = results(&out);
+    assert_eq!(categories(&rs), local_categories);
+    let mut profiles = BTreeMap::new();
+    for r in &rs {
+        let node = &r["node"];
+        let id = node["id"].as_str().unwrap_or_default().to_string();
+        assert!(
+            cluster.workers.iter().any(|w| w.id == id),
+            "{} ran on {node}",
+            r["model"]
+        );
+        assert!(
+            !node["cpu_model"].as_str().unwrap_or("").is_empty(),
+            "{node}"
+        );
+        assert!(
+            !node["engine_version"].as_str().unwrap_or("").is_empty(),
+            "{node}"
+        );
+        let profile = node["labels"]["etip.profile"].as_str().unwrap().to_string();
+        *profiles.entry(profile).or_insert(0) += 1;
+    }
+    assert_eq!(profiles.len(), 2, "units on one worker only: {profiles:?}");
+    assert!(
+        services(&cluster).is_empty(),
+        "services left: {:?}",
+        services(&cluster)
+    );
+
+    // 2. The reference replayed on both profiles: each replay on a node of its profile.
+    let out = tmp.path().join("replay");
+    let run = etip()
+        .args([
+            "replay",
+            "--rounds",
+            "5",
+            "--repeats",
+            "1",
+            "--namespace",
+            &ns,
+        ])
+        .args(["--profiles", "small,large", "--format", "json", "--etips"])
+        .arg(&status)
+        .arg("--out")
+        .arg(&out)
+        .args(["--backend", "swarm", "--config"])
+        .arg(&cfg)
+        .timeout(Duration::from_secs(1800))
+        .assert()
+        .success();
+    let rows: serde_json::Value = serde_json::from_slice(&run.get_output().stdout).unwrap();
+    eprintln!("replay: {rows}");
+    assert_eq!(rows[0]["evaluated"], 2, "{rows}");
+    assert_eq!(rows[0]["evaluable_everywhere"], true, "{rows}");
+    for line in std::fs::read_to_string(out.join("replays.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let profile = r["node"]["labels"]["etip.profile"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(r["run_id"], format!("default/{profile}/1"), "{r}");
+    }
+
+    // 3. The coordinator killed after its first result, then started again.
+    let out = tmp.path().join("killed");
+    let args = eval_args(&status, &timed_preds, &out, &ns, "4", &swarm);
+    let mut child = spawn(&args);
+    // Killed once a unit is done and the next one's service runs: the restart must adopt it.
+    let start = Instant::now();
+    while results(&out).is_empty() || services(&cluster).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(600), "no result");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    eval(&args).success();
+    let rs = results(&out);
+    assert_eq!(categories(&rs).len(), 3);
+    assert!(
+        services(&cluster).is_empty(),
+        "services left: {:?}",
+        services(&cluster)
+    );
+
+    // 4. A worker's engine killed while it runs a unit: the run completes on the other worker,
+    // each unit once (four rounds, the fewest the sign test can decide with: the faults are the point here, not the verdicts).
+    let out = tmp.path().join("lost-node");
+    let mut child = spawn(&eval_args(&status, &timed_preds, &out, &ns, "4", &swarm));
+    let lost = cluster.workers[0].id.clone();
+    wait_for_task_on(&cluster, &lost, Duration::from_secs(300));
+    std::thread::sleep(Duration::from_secs(5));
+    cluster.kill_worker(0);
+    let status_code = child.wait().unwrap();
+    assert!(
+        status_code.success(),
+        "eval after a lost node: {status_code}"
+    );
+    let rs = results(&out);
+    let done = categories(&rs);
+    let mut want: Vec<String> = timed.iter().map(|m| m.to_string()).collect();
+    want.sort();
+    assert_eq!(done.into_keys().collect::<Vec<_>>(), want);
+    assert!(
+        rs.iter().all(|r| r["node"]["id"] != lost.as_str()),
+        "a result from the lost node"
+    );
+    let store = etip_store::Store::open(&out.join("state.sqlite")).unwrap();
+    let units = store.work_units(etip_core::unit::Stage::Eval).unwrap();
+    assert_eq!(units.len(), 3);
+    assert!(
+        units.iter().any(|u| u.attempts >= 2),
+        "no unit ran again: {units:?}"
+    );
+
+    // What the test pushed: the registry's tags of this machine's images.
+    let tags = std::process::Command::new("docker")
+        .args(["images", "--format", "{{.Repository}}:{{.Tag}}"])
+        .output()
+        .unwrap();
+    for tag in String::from_utf8_lossy(&tags.stdout).lines() {
+        if tag.starts_with(&format!("{}/", cluster.registry_push)) {
+            let _ = std::process::Command::new("docker")
+                .args(["rmi", tag])
+                .output();
+        }
+    }
+    etip()
+        .args(["clean", "--namespace", &ns, "--swarm", "--config"])
+        .arg(&cfg)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "removed 0 unit services from the swarm",
+        ));
+}
