@@ -31,6 +31,8 @@ pub struct SwarmSettings {
     pub constraints: Vec<String>,
     /// Units one node runs at a time (1: timed work never shares a node).
     pub slots_per_node: usize,
+    /// Units the whole swarm runs at a time (0: no limit but the nodes' slots).
+    pub max_units: usize,
     /// Time limit of one attempt of a unit, seconds.
     pub unit_timeout_secs: u64,
     /// How long a unit may wait for a node, seconds.
@@ -53,6 +55,7 @@ impl Default for SwarmSettings {
             node_socket: d.node_socket,
             constraints: Vec::new(),
             slots_per_node: d.slots_per_node,
+            max_units: d.max_units,
             unit_timeout_secs: d.unit_timeout.as_secs(),
             placement_timeout_secs: d.placement_timeout.as_secs(),
             max_attempts: d.max_attempts,
@@ -73,6 +76,7 @@ registry = ""                  # host:port this machine's engine pushes images t
 node_socket = "/var/run/docker.sock"  # each node's engine socket, mounted into the runner
 constraints = []               # every unit's node must meet these, e.g. ["node.role==worker"]
 slots_per_node = 1             # units one node runs at a time
+max_units = 0                  # units the whole swarm runs at a time (0: no limit but the slots)
 unit_timeout_secs = 21600      # time limit of one attempt
 placement_timeout_secs = 300   # how long a unit may wait for a node
 max_attempts = 3               # attempts of one unit in one run (another node each time)
@@ -176,6 +180,7 @@ pub fn connect(plan: &SwarmPlan, progress: &dyn Progress) -> anyhow::Result<Swar
     cfg.node_socket = s.node_socket.clone();
     cfg.constraints = s.constraints.clone();
     cfg.slots_per_node = s.slots_per_node;
+    cfg.max_units = s.max_units;
     cfg.namespace = plan.namespace.clone();
     cfg.ledger = plan.ledger.clone();
     cfg.unit_timeout = Duration::from_secs(s.unit_timeout_secs);

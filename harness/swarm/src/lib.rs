@@ -62,6 +62,10 @@ pub struct SwarmConfig {
     pub constraints: Vec<String>,
     /// Units one node runs at a time.
     pub slots_per_node: usize,
+    /// Units the whole swarm runs at a time (0: as many as the nodes' slots): a share of a
+    /// cluster used by others, or timed work kept from sharing one machine's cores when the
+    /// nodes are engines of one machine.
+    pub max_units: usize,
     /// Namespace label of the services (as `--namespace` labels containers).
     pub namespace: String,
     /// The ledger's name (stage and output folder): services of another ledger are never
@@ -91,6 +95,7 @@ impl SwarmConfig {
             node_socket: "/var/run/docker.sock".into(),
             constraints: Vec::new(),
             slots_per_node: 1,
+            max_units: 0,
             namespace: "default".into(),
             ledger: String::new(),
             unit_timeout: Duration::from_secs(6 * 3600),

@@ -232,8 +232,16 @@ impl<'s, 'l, 'e> Coordinator<'s, 'l, 'e> {
             }
         }
         let slots = self.swarm.cfg.slots_per_node.max(1);
+        let most = match self.swarm.cfg.max_units {
+            0 => usize::MAX,
+            n => n,
+        };
         let mut waiting = VecDeque::new();
         while let Some(p) = self.pending.pop_front() {
+            if self.flights.len() >= most {
+                waiting.push_back(p);
+                continue;
+            }
             let own = match &self.placement[p.i] {
                 Ok(c) => c.clone(),
                 Err(why) => {
