@@ -363,7 +363,10 @@ fn batch_on_two_workers_against_one() {
     // The three timed samples under two names each: six units.
     let preds = tmp.path().join("six.jsonl");
     let mut text = String::new();
-    for s in etip_fixtures::SAMPLES.iter().filter(|s| s.expected.starts_with("correct")) {
+    for s in etip_fixtures::SAMPLES
+        .iter()
+        .filter(|s| s.expected.starts_with("correct"))
+    {
         for copy in ["", "-again"] {
             let line = serde_json::json!({
                 "instance_id": "dedup",
@@ -386,7 +389,12 @@ fn batch_on_two_workers_against_one() {
             out,
             &ns,
             "10",
-            &["--backend".as_ref(), "swarm".as_ref(), "--config".as_ref(), cfg.as_os_str()],
+            &[
+                "--backend".as_ref(),
+                "swarm".as_ref(),
+                "--config".as_ref(),
+                cfg.as_os_str(),
+            ],
         );
         a.extend(["--run-id".into(), run.into()]);
         a
@@ -398,13 +406,22 @@ fn batch_on_two_workers_against_one() {
             let out = tmp.path().join(format!("{round}-{}", name.len()));
             let start = Instant::now();
             eval(&args(cfg, &out, "timed")).success();
-            times.entry(name).or_default().push(start.elapsed().as_secs_f64());
+            times
+                .entry(name)
+                .or_default()
+                .push(start.elapsed().as_secs_f64());
         }
     }
     let one_t = &times["one worker at a time"];
     let two_t = &times["two workers"];
     for (k, (a, b)) in one_t.iter().zip(two_t).enumerate() {
-        eprintln!("round {k}: 6 units one at a time {a:.0}s, on two workers {b:.0}s: speed-up {:.2}x", a / b);
+        eprintln!(
+            "round {k}: 6 units one at a time {a:.0}s, on two workers {b:.0}s: speed-up {:.2}x",
+            a / b
+        );
     }
-    etip().args(["clean", "--namespace", &ns]).assert().success();
+    etip()
+        .args(["clean", "--namespace", &ns])
+        .assert()
+        .success();
 }

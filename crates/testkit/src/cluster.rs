@@ -4,8 +4,8 @@
 //! firewall never sees the traffic), and a registry (Debian's `docker-registry`) the nodes pull
 //! from. Dropping the [`Cluster`] tears all of it down; the machine's own engine is never touched.
 //!
-//! Needs root, `ip` (iproute2), `nsenter`, `dockerd` with fuse-overlayfs, and `docker-registry`;
-//! panics with what is missing. Addresses are `10.231.N.0/24` with `N` free on this machine.
+//! Needs root, `ip` (iproute2), `nsenter`, `dockerd` (its engines use this machine's engine's
+//! storage driver), and `docker-registry`; panics with what is missing. Addresses are `10.231.N.0/24` with `N` free on this machine.
 //!
 //! The registry has two names, as on a real cluster host: `127.0.0.1:P` for this machine's engine
 //! (which pushes; engines accept registries on loopback without TLS) and `10.231.N.1:Q` for the
@@ -78,6 +78,15 @@ fn docker(endpoint: &str, args: &[&str]) -> Result<String, String> {
     let mut all = vec!["-H", endpoint];
     all.extend_from_slice(args);
     run("docker", &all)
+}
+
+/// The storage driver of this machine's engine (what works on this kernel and file system), for
+/// the cluster's engines; `fuse-overlayfs` when it does not say.
+fn storage_driver() -> String {
+    run("docker", &["info", "--format", "{{.Driver}}"])
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| "fuse-overlayfs".into())
 }
 
 /// A `10.231.N` prefix no interface of this machine uses.
@@ -357,7 +366,7 @@ impl Cluster {
             .arg(format!("unix://{}", socket.display()))
             .arg("--pidfile")
             .arg(dir.join("dockerd.pid"))
-            .args(["--storage-driver", "fuse-overlayfs", "--bridge", "none"])
+            .args(["--storage-driver", &storage_driver(), "--bridge", "none"])
             .args(["--iptables=false", "--ip6tables=false"])
             .stdout(Stdio::null())
             .stderr(log)
