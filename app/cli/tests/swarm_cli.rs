@@ -133,6 +133,33 @@ fn spawn(args: &[OsString]) -> std::process::Child {
         .unwrap()
 }
 
+/// Removes what a test made on this machine's engine, however it ends: the registry's tags of its
+/// images (they hold no label of their own) and its namespace's images.
+struct Leftovers {
+    ns: String,
+    registry: String,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        let tags = std::process::Command::new("docker")
+            .args(["images", "--format", "{{.Repository}}:{{.Tag}}"])
+            .output();
+        if let Ok(tags) = tags {
+            for tag in String::from_utf8_lossy(&tags.stdout).lines() {
+                if !self.registry.is_empty() && tag.starts_with(&format!("{}/", self.registry)) {
+                    let _ = std::process::Command::new("docker")
+                        .args(["rmi", tag])
+                        .output();
+                }
+            }
+        }
+        let _ = std::process::Command::new(env!("CARGO_BIN_EXE_etip"))
+            .args(["clean", "--namespace", &self.ns])
+            .output();
+    }
+}
+
 /// The unit services etip left on the swarm.
 fn services(cluster: &Cluster) -> Vec<String> {
     let out = std::process::Command::new("docker")
@@ -184,6 +211,10 @@ fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
     assert_eq!(local_categories, expected());
 
     let mut cluster = Cluster::start(2, &["small", "large"]);
+    let _leftovers = Leftovers {
+        ns: ns.clone(),
+        registry: cluster.registry_push.clone(),
+    };
     let cfg = config(tmp.path(), "etip.toml", &cluster, 0);
     let swarm: [&OsStr; 4] = [
         "--backend".as_ref(),
@@ -328,18 +359,6 @@ fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
         "no unit ran again: {units:?}"
     );
 
-    // What the test pushed: the registry's tags of this machine's images.
-    let tags = std::process::Command::new("docker")
-        .args(["images", "--format", "{{.Repository}}:{{.Tag}}"])
-        .output()
-        .unwrap();
-    for tag in String::from_utf8_lossy(&tags.stdout).lines() {
-        if tag.starts_with(&format!("{}/", cluster.registry_push)) {
-            let _ = std::process::Command::new("docker")
-                .args(["rmi", tag])
-                .output();
-        }
-    }
     etip()
         .args(["clean", "--namespace", &ns, "--swarm", "--config"])
         .arg(&cfg)
@@ -378,6 +397,10 @@ fn batch_on_two_workers_against_one() {
     }
     std::fs::write(&preds, text).unwrap();
     let cluster = Cluster::start(2, &["small", "large"]);
+    let _leftovers = Leftovers {
+        ns: ns.clone(),
+        registry: cluster.registry_push.clone(),
+    };
     let one = config(tmp.path(), "one.toml", &cluster, 1);
     let two = config(tmp.path(), "two.toml", &cluster, 0);
     // Images pulled on both nodes before anything is timed.
@@ -420,8 +443,4 @@ fn batch_on_two_workers_against_one() {
             a / b
         );
     }
-    etip()
-        .args(["clean", "--namespace", &ns])
-        .assert()
-        .success();
 }
