@@ -60,24 +60,28 @@ fn the_reference_replayed_on_two_cpus_is_judged_per_task() {
     let out = tmp.path().join("replay");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let profiles = if cpus >= 2 { "0,1" } else { "0" };
-    let run = etip()
-        .args([
-            "replay",
-            "--rounds",
-            "6",
-            "--repeats",
-            "1",
-            "--namespace",
-            &ns,
-        ])
-        .args(["--profiles", profiles, "--format", "json", "--etips"])
-        .arg(&status)
-        .arg("--out")
-        .arg(&out)
-        .timeout(std::time::Duration::from_secs(1800))
-        .assert()
-        .success();
-    let rows: serde_json::Value = serde_json::from_slice(&run.get_output().stdout).unwrap();
+    // The replay's rows (stdout, JSON), within `limit` seconds.
+    let replay = |limit: u64| -> serde_json::Value {
+        let run = etip()
+            .args([
+                "replay",
+                "--rounds",
+                "6",
+                "--repeats",
+                "1",
+                "--namespace",
+                &ns,
+            ])
+            .args(["--profiles", profiles, "--format", "json", "--etips"])
+            .arg(&status)
+            .arg("--out")
+            .arg(&out)
+            .timeout(std::time::Duration::from_secs(limit))
+            .assert()
+            .success();
+        serde_json::from_slice(&run.get_output().stdout).unwrap()
+    };
+    let rows = replay(1800);
     let n = profiles.split(',').count();
     assert_eq!(rows.as_array().unwrap().len(), 1);
     let row = &rows[0];
@@ -124,24 +128,7 @@ fn the_reference_replayed_on_two_cpus_is_judged_per_task() {
         serde_json::from_str(&std::fs::read_to_string(out.join("replay.json")).unwrap()).unwrap();
     assert_eq!(summary["tasks"][0]["instance_id"], "dedup");
     // Run again: every replay is reused, nothing runs.
-    let again = etip()
-        .args([
-            "replay",
-            "--rounds",
-            "6",
-            "--repeats",
-            "1",
-            "--namespace",
-            &ns,
-        ])
-        .args(["--profiles", profiles, "--format", "json", "--etips"])
-        .arg(&status)
-        .arg("--out")
-        .arg(&out)
-        .timeout(std::time::Duration::from_secs(120))
-        .assert()
-        .success();
-    let again: serde_json::Value = serde_json::from_slice(&again.get_output().stdout).unwrap();
+    let again = replay(120);
     assert_eq!(again, rows);
     etip()
         .args(["clean", "--namespace", &ns])
