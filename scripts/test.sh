@@ -37,4 +37,14 @@ if ! "$ETIP_TEST_PYTHON" -c 'import pyarrow, numpy, scipy' >/dev/null 2>&1; then
   target/test-venv/bin/python -m pip install --quiet pyarrow numpy scipy
 fi
 
-cargo test --workspace --locked "$@"
+# cargo-nextest runs each test in a process of its own, as many at once as the machine has cores;
+# the tests that time rounds take turns (.config/nextest.toml). Installed from crates.io if missing.
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "installing cargo-nextest from crates.io (the test runner)" >&2
+  cargo install --locked cargo-nextest
+fi
+cargo nextest run --workspace --locked "$@"
+# nextest does not run documentation examples: cargo does (with no arguments given, the whole run).
+if [ "$#" -eq 0 ]; then
+  cargo test --workspace --locked --doc
+fi
