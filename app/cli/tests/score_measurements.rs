@@ -121,6 +121,7 @@ fn envelope(id: &str, cfg: &VerdictConfig) -> Measurement {
         detectors: Vec::new(),
         round_log: Vec::new(),
         timing: None,
+        node: None,
     }
 }
 

@@ -5,9 +5,12 @@
 //!
 //! - the units spread over both workers, every result names its node and the node's profile, and
 //!   the categories equal a local run's (and the samples' expected ones);
+//! - `etip select` and `etip measure` on the swarm: the same covering tests and verdicts as on
+//!   this machine, a stored selection reused;
 //! - `etip replay` over both profiles: each replay on a node of its profile;
 //! - the coordinator killed (SIGKILL) mid-run and started again: it adopts the service it left,
 //!   and the run completes with each unit exactly once;
+//! - every attempt of a unit past its time limit: a harness error, each attempt counted, exit 1;
 //! - a worker's engine killed mid-run: the run completes on the other, each unit exactly once;
 //! - nothing etip created is left on the swarm.
 
@@ -72,11 +75,23 @@ fn expected() -> BTreeMap<String, String> {
 
 /// The `[swarm]` section for the test cluster; `max_units` units at a time (0: one per worker).
 fn config(dir: &Path, name: &str, cluster: &Cluster, max_units: usize) -> PathBuf {
+    config_with(dir, name, cluster, max_units, 900, 3)
+}
+
+/// The same with a unit's time limit (seconds) and attempts.
+fn config_with(
+    dir: &Path,
+    name: &str,
+    cluster: &Cluster,
+    max_units: usize,
+    unit_timeout: u64,
+    attempts: u32,
+) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(
         &path,
         format!(
-            "[swarm]\nmanager = \"{}\"\nregistry = \"{}\"\nnode_registry = \"{}\"\nnode_socket = \"{}\"\nconstraints = [\"node.role==worker\"]\nunit_timeout_secs = 900\nplacement_timeout_secs = 120\nmax_attempts = 3\nmax_units = {max_units}\n",
+            "[swarm]\nmanager = \"{}\"\nregistry = \"{}\"\nnode_registry = \"{}\"\nnode_socket = \"{}\"\nconstraints = [\"node.role==worker\"]\nunit_timeout_secs = {unit_timeout}\nplacement_timeout_secs = 120\nmax_attempts = {attempts}\nmax_units = {max_units}\n",
             cluster.manager.endpoint,
             cluster.registry_push,
             cluster.registry_pull,
@@ -270,7 +285,11 @@ fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
         services(&cluster)
     );
 
-    // 2. The reference replayed on both profiles: each replay on a node of its profile.
+    // 2. select and measure on the swarm: the same covering tests and the same verdicts as on
+    // this machine, each record naming the worker that made it.
+    select_and_measure(tmp.path(), &status, &ns, &cluster, &one_at_a_time);
+
+    // 3. The reference replayed on both profiles: each replay on a node of its profile.
     let out = tmp.path().join("replay");
     let run = etip()
         .args([
@@ -307,7 +326,7 @@ fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
         assert_eq!(r["run_id"], format!("default/{profile}/1"), "{r}");
     }
 
-    // 3. The coordinator killed after its first result, then started again.
+    // 4. The coordinator killed after its first result, then started again.
     let out = tmp.path().join("killed");
     let args = eval_args(&status, &timed_preds, &out, &ns, "4", &swarm);
     let mut child = spawn(&args);
@@ -329,7 +348,42 @@ fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
         services(&cluster)
     );
 
-    // 4. A worker's engine killed while it runs a unit: the run completes on the other worker,
+    // 5. Every attempt past its time limit: the prediction is a harness error (not a result
+    // about the patch, and not lost), each attempt counted, the run failed (exit 1).
+    let short = config_with(tmp.path(), "short.toml", &cluster, 1, 8, 2);
+    let out = tmp.path().join("time-limit");
+    let one = predictions(tmp.path(), "one.jsonl", &["sample-exact-match"]);
+    let short_args: [&OsStr; 4] = [
+        "--backend".as_ref(),
+        "swarm".as_ref(),
+        "--config".as_ref(),
+        short.as_os_str(),
+    ];
+    eval(&eval_args(&status, &one, &out, &ns, "10", &short_args))
+        .code(1)
+        .stderr(predicates::str::contains("failed in the harness"));
+    let rs = results(&out);
+    assert_eq!(rs.len(), 1, "{rs:?}");
+    assert_eq!(rs[0]["category"], "error", "{}", rs[0]);
+    assert!(
+        rs[0]["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("time limit"),
+        "{}",
+        rs[0]
+    );
+    let store = etip_store::Store::open(&out.join("state.sqlite")).unwrap();
+    let units = store.work_units(etip_core::unit::Stage::Eval).unwrap();
+    assert_eq!(units.len(), 1);
+    assert_eq!(units[0].attempts, 2, "{units:?}");
+    assert!(
+        services(&cluster).is_empty(),
+        "services left: {:?}",
+        services(&cluster)
+    );
+
+    // 6. A worker's engine killed while it runs a unit: the run completes on the other worker,
     // each unit once (four rounds, the fewest the sign test can decide with: the faults are the point here, not the verdicts).
     let out = tmp.path().join("lost-node");
     let mut child = spawn(&eval_args(&status, &timed_preds, &out, &ns, "4", &swarm));
@@ -367,6 +421,81 @@ fn units_run_on_the_workers_and_survive_a_lost_node_and_a_killed_coordinator() {
         .stderr(predicates::str::contains(
             "removed 0 unit services from the swarm",
         ));
+}
+
+/// The one JSON line of `file`.
+fn only_line(file: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    serde_json::from_str(lines[0]).unwrap()
+}
+
+/// Asserts that `record` names a worker of `cluster`.
+fn on_a_worker(record: &serde_json::Value, cluster: &Cluster) {
+    let id = record["node"]["id"].as_str().unwrap_or_default();
+    assert!(
+        cluster.workers.iter().any(|w| w.id == id),
+        "not made on a worker: {record}"
+    );
+}
+
+/// `etip select` and `etip measure` (covering tests, ten rounds) on this machine and on the
+/// swarm (`cfg`): equal selections and verdicts; a second select on the swarm reuses its
+/// selection.
+fn select_and_measure(tmp: &Path, status: &Path, ns: &str, cluster: &Cluster, cfg: &Path) {
+    let select = |out: &Path, swarm: bool| {
+        let mut c = etip();
+        c.args(["select", "--namespace", ns, "--etips"])
+            .arg(status)
+            .arg("--out")
+            .arg(out);
+        if swarm {
+            c.args(["--backend", "swarm", "--config"]).arg(cfg);
+        }
+        c.timeout(Duration::from_secs(900)).assert().success()
+    };
+    let (local_sel, swarm_sel) = (tmp.join("select-local"), tmp.join("select-swarm"));
+    select(&local_sel, false);
+    select(&swarm_sel, true);
+    let (l, s) = (
+        only_line(&local_sel.join("selection.jsonl")),
+        only_line(&swarm_sel.join("selection.jsonl")),
+    );
+    assert_eq!(s["outcome"], "selected", "{s}");
+    assert_eq!(s["covering"], l["covering"], "{s}");
+    assert_eq!(s["not_covering"], l["not_covering"], "{s}");
+    assert_eq!((&s["image"], &s["key"]), (&l["image"], &l["key"]), "{s}");
+    on_a_worker(&s, cluster);
+    select(&swarm_sel, true).stderr(predicates::str::contains("stored selection reused"));
+
+    let measure = |out: &Path, swarm: bool| {
+        let mut c = etip();
+        c.args(["measure", "--rounds", "10", "--tests", "covering"])
+            .args(["--namespace", ns, "--selection"])
+            .arg(&swarm_sel)
+            .arg("--etips")
+            .arg(status)
+            .arg("--out")
+            .arg(out);
+        if swarm {
+            c.args(["--backend", "swarm", "--config"]).arg(cfg);
+        }
+        c.timeout(Duration::from_secs(1800)).assert().success();
+        only_line(&out.join("measurements.jsonl"))
+    };
+    let local = measure(&tmp.join("measure-local"), false);
+    let swarm = measure(&tmp.join("measure-swarm"), true);
+    assert_eq!(local["executable"], true, "{local}");
+    assert_eq!(swarm["executable"], true, "{swarm}");
+    assert_eq!(swarm["detectors"], local["detectors"], "{swarm}");
+    assert_eq!(swarm["rounds"], 10, "{swarm}");
+    on_a_worker(&swarm, cluster);
+    assert!(
+        services(cluster).is_empty(),
+        "services left: {:?}",
+        services(cluster)
+    );
 }
 
 /// The speed-up of a batch on two workers against one: the same six units (the fixture's three

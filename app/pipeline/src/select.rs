@@ -8,6 +8,11 @@
 //! folded from `selection.jsonl`: a stored selection under the same key is reused unless it
 //! failed or `--force` is given; a failed selection (an engine error, a build that failed) is a
 //! record of the file like any other and is selected again next time, as before.
+//!
+//! On a swarm (`--backend swarm`) each unit carries its [`Params`] and names the ETIP's image; the
+//! node's runner selects on its own engine ([`run_on_node`]) and the selection comes back naming
+//! the node. It is recorded under the image and key this machine knows the ETIP by (the node
+//! ran the same image by digest under the registry's name), so a re-run reuses it.
 
 use crate::backend::BackendChoice;
 use crate::executor::{ExecutorChoice, Workload};
@@ -47,6 +52,9 @@ pub struct Config {
     pub build_config: Option<PathBuf>,
     /// Select again even when a stored selection matches.
     pub force: bool,
+    /// This machine, or a swarm (`[swarm]` of `build_config`).
+    #[serde(default)]
+    pub backend: crate::backend::BackendKind,
 }
 
 /// The selections of this run, in the order of the statuses.
@@ -68,10 +76,26 @@ impl Outcome {
 }
 
 impl Config {
-    /// The backend of the selections: one ETIP at a time (the coverage runs take the machine).
-    pub fn backend(&self) -> BackendChoice {
-        BackendChoice::Threads { workers: 1 }
+    /// The backend of the selections: one ETIP at a time on this machine (the coverage runs
+    /// take it), or the swarm of `--config`'s `[swarm]` section, one ETIP per node slot.
+    pub fn backend(&self) -> anyhow::Result<BackendChoice> {
+        self.backend.choice(
+            Stage::Select.as_str(),
+            &self.out,
+            1,
+            self.build_config.as_deref(),
+            &self.executor.namespace,
+        )
     }
+}
+
+/// What a unit's runner needs besides its spec: everything a cluster node's `etip unit run`
+/// selects with.
+#[derive(Serialize, Deserialize)]
+struct Params {
+    select: SelectConfig,
+    /// Namespace label of the session containers.
+    namespace: String,
 }
 
 /// Runs one selection unit: the coverage runs of the ETIP of the unit's spec.
@@ -91,16 +115,56 @@ impl UnitRunner for Runner<'_> {
             serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
         self.progress
             .message(&format!("{}: coverage runs", status.id));
-        UnitOutput::of(&select_one(self.executor, &status, self.select, None))
+        let mut selection = select_one(self.executor, &status, self.select, None);
+        selection.node = Some(crate::units::this_node(&self.executor.info()));
+        UnitOutput::of(&selection)
     }
+}
+
+/// Runs a selection unit on this cluster node: the node's engine, the unit's parameters, the
+/// coverage data in a scratch folder.
+pub(crate) fn run_on_node(
+    unit: &WorkUnit,
+    progress: &dyn Progress,
+) -> Result<UnitOutput, UnitError> {
+    let params: Params = serde_json::from_value(unit.params.clone()).map_err(UnitError::Record)?;
+    let status: InstanceStatus =
+        serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
+    let choice = ExecutorChoice {
+        kind: crate::executor::ExecutorKind::Docker,
+        namespace: params.namespace,
+    };
+    let ex = crate::executor::choose(
+        &choice,
+        std::slice::from_ref(&status),
+        Workload::Tests,
+        progress,
+    )
+    .map_err(|e| UnitError::infrastructure(format!("this node's engine: {e:#}")))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("etip-unit-")
+        .tempdir()
+        .map_err(|e| UnitError::infrastructure(format!("a scratch folder: {e}")))?;
+    let mut select = params.select;
+    select.work = scratch.path().to_path_buf();
+    let halt = Halt::default();
+    let runner = Runner {
+        executor: ex.executor.as_ref(),
+        select: &select,
+        progress,
+        halt: &halt,
+    };
+    runner.run(unit, etip_core::cancel::process())
 }
 
 /// One unit per ETIP, and the ledger that reuses the stored selections.
 fn units(
     statuses: &[InstanceStatus],
-    select: &SelectConfig,
+    params: &Params,
     stored: &BTreeMap<String, TestSelection>,
 ) -> anyhow::Result<(Vec<WorkUnit>, MemoryLedger)> {
+    let select = &params.select;
+    let params = serde_json::to_value(params)?;
     let mut ledger = MemoryLedger::new();
     let mut units = Vec::new();
     for status in statuses {
@@ -108,9 +172,10 @@ fn units(
             Stage::Select,
             status.id.clone(),
             serde_json::to_value(status)?,
-            serde_json::json!({}),
+            params.clone(),
             etip_select::selection_key(status, select),
-        );
+        )
+        .with_images(status.image.clone());
         if let Some(p) = stored.get(&status.id)
             && !select.force
             && p.outcome != SelectionOutcome::Failed
@@ -159,7 +224,14 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         force: cfg.force,
     };
     progress.start(Some(statuses.len() as u64));
-    let (units, mut ledger) = units(&statuses, &select, &stored)?;
+    let params = Params {
+        select,
+        namespace: cfg.executor.namespace.clone(),
+    };
+    let (mut units, mut ledger) = units(&statuses, &params, &stored)?;
+    let select = params.select;
+    let backend = cfg.backend()?.open(progress)?;
+    backend.prepare(&mut units)?;
     let halt = Halt::default();
     let runner = Runner {
         executor: ex.executor.as_ref(),
@@ -168,7 +240,8 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
         halt: &halt,
     };
     let selections = select_units(
-        cfg,
+        backend.as_ref(),
+        &statuses,
         &units,
         &mut ledger,
         &runner,
@@ -182,8 +255,10 @@ pub fn run(cfg: &Config, progress: &dyn Progress) -> anyhow::Result<Outcome> {
 
 /// Runs the selection units on the command's backend; reports and writes the selections in the
 /// order of the statuses.
+#[allow(clippy::too_many_arguments)]
 fn select_units(
-    cfg: &Config,
+    backend: &dyn etip_core::unit::Backend,
+    statuses: &[InstanceStatus],
     units: &[WorkUnit],
     ledger: &mut MemoryLedger,
     runner: &Runner<'_>,
@@ -194,6 +269,8 @@ fn select_units(
     let halt = runner.halt;
     let mut order: InOrder<(TestSelection, bool)> = InOrder::new(units.len());
     let mut failure: Option<anyhow::Error> = None;
+    // Units the backend gave up on without a selection (a swarm: every attempt lost).
+    let mut lost: Vec<String> = Vec::new();
     // Reported and written in the order of the statuses; the file after every ETIP, so a later
     // failure loses nothing.
     let mut emit = |(s, reused): &(TestSelection, bool)| {
@@ -209,7 +286,7 @@ fn select_units(
             failure = Some(e);
         }
     };
-    let ran = cfg.backend().open(progress)?.run(
+    let ran = backend.run(
         units,
         runner,
         ledger,
@@ -218,7 +295,10 @@ fn select_units(
             let (unit, output, reused) = match event {
                 UnitEvent::Reused(u, o) => (u, o, true),
                 UnitEvent::Finished(u, o) => (u, o, false),
-                UnitEvent::Failed(u, _) => {
+                UnitEvent::Failed(u, e) => {
+                    if !matches!(e, UnitError::Cancelled) {
+                        lost.push(format!("{}: {e}", u.instance));
+                    }
                     if let Some(i) = position(units, u) {
                         order.skip(i, &mut emit);
                     }
@@ -226,7 +306,10 @@ fn select_units(
                 }
                 UnitEvent::Started(_) => return,
             };
-            if let (Some(i), Ok(s)) = (position(units, unit), output.read::<TestSelection>()) {
+            if let (Some(i), Ok(mut s)) = (position(units, unit), output.read::<TestSelection>()) {
+                // A node names the image as the registry does: kept as this machine names it.
+                s.image = statuses[i].image.clone();
+                s.key = unit.key.clone();
                 order.put(i, (s, reused), &mut emit);
             }
         },
@@ -240,6 +323,13 @@ fn select_units(
         return Err(e);
     }
     ran.context("running the selections")?;
+    if !lost.is_empty() {
+        anyhow::bail!(
+            "{} ETIP(s) not selected (run again to retry them): {}",
+            lost.len(),
+            lost.join("; ")
+        );
+    }
     Ok(selections)
 }
 

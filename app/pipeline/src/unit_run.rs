@@ -59,6 +59,8 @@ fn attempt(unit: &WorkUnit, progress: &dyn Progress) -> Attempt {
     };
     let result = match unit.stage {
         Stage::Eval | Stage::EvalTest => crate::eval::run_on_node(unit, progress),
+        Stage::Measure => crate::measure::units::run_on_node(unit, progress),
+        Stage::Select => crate::select::run_on_node(unit, progress),
         other => Err(UnitError::infrastructure(format!(
             "{} units are not run by `etip unit run` (etip runs them on one machine)",
             other.as_str()

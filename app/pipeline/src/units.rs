@@ -31,6 +31,18 @@ pub(crate) fn this_node(info: &etip_exec::executor::ExecutorInfo) -> etip_core::
     node
 }
 
+/// The CPU set of a unit's sessions on this cluster node and the notes on it: the node's own CPU
+/// list (its `etip.cpus` label, passed as `ETIP_CPUS`) wins over the run's `--cpus` (`cpus`).
+pub(crate) fn node_pinning(
+    cpus: Option<&str>,
+    can_pin: bool,
+) -> anyhow::Result<(Option<String>, Vec<String>)> {
+    let node = std::env::var(etip_core::node::CPUS_ENV)
+        .ok()
+        .filter(|c| !c.is_empty());
+    crate::timing::pinning(node.as_deref().or(cpus), can_pin)
+}
+
 /// SHA-256 (hex) of `parts` as JSON text: a unit's content key.
 pub(crate) fn key(parts: &serde_json::Value) -> String {
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))

@@ -184,6 +184,9 @@ pub struct TestSelection {
     /// The names of the suites' benchmarks that ran and cover nothing of the change.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suites_not_covering: Vec<String>,
+    /// The machine the coverage runs ran on (on a cluster, the node with its labels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<crate::node::Node>,
 }
 
 impl TestSelection {
@@ -227,6 +230,7 @@ mod tests {
             notes: Vec::new(),
             suites: Vec::new(),
             suites_not_covering: Vec::new(),
+            node: None,
         };
         let text = serde_json::to_string(&s).unwrap();
         assert!(text.contains("\"outcome\":\"selected\""), "{text}");

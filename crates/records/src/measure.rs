@@ -202,6 +202,10 @@ pub struct Measurement {
     /// absent when no class was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<TimingCheck>,
+    /// The machine that measured it: host name, CPU model, engine version and, on a cluster,
+    /// the node's id and labels (`etip.profile`). Absent in measurements of etip before 0.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<etip_core::node::Node>,
 }
 
 impl Measurement {
@@ -230,6 +234,7 @@ impl Measurement {
                     passed: c.eligible,
                 })
                 .collect(),
+            node: self.node.clone(),
             ..TaskResult::default()
         }
     }

@@ -119,6 +119,7 @@ fn base(id: &str) -> Measurement {
         detectors: Vec::new(),
         round_log: Vec::new(),
         timing: None,
+        node: None,
     }
 }
 

@@ -769,5 +769,7 @@ pub fn record(
         detectors,
         round_log: rounds.iter().map(|r| r.summary.clone()).collect(),
         timing,
+        // Named by whoever runs the unit (this machine, or a cluster node).
+        node: None,
     }
 }

@@ -58,8 +58,9 @@ pub const SELECT_RULES_VERSION: &str = "1";
 /// Where a container session writes the selection run's data.
 pub const DATA_DIR: &str = "/tmp/etip-select";
 
-/// What `etip select` is asked to do.
-#[derive(Debug, Clone)]
+/// What `etip select` is asked to do. Serializable: a cluster node's runner gets it with the
+/// unit.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SelectConfig {
     pub build: BuildConfig,
     pub resources: Resources,
@@ -107,6 +108,7 @@ fn failed(status: &InstanceStatus, key: &str, detail: String, secs: f64) -> Test
         notes: Vec::new(),
         suites: Vec::new(),
         suites_not_covering: Vec::new(),
+        node: None,
     }
 }
 
@@ -813,6 +815,7 @@ impl<'a> Selector<'a> {
             notes,
             suites,
             suites_not_covering,
+            node: None,
         }
     }
 }

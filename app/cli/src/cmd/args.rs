@@ -38,6 +38,24 @@ pub struct OutputArgs {
     pub format: FormatArg,
 }
 
+/// Where a stage's work units run (`--backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// This machine (worker threads of this process).
+    Local,
+    /// Jobs on the Docker Swarm that --config's `[swarm]` section names (docs/cluster.md).
+    Swarm,
+}
+
+impl From<BackendArg> for etip_pipeline::backend::BackendKind {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Local => Self::Local,
+            BackendArg::Swarm => Self::Swarm,
+        }
+    }
+}
+
 /// The configuration file's build settings.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConfigArgs {

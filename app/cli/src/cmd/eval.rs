@@ -3,10 +3,9 @@
 //! original and the ground truth by `etip measure`'s protocol, categorised, labelled and written
 //! in the task-result schema that `etip score` and `etip audit` read.
 
-use super::args::{ConfigArgs, OutputArgs};
+use super::args::{BackendArg, ConfigArgs, OutputArgs};
 use super::format::render;
 use super::measure::TimingArgs;
-use etip_pipeline::backend::BackendKind;
 use etip_pipeline::eval::{Config, Outcome, Predictions, Records, RunConfig};
 use etip_pipeline::timing::TestChoice;
 use etip_pipeline::{ExecutorChoice, ExecutorKind};
@@ -175,8 +174,8 @@ struct RunArgs {
     namespace: String,
     /// Where the evaluations run: `local` (`--workers` threads of this process) or `swarm`
     /// (jobs on the Docker Swarm that --config's `[swarm]` section names; docs/cluster.md).
-    #[arg(long, default_value = "local", value_parser = ["local", "swarm"])]
-    backend: String,
+    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
+    backend: BackendArg,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -184,12 +183,8 @@ struct RunArgs {
 impl RunArgs {
     /// The pipeline's configuration of these flags.
     fn config(self) -> RunConfig {
-        let backend = match self.backend.as_str() {
-            "swarm" => BackendKind::Swarm,
-            _ => BackendKind::Local,
-        };
         RunConfig {
-            backend,
+            backend: self.backend.into(),
             etips: self.etips,
             out: self.out,
             ids: self.id,

@@ -1,7 +1,7 @@
 //! `etip measure`: time the tests of built ETIPs in warmed, order-alternated rounds and say which
 //! ETIPs are executable and which test classes detect their improvement.
 
-use super::args::{ConfigArgs, OutputArgs, SignArgs};
+use super::args::{BackendArg, ConfigArgs, OutputArgs, SignArgs};
 use super::executor::ExecutorArg;
 use super::format::{num, render};
 use etip_measure::measure::Detectors;
@@ -133,6 +133,10 @@ pub struct Args {
     /// Namespace label of the session containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
+    /// Where the ETIPs are measured: `local` (one at a time on this machine) or `swarm` (one per
+    /// node slot on the Docker Swarm that --config's `[swarm]` section names; docs/cluster.md).
+    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
+    backend: BackendArg,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -183,6 +187,7 @@ impl Args {
             build_config: self.config.config,
             state: self.state,
             force: self.force,
+            backend: self.backend.into(),
         }
     }
 }

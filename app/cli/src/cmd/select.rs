@@ -2,7 +2,7 @@
 //! the tests that execute the changed code (`selection.jsonl`), for `etip measure --tests
 //! covering`.
 
-use super::args::{ConfigArgs, OutputArgs};
+use super::args::{BackendArg, ConfigArgs, OutputArgs};
 use super::executor::ExecutorArg;
 use super::format::{num, render};
 use etip_core::selection::TestSelection;
@@ -42,6 +42,11 @@ pub struct Args {
     /// Namespace label of the session containers.
     #[arg(long, default_value = "etip")]
     namespace: String,
+    /// Where the coverage runs run: `local` (one ETIP at a time on this machine) or `swarm` (one
+    /// per node slot on the Docker Swarm that --config's `[swarm]` section names;
+    /// docs/cluster.md).
+    #[arg(long, value_enum, default_value_t = BackendArg::Local)]
+    backend: BackendArg,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -59,6 +64,7 @@ pub fn run(args: Args, stdout: &mut dyn Write) -> anyhow::Result<()> {
         },
         build_config: args.config.config,
         force: args.force,
+        backend: args.backend.into(),
     };
     let outcome = etip_pipeline::select::run(&cfg, &super::progress::Bar::new())?;
     render_outcome(&outcome, OutputFormat::from(args.output.format), stdout)

@@ -220,6 +220,7 @@ impl Demo<'_> {
             build_config: None,
             state: None,
             force: false,
+            backend: Default::default(),
         };
         self.begin(
             "measure: tests timed in alternated rounds; which classes detect the improvement",

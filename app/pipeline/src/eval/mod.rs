@@ -410,17 +410,32 @@ impl Recording<'_> {
             ledger,
             etip_core::cancel::process(),
             &mut |event| {
-                let (unit, output, new) = match event {
-                    UnitEvent::Reused(u, o) => (u, o, false),
-                    UnitEvent::Finished(u, o) => (u, o, true),
-                    UnitEvent::Failed(u, e) => match e.record() {
-                        Some(o) => (u, o, true),
-                        None => return,
+                let (unit, read, new) = match event {
+                    UnitEvent::Reused(u, o) => (u, o.read::<TaskResult>(), false),
+                    UnitEvent::Finished(u, o) => (u, o.read::<TaskResult>(), true),
+                    // Cut short by a signal: nothing to say about the patch or the harness.
+                    UnitEvent::Failed(_, etip_core::unit::UnitError::Cancelled) => return,
+                    UnitEvent::Failed(u, e) => match (e.record(), position(units, u)) {
+                        (Some(o), _) => (u, o.read::<TaskResult>(), true),
+                        // The backend gave up on the unit (a swarm: every attempt lost, past its
+                        // time limit, or without a believable reply): a harness error of its
+                        // own, so the prediction is neither lost nor scored.
+                        (None, Some(i)) => {
+                            let job = &jobs[i];
+                            let run_id = Some(cfg.run.run_id.clone());
+                            let r = worker::harness_error(
+                                &job.prediction,
+                                &statuses[job.status],
+                                run_id,
+                                &e.to_string(),
+                            );
+                            (u, Ok(r), true)
+                        }
+                        (None, None) => return,
                     },
                     UnitEvent::Started(_) => return,
                 };
-                let (Some(i), Ok(mut r)) = (position(units, unit), output.read::<TaskResult>())
-                else {
+                let (Some(i), Ok(mut r)) = (position(units, unit), read) else {
                     return;
                 };
                 if backend.name() != "threads" {

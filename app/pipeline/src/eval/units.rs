@@ -238,13 +238,9 @@ pub(crate) fn run_on_node(
         progress,
     )
     .map_err(|e| infra("this node's engine", e))?;
-    // The node's own CPU list (its `etip.cpus` label) wins over the run's `--cpus`.
-    let cpus = std::env::var(etip_core::node::CPUS_ENV)
-        .ok()
-        .filter(|c| !c.is_empty())
-        .or(params.cpus.clone());
-    let (cpuset, notes) = crate::timing::pinning(cpus.as_deref(), ex.executor.info().can_pin)
-        .map_err(|e| infra("pinning on this node", e))?;
+    let (cpuset, notes) =
+        crate::units::node_pinning(params.cpus.as_deref(), ex.executor.info().can_pin)
+            .map_err(|e| infra("pinning on this node", e))?;
     let mut eval = params.eval;
     eval.measure.cpusets = cpuset.map(|c| [c.clone(), c]);
     eval.measure.notes = notes;

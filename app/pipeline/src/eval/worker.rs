@@ -44,6 +44,24 @@ pub(super) struct Context<'a> {
     pub progress: &'a dyn Progress,
 }
 
+/// The result of a prediction the harness could not evaluate (`why`): a harness error, never a
+/// result about the patch; the next run evaluates it again.
+pub(super) fn harness_error(
+    prediction: &Prediction,
+    status: &InstanceStatus,
+    run_id: Option<String>,
+    why: &str,
+) -> TaskResult {
+    TaskResult {
+        instance_id: status.id.clone(),
+        model: Some(prediction.model.clone()),
+        run_id,
+        category: Some(Category::Error.name().into()),
+        detail: Some(why.to_string()),
+        ..TaskResult::default()
+    }
+}
+
 /// Evaluates one prediction and labels it; `decided`: the result's detail when it is known
 /// before anything runs (a harness error).
 pub(super) fn run_job(
@@ -57,14 +75,7 @@ pub(super) fn run_job(
         .join(etip_build::instance::log_slug(&status.id))
         .join(etip_build::instance::log_slug(&prediction.model));
     if let Some(why) = decided {
-        return TaskResult {
-            instance_id: status.id.clone(),
-            model: Some(prediction.model.clone()),
-            run_id: cx.cfg.run_id.clone(),
-            category: Some(Category::Error.name().into()),
-            detail: Some(why.to_string()),
-            ..TaskResult::default()
-        };
+        return harness_error(prediction, status, cx.cfg.run_id.clone(), why);
     }
     let _ = std::fs::remove_dir_all(&dir);
     let progress = Reporter {

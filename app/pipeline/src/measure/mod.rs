@@ -12,7 +12,7 @@
 
 mod paths;
 pub(crate) mod tests;
-mod units;
+pub(crate) mod units;
 
 use crate::executor::{ExecutorChoice, Workload};
 use crate::progress::Progress;
@@ -54,6 +54,9 @@ pub struct Config {
     pub state: Option<PathBuf>,
     /// Forget stored rounds and outcomes of the selected ETIPs and measure again.
     pub force: bool,
+    /// This machine, or a swarm (`[swarm]` of `build_config`).
+    #[serde(default)]
+    pub backend: crate::backend::BackendKind,
 }
 
 /// The measurements of this run, in the order of the statuses.

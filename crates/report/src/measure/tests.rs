@@ -136,6 +136,7 @@ fn measurement(id: &str, rounds: usize, aa: bool) -> Measurement {
         detectors: Vec::new(),
         round_log: Vec::new(),
         timing: None,
+        node: None,
     }
 }
 
