@@ -295,22 +295,7 @@ impl Cluster {
             (format!("127.0.0.1:{push}"), "registry-local.yml"),
             (format!("{subnet}.1:{pull}"), "registry-cluster.yml"),
         ] {
-            let config = self.dir.path().join(file);
-            std::fs::write(
-                &config,
-                format!(
-                    "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-                    storage.display()
-                ),
-            )
-            .expect("the registry's configuration");
-            let child = Command::new("docker-registry")
-                .arg("serve")
-                .arg(&config)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| panic!("starting docker-registry: {e}"));
+            let child = crate::registry::spawn(&self.dir.path().join(file), &storage, &addr);
             self.registries.push(child);
             wait_for("the registry answering", Duration::from_secs(20), || {
                 std::net::TcpStream::connect(&addr).is_ok()

@@ -7,6 +7,31 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Starts `docker-registry` serving `storage` on `addr` (deletes allowed), its configuration
+/// written to `config`; panics with how to install it when it is missing. Several may serve one
+/// storage (the test cluster's registry has a loopback name and a cluster-network name).
+pub(crate) fn spawn(config: &std::path::Path, storage: &std::path::Path, addr: &str) -> Child {
+    std::fs::write(
+        config,
+        format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+            storage.display()
+        ),
+    )
+    .expect("writing the registry's configuration");
+    Command::new("docker-registry")
+        .arg("serve")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "starting docker-registry: {e} (scripts/test.sh installs Debian's docker-registry)"
+            )
+        })
+}
+
 pub struct Registry {
     child: Child,
     port: u16,
@@ -21,24 +46,11 @@ impl Registry {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                dir.path().join("data").display()
-            ),
-        )
-        .expect("writing the registry's configuration");
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("starting docker-registry: {e} (scripts/test.sh installs Debian's docker-registry)")
-            });
+        let child = spawn(
+            &dir.path().join("config.yml"),
+            &dir.path().join("data"),
+            &format!("127.0.0.1:{port}"),
+        );
         let r = Registry {
             child,
             port,
@@ -109,5 +121,27 @@ impl Drop for Registry {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_answers_holds_nothing_at_first_and_stops_when_dropped() {
+        let r = Registry::start();
+        let host = r.host();
+        assert_eq!(r.get("/v2/").0, 200);
+        assert_eq!(r.manifest_digest("etip/none", "x"), None);
+        drop(r);
+        let start = Instant::now();
+        while TcpStream::connect(&host).is_ok() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{host} still answers"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }

@@ -123,6 +123,17 @@ pub fn run_replay(a: ReplayArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         outcome.file.display(),
         outcome.file.with_file_name("replay.html").display()
     );
+    let errors = outcome
+        .results
+        .iter()
+        .filter(|r| r.category.as_deref() == Some(etip_core::category::Category::Error.name()))
+        .count();
+    if errors > 0 {
+        return Err(anyhow::anyhow!(
+            "{errors} replay(s) failed in the harness, not in the patch (see {}); run again to retry them",
+            outcome.file.display()
+        ));
+    }
     Ok(())
 }
 

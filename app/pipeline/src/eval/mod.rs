@@ -29,7 +29,7 @@ use crate::{InputError, records};
 use anyhow::Context as _;
 use etip_core::category::Category;
 use etip_core::instance::InstanceStatus;
-use etip_core::unit::{Stage, UnitEvent, position};
+use etip_core::unit::Stage;
 use etip_eval::evaluate::EvalConfig;
 use etip_measure::measure::{MeasureConfig, Tests};
 use etip_measure::protocol::{Order, ProtocolConfig};
@@ -410,32 +410,7 @@ impl Recording<'_> {
             ledger,
             etip_core::cancel::process(),
             &mut |event| {
-                let (unit, read, new) = match event {
-                    UnitEvent::Reused(u, o) => (u, o.read::<TaskResult>(), false),
-                    UnitEvent::Finished(u, o) => (u, o.read::<TaskResult>(), true),
-                    // Cut short by a signal: nothing to say about the patch or the harness.
-                    UnitEvent::Failed(_, etip_core::unit::UnitError::Cancelled) => return,
-                    UnitEvent::Failed(u, e) => match (e.record(), position(units, u)) {
-                        (Some(o), _) => (u, o.read::<TaskResult>(), true),
-                        // The backend gave up on the unit (a swarm: every attempt lost, past its
-                        // time limit, or without a believable reply): a harness error of its
-                        // own, so the prediction is neither lost nor scored.
-                        (None, Some(i)) => {
-                            let job = &jobs[i];
-                            let run_id = Some(cfg.run.run_id.clone());
-                            let r = worker::harness_error(
-                                &job.prediction,
-                                &statuses[job.status],
-                                run_id,
-                                &e.to_string(),
-                            );
-                            (u, Ok(r), true)
-                        }
-                        (None, None) => return,
-                    },
-                    UnitEvent::Started(_) => return,
-                };
-                let (Some(i), Ok(mut r)) = (position(units, unit), read) else {
+                let Some((i, mut r, new)) = units::event_result(&event, units) else {
                     return;
                 };
                 if backend.name() != "threads" {

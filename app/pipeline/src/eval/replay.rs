@@ -18,7 +18,7 @@ use crate::progress::{Done, Progress};
 use crate::timing::{TestChoice, pinning};
 use crate::units::Halt;
 use anyhow::Context as _;
-use etip_core::unit::{Backend, Stage, UnitEvent, WorkUnit, position};
+use etip_core::unit::{Backend, Stage, WorkUnit};
 use etip_records::results::TaskResult;
 use etip_score::replay::ReplayRow;
 use serde::Serialize;
@@ -268,16 +268,7 @@ fn run_batch(
         store,
         etip_core::cancel::process(),
         &mut |event| {
-            let (unit, output, new) = match event {
-                UnitEvent::Reused(u, o) => (u, o, false),
-                UnitEvent::Finished(u, o) => (u, o, true),
-                UnitEvent::Failed(u, e) => match e.record() {
-                    Some(o) => (u, o, true),
-                    None => return,
-                },
-                UnitEvent::Started(_) => return,
-            };
-            let (Some(i), Ok(r)) = (position(units, unit), output.read::<TaskResult>()) else {
+            let Some((i, r, new)) = units::event_result(&event, units) else {
                 return;
             };
             if new {

@@ -22,7 +22,8 @@ use etip_core::cancel::CancelToken;
 use etip_core::category::Category;
 use etip_core::instance::InstanceStatus;
 use etip_core::unit::{
-    Ledger, LedgerError, Stage, UnitError, UnitOutput, UnitRecord, UnitRunner, WorkUnit,
+    Ledger, LedgerError, Stage, UnitError, UnitEvent, UnitOutput, UnitRecord, UnitRunner, WorkUnit,
+    position,
 };
 use etip_eval::evaluate::EvalConfig;
 use etip_eval::predictions::Prediction;
@@ -81,6 +82,40 @@ pub(super) fn units(
         );
     }
     Ok(units)
+}
+
+/// What an event of the backend says of a unit's result: the unit's position in `units`, its
+/// result, and whether the result is new (not reused). A unit the backend gave up on without a
+/// record (a swarm: every attempt lost, past its time limit, or without a believable reply) gets
+/// a harness error of its own, made from its spec, so that it is neither lost nor scored; a
+/// cancelled unit and a start say nothing.
+pub(super) fn event_result(
+    event: &UnitEvent<'_>,
+    units: &[WorkUnit],
+) -> Option<(usize, TaskResult, bool)> {
+    let (unit, result, new) = match *event {
+        UnitEvent::Reused(u, o) => (u, o.read::<TaskResult>().ok()?, false),
+        UnitEvent::Finished(u, o) => (u, o.read().ok()?, true),
+        UnitEvent::Started(_) | UnitEvent::Failed(_, UnitError::Cancelled) => return None,
+        UnitEvent::Failed(u, e) => match e.record() {
+            Some(o) => (u, o.read().ok()?, true),
+            None => (u, lost(u, e)?, true),
+        },
+    };
+    Some((position(units, unit)?, result, new))
+}
+
+/// The harness error of a unit that ended without a record.
+fn lost(unit: &WorkUnit, error: &UnitError) -> Option<TaskResult> {
+    let spec: Spec = serde_json::from_value(unit.spec.clone()).ok()?;
+    // The run id of `Params::eval` (a replay's units differ in it).
+    let run_id = unit.params["eval"]["run_id"].as_str().map(str::to_string);
+    Some(worker::harness_error(
+        &spec.prediction,
+        &spec.status,
+        run_id,
+        &error.to_string(),
+    ))
 }
 
 /// Whether a stored result may be reused: not a harness error.
@@ -309,6 +344,31 @@ mod tests {
             .into_iter()
             .map(|e| ((e.model, e.instance), (e.key, e.payload)))
             .collect()
+    }
+
+    #[test]
+    fn a_unit_given_up_without_a_record_is_a_harness_error_and_a_cancelled_one_nothing() {
+        let mut lost = unit("m", "k");
+        lost.params = serde_json::json!({ "eval": { "run_id": "default/small/1" } });
+        let units = [unit("done", "k"), lost];
+        let error = UnitError::infrastructure("past its time limit of 8s on node n1");
+        let (i, r, new) = event_result(&UnitEvent::Failed(&units[1], &error), &units).unwrap();
+        assert_eq!((i, new), (1, true));
+        assert_eq!(r.category.as_deref(), Some("error"));
+        assert_eq!(r.model.as_deref(), Some("m"));
+        assert_eq!(r.run_id.as_deref(), Some("default/small/1"));
+        assert_eq!(
+            r.detail.as_deref(),
+            Some("past its time limit of 8s on node n1")
+        );
+        assert!(
+            event_result(&UnitEvent::Failed(&units[1], &UnitError::Cancelled), &units).is_none()
+        );
+        assert!(event_result(&UnitEvent::Started(&units[0]), &units).is_none());
+        let output = UnitOutput::of(&result("done", "correct_faster")).unwrap();
+        let (i, r, new) = event_result(&UnitEvent::Reused(&units[0], &output), &units).unwrap();
+        assert_eq!((i, new), (0, false));
+        assert_eq!(r.category.as_deref(), Some("correct_faster"));
     }
 
     #[test]
