@@ -410,7 +410,9 @@ impl Recording<'_> {
             ledger,
             etip_core::cancel::process(),
             &mut |event| {
-                let Some((i, mut r, new)) = units::event_result(&event, units) else {
+                let Some((i, mut r, new)) =
+                    units::event_result(&event, units, runner.halt.reason().is_some())
+                else {
                     return;
                 };
                 if backend.name() != "threads" {

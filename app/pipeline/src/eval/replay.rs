@@ -268,7 +268,9 @@ fn run_batch(
         store,
         etip_core::cancel::process(),
         &mut |event| {
-            let Some((i, r, new)) = units::event_result(&event, units) else {
+            let Some((i, r, new)) =
+                units::event_result(&event, units, runner.halt.reason().is_some())
+            else {
                 return;
             };
             if new {

@@ -87,11 +87,13 @@ pub(super) fn units(
 /// What an event of the backend says of a unit's result: the unit's position in `units`, its
 /// result, and whether the result is new (not reused). A unit the backend gave up on without a
 /// record (a swarm: every attempt lost, past its time limit, or without a believable reply) gets
-/// a harness error of its own, made from its spec, so that it is neither lost nor scored; a
-/// cancelled unit and a start say nothing.
+/// a harness error of its own, made from its spec, so that it is neither lost nor scored. A
+/// cancelled unit, a start, and a unit refused because the run is `halted` (the disk is short:
+/// the run fails saying so, and nothing was evaluated) say nothing.
 pub(super) fn event_result(
     event: &UnitEvent<'_>,
     units: &[WorkUnit],
+    halted: bool,
 ) -> Option<(usize, TaskResult, bool)> {
     let (unit, result, new) = match *event {
         UnitEvent::Reused(u, o) => (u, o.read::<TaskResult>().ok()?, false),
@@ -99,6 +101,7 @@ pub(super) fn event_result(
         UnitEvent::Started(_) | UnitEvent::Failed(_, UnitError::Cancelled) => return None,
         UnitEvent::Failed(u, e) => match e.record() {
             Some(o) => (u, o.read().ok()?, true),
+            None if halted => return None,
             None => (u, lost(u, e)?, true),
         },
     };
@@ -352,7 +355,8 @@ mod tests {
         lost.params = serde_json::json!({ "eval": { "run_id": "default/small/1" } });
         let units = [unit("done", "k"), lost];
         let error = UnitError::infrastructure("past its time limit of 8s on node n1");
-        let (i, r, new) = event_result(&UnitEvent::Failed(&units[1], &error), &units).unwrap();
+        let (i, r, new) =
+            event_result(&UnitEvent::Failed(&units[1], &error), &units, false).unwrap();
         assert_eq!((i, new), (1, true));
         assert_eq!(r.category.as_deref(), Some("error"));
         assert_eq!(r.model.as_deref(), Some("m"));
@@ -361,12 +365,14 @@ mod tests {
             r.detail.as_deref(),
             Some("past its time limit of 8s on node n1")
         );
-        assert!(
-            event_result(&UnitEvent::Failed(&units[1], &UnitError::Cancelled), &units).is_none()
-        );
-        assert!(event_result(&UnitEvent::Started(&units[0]), &units).is_none());
+        // Refused by a halted run (a short disk): the run fails saying why; no result.
+        assert!(event_result(&UnitEvent::Failed(&units[1], &error), &units, true).is_none());
+        let cancelled = UnitEvent::Failed(&units[1], &UnitError::Cancelled);
+        assert!(event_result(&cancelled, &units, false).is_none());
+        assert!(event_result(&UnitEvent::Started(&units[0]), &units, false).is_none());
         let output = UnitOutput::of(&result("done", "correct_faster")).unwrap();
-        let (i, r, new) = event_result(&UnitEvent::Reused(&units[0], &output), &units).unwrap();
+        let (i, r, new) =
+            event_result(&UnitEvent::Reused(&units[0], &output), &units, false).unwrap();
         assert_eq!((i, new), (0, false));
         assert_eq!(r.category.as_deref(), Some("correct_faster"));
     }
