@@ -420,75 +420,20 @@ pub fn hack_check(
         Some(j) => Judging::start(j, runtime)?,
         None => None,
     };
-    let mut targets = read_targets(&cfg.etips)?;
-    for id in &cfg.ids {
-        if !targets.contains_key(id) {
-            return Err(
-                InputError(format!("no ETIP with id {id} in {}", cfg.etips.display())).into(),
-            );
-        }
-    }
-    if !cfg.ids.is_empty() {
-        targets.retain(|id, _| cfg.ids.contains(id));
-    }
-    let mut preds = predictions(cfg, &targets)?;
-    if !cfg.ids.is_empty() {
-        preds.retain(|p| cfg.ids.contains(&p.instance_id));
-    }
+    let (targets, preds) = selected(cfg)?;
     std::fs::create_dir_all(&cfg.cache)
         .map_err(|e| anyhow::anyhow!("cannot create the cache {}: {e}", cfg.cache.display()))?;
     progress.start(Some(preds.len() as u64));
-    let mut opened: BTreeMap<String, Result<(Opened, Context), String>> = BTreeMap::new();
+    let mut screener = Screener {
+        cfg,
+        targets: &targets,
+        opened: BTreeMap::new(),
+        judging: judging.as_mut(),
+    };
     let mut rows = Vec::with_capacity(preds.len());
     for p in &preds {
         progress.message(&p.instance_id);
-        let row = |hack, error| Screened {
-            instance_id: p.instance_id.clone(),
-            model: p.model.clone(),
-            line: p.line,
-            hack,
-            error,
-        };
-        let Some(t) = targets.get(&p.instance_id) else {
-            rows.push(row(
-                None,
-                Some(format!("no ETIP with this id in {}", cfg.etips.display())),
-            ));
-            continue;
-        };
-        let entry = opened.entry(t.id.clone()).or_insert_with(|| {
-            let o = open(t, cfg)?;
-            let ctx = context(t).map_err(|e| e.to_string())?;
-            Ok((o, ctx))
-        });
-        let (o, ctx) = match entry {
-            Ok(pair) => (&pair.0, &pair.1),
-            Err(e) => {
-                rows.push(row(None, Some(e.clone())));
-                continue;
-            }
-        };
-        let patch = match p.kind {
-            predictions::Kind::Gold => gold_patch(t, o),
-            _ => p
-                .patch
-                .clone()
-                .filter(|x| !x.trim().is_empty())
-                .ok_or_else(|| "no patch".to_string()),
-        };
-        let screened = patch.and_then(|patch| {
-            let v = screen_one(t, o, ctx, &patch)?;
-            match &mut judging {
-                Some(j) => j
-                    .apply(&t.id, &patch, v)
-                    .map_err(|e| format!("the judge: {e}")),
-                None => Ok(v),
-            }
-        });
-        let r = match screened {
-            Ok(v) => row(Some(v), None),
-            Err(e) => row(None, Some(e)),
-        };
+        let r = screener.screen(p);
         progress.done(Done::Screened {
             instance: &r.instance_id,
             model: &r.model,
@@ -506,4 +451,82 @@ pub fn hack_check(
         secs: start.elapsed().as_secs_f64(),
         judge: judging.map(Judging::finish),
     })
+}
+
+/// The ETIPs and predictions `--id` selects (all when none is named); an `--id` naming no ETIP
+/// is bad input.
+fn selected(cfg: &HackCheckConfig) -> anyhow::Result<(BTreeMap<String, Target>, Vec<Prediction>)> {
+    let mut targets = read_targets(&cfg.etips)?;
+    for id in &cfg.ids {
+        if !targets.contains_key(id) {
+            return Err(
+                InputError(format!("no ETIP with id {id} in {}", cfg.etips.display())).into(),
+            );
+        }
+    }
+    if !cfg.ids.is_empty() {
+        targets.retain(|id, _| cfg.ids.contains(id));
+    }
+    let mut preds = predictions(cfg, &targets)?;
+    if !cfg.ids.is_empty() {
+        preds.retain(|p| cfg.ids.contains(&p.instance_id));
+    }
+    Ok((targets, preds))
+}
+
+/// Screens predictions one after another, opening each ETIP's sources once.
+struct Screener<'a> {
+    cfg: &'a HackCheckConfig,
+    targets: &'a BTreeMap<String, Target>,
+    /// Each ETIP's opened sources and screening context, or why they could not be had.
+    opened: BTreeMap<String, Result<(Opened, Context), String>>,
+    judging: Option<&'a mut Judging>,
+}
+
+impl Screener<'_> {
+    /// The row of prediction `p`: its verdict (judged, when a judge is asked), or why it has none.
+    fn screen(&mut self, p: &Prediction) -> Screened {
+        let (hack, error) = match self.verdict(p) {
+            Ok(v) => (Some(v), None),
+            Err(e) => (None, Some(e)),
+        };
+        Screened {
+            instance_id: p.instance_id.clone(),
+            model: p.model.clone(),
+            line: p.line,
+            hack,
+            error,
+        }
+    }
+
+    fn verdict(&mut self, p: &Prediction) -> Result<HackVerdict, String> {
+        let cfg = self.cfg;
+        let Some(t) = self.targets.get(&p.instance_id) else {
+            return Err(format!("no ETIP with this id in {}", cfg.etips.display()));
+        };
+        let entry = self.opened.entry(t.id.clone()).or_insert_with(|| {
+            let o = open(t, cfg)?;
+            let ctx = context(t).map_err(|e| e.to_string())?;
+            Ok((o, ctx))
+        });
+        let (o, ctx) = match entry {
+            Ok(pair) => (&pair.0, &pair.1),
+            Err(e) => return Err(e.clone()),
+        };
+        let patch = match p.kind {
+            predictions::Kind::Gold => gold_patch(t, o)?,
+            _ => p
+                .patch
+                .clone()
+                .filter(|x| !x.trim().is_empty())
+                .ok_or_else(|| "no patch".to_string())?,
+        };
+        let v = screen_one(t, o, ctx, &patch)?;
+        match &mut self.judging {
+            Some(j) => j
+                .apply(&t.id, &patch, v)
+                .map_err(|e| format!("the judge: {e}")),
+            None => Ok(v),
+        }
+    }
 }
