@@ -403,6 +403,8 @@ impl<'s, 'l, 'e> Coordinator<'s, 'l, 'e> {
             flight.node = task.node.clone();
         }
         let on = flight.node.clone().unwrap_or_else(|| "no node".into());
+        // The attempt is lost on the node it was given, for `why`.
+        let lost = |why: String| Look::Lost(UnitError::infrastructure(why), flight.node.clone());
         match task.phase {
             TaskPhase::Complete => match self.collect(flight) {
                 Ok(output) => Look::Done(output),
@@ -414,38 +416,25 @@ impl<'s, 'l, 'e> Coordinator<'s, 'l, 'e> {
                     .map(|c| format!(", exit code {c}"))
                     .unwrap_or_default();
                 let stderr = self.stderr_tail(&flight.name);
-                Look::Lost(
-                    UnitError::infrastructure(format!(
-                        "the task {} on node {on}{code}: {}{stderr}",
-                        task.state, task.message
-                    )),
-                    flight.node.clone(),
-                )
+                lost(format!(
+                    "the task {} on node {on}{code}: {}{stderr}",
+                    task.state, task.message
+                ))
             }
-            _ if flight.started.elapsed() > cfg.unit_timeout => Look::Lost(
-                UnitError::infrastructure(format!(
-                    "past its time limit of {}s on node {on}",
-                    cfg.unit_timeout.as_secs()
-                )),
-                flight.node.clone(),
-            ),
+            _ if flight.started.elapsed() > cfg.unit_timeout => lost(format!(
+                "past its time limit of {}s on node {on}",
+                cfg.unit_timeout.as_secs()
+            )),
             TaskPhase::Running => {
                 match nodes.iter().find(|n| Some(&n.id) == flight.node.as_ref()) {
                     Some(n) if n.state == "ready" => Look::Waiting,
-                    Some(n) => Look::Lost(
-                        UnitError::infrastructure(format!("node {on} is {}", n.state)),
-                        flight.node.clone(),
-                    ),
-                    None => Look::Lost(
-                        UnitError::infrastructure(format!("node {on} left the swarm")),
-                        flight.node.clone(),
-                    ),
+                    Some(n) => lost(format!("node {on} is {}", n.state)),
+                    None => lost(format!("node {on} left the swarm")),
                 }
             }
-            TaskPhase::Waiting if flight.started.elapsed() > cfg.placement_timeout => Look::Lost(
-                UnitError::infrastructure(format!("the swarm did not start it: {}", task.message)),
-                flight.node.clone(),
-            ),
+            TaskPhase::Waiting if flight.started.elapsed() > cfg.placement_timeout => {
+                lost(format!("the swarm did not start it: {}", task.message))
+            }
             TaskPhase::Waiting => Look::Waiting,
         }
     }
