@@ -130,21 +130,8 @@ pub(crate) fn run_on_node(
     let params: Params = serde_json::from_value(unit.params.clone()).map_err(UnitError::Record)?;
     let status: InstanceStatus =
         serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
-    let choice = ExecutorChoice {
-        kind: crate::executor::ExecutorKind::Docker,
-        namespace: params.namespace,
-    };
-    let ex = crate::executor::choose(
-        &choice,
-        std::slice::from_ref(&status),
-        Workload::Tests,
-        progress,
-    )
-    .map_err(|e| UnitError::infrastructure(format!("this node's engine: {e:#}")))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("etip-unit-")
-        .tempdir()
-        .map_err(|e| UnitError::infrastructure(format!("a scratch folder: {e}")))?;
+    let crate::units::OnNode { ex, scratch } =
+        crate::units::on_node(&params.namespace, &status, Workload::Tests, progress)?;
     let mut select = params.select;
     select.work = scratch.path().to_path_buf();
     let halt = Halt::default();

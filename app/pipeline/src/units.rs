@@ -43,6 +43,35 @@ pub(crate) fn node_pinning(
     crate::timing::pinning(node.as_deref().or(cpus), can_pin)
 }
 
+/// What a unit runs with on a cluster node: the node's own engine (its containers labelled
+/// `namespace`) and a scratch folder, removed when this is dropped.
+pub(crate) struct OnNode {
+    pub ex: crate::executor::Chosen,
+    pub scratch: tempfile::TempDir,
+}
+
+/// The node's engine for `status` and a scratch folder; failing either is an infrastructure
+/// failure (the coordinator runs the unit on another node).
+pub(crate) fn on_node(
+    namespace: &str,
+    status: &etip_core::instance::InstanceStatus,
+    workload: crate::executor::Workload,
+    progress: &dyn crate::progress::Progress,
+) -> Result<OnNode, etip_core::unit::UnitError> {
+    use etip_core::unit::UnitError;
+    let choice = crate::executor::ExecutorChoice {
+        kind: crate::executor::ExecutorKind::Docker,
+        namespace: namespace.to_string(),
+    };
+    let ex = crate::executor::choose(&choice, std::slice::from_ref(status), workload, progress)
+        .map_err(|e| UnitError::infrastructure(format!("this node's engine: {e:#}")))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("etip-unit-")
+        .tempdir()
+        .map_err(|e| UnitError::infrastructure(format!("a scratch folder: {e}")))?;
+    Ok(OnNode { ex, scratch })
+}
+
 /// SHA-256 (hex) of `parts` as JSON text: a unit's content key.
 pub(crate) fn key(parts: &serde_json::Value) -> String {
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))

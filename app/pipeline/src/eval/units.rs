@@ -265,27 +265,18 @@ pub(crate) fn run_on_node(
     let params: Params = serde_json::from_value(unit.params.clone()).map_err(UnitError::Record)?;
     let spec: Spec = serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
     let infra = |what: &str, e: anyhow::Error| UnitError::infrastructure(format!("{what}: {e:#}"));
-    let choice = crate::executor::ExecutorChoice {
-        kind: crate::executor::ExecutorKind::Docker,
-        namespace: params.namespace.clone(),
-    };
-    let ex = crate::executor::choose(
-        &choice,
-        std::slice::from_ref(&spec.status),
+    let crate::units::OnNode { ex, scratch } = crate::units::on_node(
+        &params.namespace,
+        &spec.status,
         crate::executor::Workload::Candidates,
         progress,
-    )
-    .map_err(|e| infra("this node's engine", e))?;
+    )?;
     let (cpuset, notes) =
         crate::units::node_pinning(params.cpus.as_deref(), ex.executor.info().can_pin)
             .map_err(|e| infra("pinning on this node", e))?;
     let mut eval = params.eval;
     eval.measure.cpusets = cpuset.map(|c| [c.clone(), c]);
     eval.measure.notes = notes;
-    let scratch = tempfile::Builder::new()
-        .prefix("etip-unit-")
-        .tempdir()
-        .map_err(|e| UnitError::infrastructure(format!("a scratch folder: {e}")))?;
     // The node's data root is not in the runner's container: its engine reports a full disk.
     let disk = DiskGuard {
         paths: vec![(

@@ -129,24 +129,15 @@ pub(crate) fn run_on_node(
     let status: InstanceStatus =
         serde_json::from_value(unit.spec.clone()).map_err(UnitError::Record)?;
     let infra = |what: &str, e: anyhow::Error| UnitError::infrastructure(format!("{what}: {e:#}"));
-    let choice = crate::executor::ExecutorChoice {
-        kind: crate::executor::ExecutorKind::Docker,
-        namespace: params.namespace.clone(),
-    };
-    let ex = crate::executor::choose(
-        &choice,
-        std::slice::from_ref(&status),
+    let crate::units::OnNode { ex, scratch } = crate::units::on_node(
+        &params.namespace,
+        &status,
         crate::executor::Workload::Tests,
         progress,
-    )
-    .map_err(|e| infra("this node's engine", e))?;
+    )?;
     let (cpuset, notes) =
         crate::units::node_pinning(params.cpus.as_deref(), ex.executor.info().can_pin)
             .map_err(|e| infra("pinning on this node", e))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("etip-unit-")
-        .tempdir()
-        .map_err(|e| UnitError::infrastructure(format!("a scratch folder: {e}")))?;
     let mut measure = params.measure;
     measure.cpusets = cpuset.map(|c| [c.clone(), c]);
     measure.notes = notes;
